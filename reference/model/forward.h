@@ -1,0 +1,98 @@
+// The forward pass of the Qwen3.6 hybrid model (SPEC 4), written once against an executor's ops: the
+// reference executor makes it the oracle; a plan executor swaps any op for a GPU variant. It carries
+// the per-layer state (KV cache, conv window, recurrent state) between prompt chunks and decode steps.
+#pragma once
+#include <cmath>
+#include <functional>
+
+#include "model/weights.h"
+
+namespace hl {
+
+template <class Ex> class Forward {
+ public:
+  using Tensor = typename Ex::Tensor;
+  // Called with (index, hidden): 0 = embedding output, i + 1 = output of layer i, n_layers + 1 = after the
+  // final norm (transformers' output_hidden_states convention).
+  using Observer = std::function<void(int, const Tensor&)>;
+
+  Forward(Ex& ex, const ModelWeights& w) : ex_(ex), w_(w), c_(w.cfg) {
+    for (int i = 0; i < c_.n_layers; ++i) state_.push_back(ex_.init_state(c_, c_.layer_kinds[size_t(i)]));
+  }
+
+  void set_observer(Observer o) { observe_ = std::move(o); }
+  int64_t position() const { return pos_; }
+
+  // Feeds tokens at positions [position(), position() + T) and returns their logits [T, vocab].
+  // Phase::Decode takes exactly one token and steps the recurrences instead of the chunked forms.
+  Tensor step(const std::vector<int32_t>& tokens, Phase phase) {
+    if (tokens.empty()) fail("forward: empty token chunk");
+    if (phase == Phase::Decode && tokens.size() != 1) fail("forward: decode takes one token, got {}", tokens.size());
+    Tensor x = ex_.embed(w_.embed, tokens);
+    notify(0, x);
+    for (int i = 0; i < c_.n_layers; ++i) {
+      const LayerWeights& L = w_.layers[size_t(i)];
+      ex_.begin_layer(i, L.kind);
+      Tensor h = ex_.rmsnorm(x, L.input_norm, c_.rms_eps);
+      h = L.kind == LayerKind::FullAttention ? attention_block(L.attn, state_[size_t(i)], h)
+                                             : deltanet_block(L.gdn, state_[size_t(i)], h, phase);
+      x = ex_.add(x, h);
+      h = ex_.rmsnorm(x, L.post_norm, c_.rms_eps);
+      x = ex_.add(x, moe_block(L.moe, h));
+      notify(i + 1, x);
+    }
+    x = ex_.rmsnorm(x, w_.final_norm, c_.rms_eps);
+    notify(c_.n_layers + 1, x);
+    pos_ += int64_t(tokens.size());
+    return ex_.lm_head(x, w_.lm_head);
+  }
+
+ private:
+  using State = typename Ex::LayerState;
+
+  // SPEC 4.5: gated softmax attention.
+  Tensor attention_block(const AttentionWeights& w, State& st, const Tensor& h) {
+    const int D = c_.head_dim;
+    const Tensor qg = ex_.matmul(h, w.q);  // per head: D query columns, then D gate columns
+    Tensor q = ex_.slice(qg, 2 * D, 0, D);
+    const Tensor gate = ex_.slice(qg, 2 * D, D, D);
+    Tensor k = ex_.matmul(h, w.k);
+    const Tensor v = ex_.matmul(h, w.v);
+    q = ex_.rope(ex_.rmsnorm(q, w.q_norm, c_.rms_eps), D, c_.rope_dims, c_.rope_theta, pos_);
+    k = ex_.rope(ex_.rmsnorm(k, w.k_norm, c_.rms_eps), D, c_.rope_dims, c_.rope_theta, pos_);
+    const Tensor o = ex_.attention(q, k, v, gate, st, c_.n_q_heads, c_.n_kv_heads);
+    return ex_.matmul(o, w.o);
+  }
+
+  // SPEC 4.4: Gated DeltaNet.
+  Tensor deltanet_block(const DeltaNetWeights& w, State& st, const Tensor& h, Phase phase) {
+    const int64_t kd = c_.key_dim(), vd = c_.value_dim(), cd = c_.conv_dim();
+    const Tensor u = ex_.ssm_conv(ex_.matmul(h, w.qkv), w.conv, st);  // silu(conv), q | k | v
+    const Tensor q = ex_.l2norm(ex_.slice(u, cd, 0, kd), c_.lin_k_dim, 1.0 / std::sqrt(double(c_.lin_k_dim)), 1e-6);
+    const Tensor k = ex_.l2norm(ex_.slice(u, cd, kd, kd), c_.lin_k_dim, 1.0, 1e-6);
+    const Tensor v = ex_.slice(u, cd, 2 * kd, vd);
+    const auto gates = ex_.ssm_gates(ex_.matmul(h, w.b), ex_.matmul(h, w.a), w.A, w.dt_bias);
+    const Tensor o = ex_.ssm_scan(q, k, v, gates, st, c_.lin_k_heads, phase);
+    const Tensor y = ex_.gated_rmsnorm(o, ex_.matmul(h, w.z), w.norm, c_.rms_eps);
+    return ex_.matmul(y, w.out);
+  }
+
+  // SPEC 4.6: routed experts plus the gated shared expert.
+  Tensor moe_block(const MoeWeights& w, const Tensor& h) {
+    const auto routes = ex_.moe_router(ex_.matmul(h, w.router), c_.top_k);
+    return ex_.add(ex_.moe_experts(h, routes, w), ex_.shared_expert(h, w));
+  }
+
+  void notify(int i, const Tensor& x) {
+    if (observe_) observe_(i, x);
+  }
+
+  Ex& ex_;
+  const ModelWeights& w_;
+  const ModelConfig& c_;
+  std::vector<State> state_;
+  int64_t pos_ = 0;
+  Observer observe_;
+};
+
+}  // namespace hl

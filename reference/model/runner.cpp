@@ -1,0 +1,39 @@
+#include "model/runner.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace hl {
+
+template <class S> static Mat<float> run_with(const ModelWeights& w, const std::vector<int32_t>& t, const RunOptions& o) {
+  RefExecutor<S> ex(o.scan);
+  Forward<RefExecutor<S>> fwd(ex, w);
+  return run_tokens(fwd, t, o);
+}
+
+Mat<float> run_reference(const ModelWeights& w, const std::vector<int32_t>& tokens, const RunOptions& o) {
+  return o.precision == Precision::F64 ? run_with<double>(w, tokens, o) : run_with<float>(w, tokens, o);
+}
+
+std::vector<int32_t> read_token_file(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) fail("cannot open token file '{}'", path);
+  std::vector<int32_t> ids;
+  std::string word;
+  while (f >> word) {
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(word, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != word.size() || v < 0 || v > INT32_MAX)
+      fail("token file '{}': '{}' (token {}) is not a non-negative integer id", path, word, ids.size());
+    ids.push_back(int32_t(v));
+  }
+  if (ids.empty()) fail("token file '{}' holds no tokens", path);
+  return ids;
+}
+
+}  // namespace hl

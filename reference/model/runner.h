@@ -1,0 +1,45 @@
+// Running a token sequence the way the `run` command defines it: tokens [0, K) as the prompt, fed through
+// the prefill path in chunks of N; tokens [K, end) one at a time through the decode path.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "model/forward.h"
+#include "ref_executor.h"
+
+namespace hl {
+
+struct RunOptions {
+  int64_t prefill_chunk = 0;  // 0: the whole prompt in one chunk
+  int64_t decode_from = -1;   // K; -1: every token is prompt
+  Precision precision = Precision::F32;
+  ScanOptions scan;
+};
+
+// Logits of every position, [n_tokens, vocab], in order, with any executor.
+template <class Ex> Mat<float> run_tokens(Forward<Ex>& fwd, const std::vector<int32_t>& tokens, const RunOptions& o) {
+  const int64_t n = int64_t(tokens.size());
+  const int64_t K = o.decode_from < 0 ? n : o.decode_from;
+  if (K > n) fail("--decode-from {} is beyond the {} tokens", K, n);
+  if (o.prefill_chunk < 0) fail("--prefill-chunk must be >= 0");
+  const int64_t chunk = o.prefill_chunk == 0 ? std::max<int64_t>(K, 1) : o.prefill_chunk;
+  Mat<float> logits;
+  auto append = [&](const auto& l, int64_t row) {
+    if (logits.size() == 0) logits.resize(n, l.cols());
+    logits.middleRows(row, l.rows()) = l.template cast<float>();
+  };
+  for (int64_t t0 = 0; t0 < K; t0 += chunk) {
+    const int64_t len = std::min(chunk, K - t0);
+    append(fwd.step({tokens.begin() + t0, tokens.begin() + t0 + len}, Phase::Prefill), t0);
+  }
+  for (int64_t t = K; t < n; ++t) append(fwd.step({tokens[size_t(t)]}, Phase::Decode), t);
+  return logits;
+}
+
+// The oracle: run_tokens with the reference executor in the requested precision.
+Mat<float> run_reference(const ModelWeights& w, const std::vector<int32_t>& tokens, const RunOptions& o);
+
+// Token ids separated by whitespace; an empty file or a non-integer is an error.
+std::vector<int32_t> read_token_file(const std::string& path);
+
+}  // namespace hl

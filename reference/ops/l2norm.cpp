@@ -1,0 +1,19 @@
+#include "ops/l2norm.h"
+
+namespace hl::ref {
+
+template <class S> Mat<S> l2norm(const Mat<S>& x, int d, S scale, double eps) {
+  if (d <= 0 || x.cols() % d) fail("l2norm: {} columns are not a multiple of the head dim {}", x.cols(), d);
+  Mat<S> y(x.rows(), x.cols());
+  for (int64_t r = 0; r < x.rows(); ++r)
+    for (int64_t g = 0; g < x.cols(); g += d) {
+      auto xs = x.row(r).segment(g, d);
+      y.row(r).segment(g, d) = xs * (scale / std::sqrt(xs.squaredNorm() + S(eps)));
+    }
+  return y;
+}
+
+template Mat<float> l2norm(const Mat<float>&, int, float, double);
+template Mat<double> l2norm(const Mat<double>&, int, double, double);
+
+}  // namespace hl::ref

@@ -1,0 +1,117 @@
+// The reference executor: runs every op of the forward pass with the Eigen oracle in precision S
+// (float or double). The forward pass (model/forward.h) is written once against an executor's op
+// methods; this one is the oracle, the Vulkan/plan executor is the playground.
+#pragma once
+#include "model/config.h"
+#include "model/weight_cache.h"
+#include "model/weights.h"
+#include "ops/attention.h"
+#include "ops/embed.h"
+#include "ops/gated_rmsnorm.h"
+#include "ops/l2norm.h"
+#include "ops/matmul.h"
+#include "ops/moe_experts.h"
+#include "ops/rmsnorm.h"
+#include "ops/rope.h"
+#include "ops/shared_expert.h"
+#include "ops/slice.h"
+#include "ops/ssm_conv.h"
+#include "ops/ssm_gates.h"
+#include "ops/ssm_scan.h"
+
+namespace hl {
+
+enum class ScanForm { Chunked, Recurrent };
+
+struct ScanOptions {
+  ScanForm prefill_form = ScanForm::Chunked;  // decode always steps the recurrence
+  int chunk = 64;
+};
+
+template <class S> class RefExecutor {
+ public:
+  using Scalar = S;
+  using Tensor = Mat<S>;
+  using Routes = ref::Routes<S>;
+  using Gates = ref::Gates<S>;
+  struct LayerState {
+    ref::KvCache<S> kv;  // full-attention layers
+    Mat<S> conv;         // [K-1, conv_dim], GDN layers
+    Mat<S> ssm;          // [n_v, d_k * d_v], GDN layers
+  };
+
+  explicit RefExecutor(ScanOptions scan = {}) : scan_(scan) {}
+
+  LayerState init_state(const ModelConfig& c, LayerKind kind) const {
+    LayerState s;
+    if (kind == LayerKind::LinearAttention) {
+      s.conv = Mat<S>::Zero(c.conv_kernel - 1, c.conv_dim());
+      s.ssm = Mat<S>::Zero(c.lin_v_heads, int64_t(c.lin_k_dim) * c.lin_v_dim);
+    }
+    return s;
+  }
+
+  void begin_layer(int, LayerKind) {}
+
+  Tensor embed(const WeightRef& table, const std::vector<int32_t>& tokens) { return ref::embed<S>(table, tokens); }
+  Tensor rmsnorm(const Tensor& x, const WeightRef& gain, double eps) { return ref::rmsnorm(x, vec(gain), eps); }
+  Tensor matmul(const Tensor& x, const WeightRef& w) { return ref::matmul(x, mat(w)); }
+  Tensor lm_head(const Tensor& x, const WeightRef& w) { return ref::matmul(x, mat(w)); }
+  Tensor add(const Tensor& a, const Tensor& b) { return a + b; }
+  Tensor slice(const Tensor& x, int64_t period, int64_t offset, int64_t width) {
+    return ref::slice(x, period, offset, width);
+  }
+  Tensor rope(const Tensor& x, int head_dim, int rot_dims, double theta, int64_t pos0) {
+    return ref::rope(x, head_dim, rot_dims, theta, pos0);
+  }
+  Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& gate, LayerState& st, int nq,
+                   int nkv) {
+    return ref::attention(q, k, v, gate, st.kv, nq, nkv);
+  }
+  Tensor ssm_conv(const Tensor& x, const WeightRef& w, LayerState& st) { return ref::ssm_conv(x, mat(w), st.conv); }
+  Tensor l2norm(const Tensor& x, int d, double scale, double eps) { return ref::l2norm(x, d, S(scale), eps); }
+  Gates ssm_gates(const Tensor& b, const Tensor& a, const WeightRef& A, const WeightRef& dt_bias) {
+    return ref::ssm_gates(b, a, vec(A), vec(dt_bias));
+  }
+  Tensor ssm_scan(const Tensor& q, const Tensor& k, const Tensor& v, const Gates& gt, LayerState& st, int nk,
+                  Phase phase) {
+    if (phase == Phase::Decode || scan_.prefill_form == ScanForm::Recurrent)
+      return ref::ssm_scan_recurrent(q, k, v, gt.beta, gt.g, st.ssm, nk);
+    return ref::ssm_scan_chunked(q, k, v, gt.beta, gt.g, st.ssm, nk, scan_.chunk);
+  }
+  Tensor gated_rmsnorm(const Tensor& o, const Tensor& z, const WeightRef& gain, double eps) {
+    return ref::gated_rmsnorm(o, z, vec(gain), eps);
+  }
+  Routes moe_router(const Tensor& logits, int k) { return ref::moe_router(logits, k); }
+  Tensor moe_experts(const Tensor& x, const Routes& r, const MoeWeights& w) {
+    std::vector<std::shared_ptr<const ref::ExpertMats<S>>> hold(w.experts.size());
+    std::vector<const ref::ExpertMats<S>*> ptrs(w.experts.size(), nullptr);
+    for (int64_t i = 0; i < r.expert.size(); ++i) {
+      const size_t e = size_t(r.expert.data()[i]);
+      if (e < w.experts.size() && !hold[e]) ptrs[e] = (hold[e] = expert(w.experts[e])).get();
+    }
+    return ref::moe_experts(x, r, ptrs);
+  }
+  Tensor shared_expert(const Tensor& x, const MoeWeights& w) {
+    return ref::shared_expert(x, *expert(w.shared), vec(w.shared_gate));
+  }
+
+  // Materialised weights in precision S, cached (model/weight_cache.h).
+  std::shared_ptr<const Mat<S>> mat_ptr(const WeightRef& w) {
+    return mats_.get(w, size_t(w.numel()) * sizeof(S), [&] { return w.to_mat<S>(); });
+  }
+  const Mat<S>& mat(const WeightRef& w) { return *(held_ = mat_ptr(w)); }
+  Vec<S> vec(const WeightRef& w) { return w.to_vec<S>(); }
+  std::shared_ptr<const ref::ExpertMats<S>> expert(const ExpertWeights& e) {
+    return experts_.get(e.gate, size_t(e.gate.numel() * 3) * sizeof(S),
+                        [&] { return ref::ExpertMats<S>{e.gate.to_mat<S>(), e.up.to_mat<S>(), e.down.to_mat<S>()}; });
+  }
+
+ private:
+  ScanOptions scan_;
+  WeightCache<Mat<S>> mats_;
+  WeightCache<ref::ExpertMats<S>> experts_;
+  std::shared_ptr<const Mat<S>> held_;  // keeps the last mat() alive for the op that asked for it
+};
+
+}  // namespace hl
