@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "io/half.h"
+#include "quant/blocks.h"
 
 namespace hl {
 
@@ -70,10 +70,10 @@ static void convert(const TensorView& v, int64_t first, int64_t n, Out* out) {
       for (int64_t i = 0; i < n; ++i) { double x; std::memcpy(&x, p + 8 * i, 8); out[i] = Out(x); }
       return;
     case DType::F16:
-      for (int64_t i = 0; i < n; ++i) { uint16_t h; std::memcpy(&h, p + 2 * i, 2); out[i] = Out(f16_to_f32(h)); }
+      for (int64_t i = 0; i < n; ++i) { uint16_t h; std::memcpy(&h, p + 2 * i, 2); out[i] = Out(quant::fp16_to_fp32(h)); }
       return;
     case DType::BF16:
-      for (int64_t i = 0; i < n; ++i) { uint16_t h; std::memcpy(&h, p + 2 * i, 2); out[i] = Out(bf16_to_f32(h)); }
+      for (int64_t i = 0; i < n; ++i) { uint16_t h; std::memcpy(&h, p + 2 * i, 2); out[i] = Out(quant::bf16_to_fp32(h)); }
       return;
     default:
       fail("tensor '{}': dtype {} is not a floating-point type", v.name, dtype_name(v.dtype));
@@ -230,8 +230,8 @@ template <class S> OutTensor OutTensor::from_mat(const std::string& name, const 
     switch (as) {
       case DType::F32: { float f = float(x); std::memcpy(&t.bytes[4 * i], &f, 4); break; }
       case DType::F64: { double d = double(x); std::memcpy(&t.bytes[8 * i], &d, 8); break; }
-      case DType::F16: { uint16_t h = f32_to_f16(float(x)); std::memcpy(&t.bytes[2 * i], &h, 2); break; }
-      case DType::BF16: { uint16_t h = f32_to_bf16(float(x)); std::memcpy(&t.bytes[2 * i], &h, 2); break; }
+      case DType::F16: { uint16_t h = quant::fp32_to_fp16(float(x)); std::memcpy(&t.bytes[2 * i], &h, 2); break; }
+      case DType::BF16: { uint16_t h = quant::fp32_to_bf16(float(x)); std::memcpy(&t.bytes[2 * i], &h, 2); break; }
       case DType::I32: { int32_t v = int32_t(x); std::memcpy(&t.bytes[4 * i], &v, 4); break; }
       case DType::I64: { int64_t v = int64_t(x); std::memcpy(&t.bytes[8 * i], &v, 8); break; }
       case DType::U8: t.bytes[i] = uint8_t(x); break;

@@ -8,6 +8,7 @@ namespace hl {
 template <class S> static Mat<float> run_with(const ModelWeights& w, const std::vector<int32_t>& t, const RunOptions& o) {
   RefExecutor<S> ex(o.scan);
   Forward<RefExecutor<S>> fwd(ex, w);
+  if (o.on_hidden) fwd.set_observer([&](int i, const Mat<S>&) { o.on_hidden(i); });
   return run_tokens(fwd, t, o);
 }
 

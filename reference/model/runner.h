@@ -1,6 +1,7 @@
 // Running a token sequence the way the `run` command defines it: tokens [0, K) as the prompt, fed through
 // the prefill path in chunks of N; tokens [K, end) one at a time through the decode path.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@ struct RunOptions {
   int64_t decode_from = -1;   // K; -1: every token is prompt
   Precision precision = Precision::F32;
   ScanOptions scan;
+  // Called after the embedding (0), after each layer i (i + 1) and after the final norm, e.g. for timing.
+  std::function<void(int)> on_hidden;
 };
 
 // Logits of every position, [n_tokens, vocab], in order, with any executor.

@@ -167,6 +167,32 @@ std::shared_ptr<const TensorSource> synthetic_source(std::string name, int64_t r
   return std::make_shared<SyntheticSource>(std::move(name), rows, cols, seed, init);
 }
 
+void for_each_weight(ModelWeights& w, const std::function<void(const std::string&, WeightRef&)>& f) {
+  f("embed", w.embed);
+  f("final_norm", w.final_norm);
+  f("lm_head", w.lm_head);
+  for (size_t i = 0; i < w.layers.size(); ++i) {
+    LayerWeights& L = w.layers[i];
+    auto v = [&](const std::string& role, WeightRef& r) {
+      if (r.valid()) f(fmt::format("layers.{}.{}", i, role), r);
+    };
+    v("input_norm", L.input_norm), v("post_norm", L.post_norm);
+    v("attn.q", L.attn.q), v("attn.k", L.attn.k), v("attn.v", L.attn.v), v("attn.o", L.attn.o);
+    v("attn.q_norm", L.attn.q_norm), v("attn.k_norm", L.attn.k_norm);
+    v("gdn.qkv", L.gdn.qkv), v("gdn.z", L.gdn.z), v("gdn.b", L.gdn.b), v("gdn.a", L.gdn.a);
+    v("gdn.conv", L.gdn.conv), v("gdn.dt_bias", L.gdn.dt_bias), v("gdn.A", L.gdn.A), v("gdn.norm", L.gdn.norm);
+    v("gdn.out", L.gdn.out);
+    v("moe.router", L.moe.router);
+    for (size_t e = 0; e < L.moe.experts.size(); ++e) {
+      v(fmt::format("moe.experts.{}.gate", e), L.moe.experts[e].gate);
+      v(fmt::format("moe.experts.{}.up", e), L.moe.experts[e].up);
+      v(fmt::format("moe.experts.{}.down", e), L.moe.experts[e].down);
+    }
+    v("moe.shared.gate", L.moe.shared.gate), v("moe.shared.up", L.moe.shared.up), v("moe.shared.down", L.moe.shared.down);
+    v("moe.shared_gate", L.moe.shared_gate);
+  }
+}
+
 ModelWeights load_hf(const std::string& dir) {
   if (!std::filesystem::is_directory(dir)) fail("model path '{}' is not a directory", dir);
   ModelWeights w;

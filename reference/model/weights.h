@@ -3,6 +3,7 @@
 // generator, or host memory). Executors materialise what an op needs, in their own precision and place,
 // so a full-size checkpoint or synthetic model never has to fit in memory at once.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -109,6 +110,10 @@ struct ModelWeights {
   // Keep only the first n layers (full-size runs on a small machine).
   void truncate_layers(int n);
 };
+
+// Visits every weight of the model with a stable role name ("embed", "layers.3.attn.q",
+// "layers.0.moe.experts.17.down", ...), in a fixed order; f may replace the WeightRef.
+void for_each_weight(ModelWeights& w, const std::function<void(const std::string& role, WeightRef&)>& f);
 
 // HF checkpoint directory: config.json + safetensors (single or sharded), either tensor layout.
 ModelWeights load_hf(const std::string& dir);

@@ -1,0 +1,83 @@
+// Buffers: one VkBuffer with its own VkDeviceMemory (simple and enough for a few hundred tensors),
+// size limits checked before Vulkan is asked, and blocking helpers to move data in and out.
+#pragma once
+
+#include "gpu/vulkan/loader.h"
+
+#include <cstdint>
+#include <ranges>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace hl::vk {
+
+class Context;
+
+enum class BufferKind {
+  DeviceLocal,  // storage + transfer src/dst in device memory; filled through the staging buffer
+  HostVisible,  // storage + transfer, host-coherent and persistently mapped (readback, small inputs)
+  Staging,      // host-coherent, mapped, transfer only: no shader access, so no storage-range limit
+};
+
+class Buffer {
+ public:
+  Buffer() = default;
+  // Errors: "out of device memory: allocating N MiB on <device> (heap has M MiB)" and limit violations.
+  Buffer(Context& ctx, VkDeviceSize size, BufferKind kind, std::string name = "buffer");
+  ~Buffer();
+  Buffer(Buffer&& other) noexcept;
+  Buffer& operator=(Buffer&& other) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  VkBuffer handle() const { return s_.buffer; }
+  VkDeviceSize size() const { return s_.size; }
+  BufferKind kind() const { return s_.kind; }
+  const std::string& name() const { return s_.name; }
+  Context& context() const { return *s_.ctx; }
+  void* mapped() const { return s_.mapped; }  // nullptr for DeviceLocal
+
+  // Blocking transfers (they wait for the GPU). Offsets and sizes in bytes.
+  void upload(const void* data, VkDeviceSize bytes, VkDeviceSize offset = 0);
+  void download(void* data, VkDeviceSize bytes, VkDeviceSize offset = 0) const;
+  template <std::ranges::contiguous_range R>
+  void upload(const R& data, VkDeviceSize offset = 0) {
+    upload(std::ranges::data(data), std::ranges::size(data) * sizeof(std::ranges::range_value_t<R>), offset);
+  }
+  template <class T>
+  std::vector<T> download() const {  // the whole buffer as T
+    std::vector<T> out(s_.size / sizeof(T));
+    download(out.data(), out.size() * sizeof(T));
+    return out;
+  }
+  // vkCmdFillBuffer: offset and bytes multiples of 4 (VK_WHOLE_SIZE: to the end).
+  void fill_u32(uint32_t value, VkDeviceSize offset = 0, VkDeviceSize bytes = VK_WHOLE_SIZE);
+  void zero() { fill_u32(0); }
+  void copy_from(const Buffer& src, VkDeviceSize bytes = VK_WHOLE_SIZE, VkDeviceSize src_offset = 0,
+                 VkDeviceSize dst_offset = 0);
+
+ private:
+  void release() noexcept;
+  void check_range(VkDeviceSize offset, VkDeviceSize bytes, const char* what) const;
+
+  struct State {  // all a move hands over, leaving an empty buffer behind
+    Context* ctx = nullptr;
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    VkDeviceSize size = 0;
+    BufferKind kind = BufferKind::DeviceLocal;
+    std::string name;
+    void* mapped = nullptr;
+  } s_;
+};
+
+// A buffer (or a part of one) bound to a shader binding.
+struct BufferRange {
+  BufferRange(const Buffer& b) : buffer(&b), offset(0), size(VK_WHOLE_SIZE) {}  // NOLINT: implicit on purpose
+  BufferRange(const Buffer& b, VkDeviceSize offset_, VkDeviceSize size_) : buffer(&b), offset(offset_), size(size_) {}
+  const Buffer* buffer;
+  VkDeviceSize offset, size;
+};
+
+}  // namespace hl::vk
