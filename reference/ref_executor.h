@@ -84,11 +84,12 @@ template <class S> class RefExecutor {
   }
   Routes moe_router(const Tensor& logits, int k) { return ref::moe_router(logits, k); }
   Tensor moe_experts(const Tensor& x, const Routes& r, const MoeWeights& w) {
-    std::vector<std::shared_ptr<const ref::ExpertMats<S>>> hold(w.experts.size());
-    std::vector<const ref::ExpertMats<S>*> ptrs(w.experts.size(), nullptr);
+    // Only the experts some token routes to are materialised.
+    std::vector<std::shared_ptr<const ref::ExpertMats<S>>> hold(size_t(w.n_experts));
+    std::vector<const ref::ExpertMats<S>*> ptrs(size_t(w.n_experts), nullptr);
     for (int64_t i = 0; i < r.expert.size(); ++i) {
-      const size_t e = size_t(r.expert.data()[i]);
-      if (e < w.experts.size() && !hold[e]) ptrs[e] = (hold[e] = expert(w.experts[e])).get();
+      const int e = r.expert.data()[i];
+      if (e >= 0 && e < w.n_experts && !hold[size_t(e)]) ptrs[size_t(e)] = (hold[size_t(e)] = expert(w.expert(e))).get();
     }
     return ref::moe_experts(x, r, ptrs);
   }

@@ -61,6 +61,12 @@ WeightRef whole(std::shared_ptr<const TensorSource> src, Transform t) {
   return w;
 }
 
+ExpertWeights MoeWeights::expert(int e) const {
+  if (e < 0 || e >= n_experts) fail("expert {} of {}", e, n_experts);
+  const int64_t F = experts.gate.rows / n_experts, H = experts.down.rows / n_experts;
+  return {experts.gate.slice_rows(e * F, F), experts.up.slice_rows(e * F, F), experts.down.slice_rows(e * H, H)};
+}
+
 void ModelWeights::truncate_layers(int n) {
   if (n <= 0 || n > cfg.n_layers) fail("--layers {}: the model has {} layers", n, cfg.n_layers);
   layers.resize(size_t(n));
@@ -89,6 +95,54 @@ class MappedSource final : public TensorSource {
 
  private:
   TensorView v_;
+};
+
+class StackedSource final : public TensorSource {
+ public:
+  StackedSource(std::string name, std::vector<std::shared_ptr<const TensorSource>> parts)
+      : TensorSource(std::move(name), total_rows(parts), parts.at(0)->cols()), parts_(std::move(parts)) {
+    for (auto& p : parts_)
+      if (p->cols() != cols()) fail("stacking '{}': '{}' has {} columns, not {}", this->name(), p->name(), p->cols(), cols());
+  }
+  void read_rows(int64_t r0, int64_t n, float* out) const override {
+    int64_t base = 0;
+    for (auto& p : parts_) {
+      const int64_t lo = std::max(r0, base), hi = std::min(r0 + n, base + p->rows());
+      if (lo < hi) p->read_rows(lo - base, hi - lo, out + (lo - r0) * cols());
+      base += p->rows();
+    }
+  }
+
+ private:
+  static int64_t total_rows(const std::vector<std::shared_ptr<const TensorSource>>& parts) {
+    int64_t r = 0;
+    for (auto& p : parts) r += p->rows();
+    return r;
+  }
+  std::vector<std::shared_ptr<const TensorSource>> parts_;
+};
+
+class RowBlocksSource final : public TensorSource {
+ public:
+  RowBlocksSource(std::string name, std::shared_ptr<const TensorSource> src, int64_t n, int64_t block, int64_t stride,
+                  int64_t offset)
+      : TensorSource(std::move(name), n * block, src->cols()), src_(std::move(src)), block_(block), stride_(stride),
+        offset_(offset) {
+    if (offset + block > stride || (n - 1) * stride + offset + block > src_->rows())
+      fail("'{}': {} blocks of {} rows with stride {} and offset {} do not fit {} rows", this->name(), n, block, stride,
+           offset, src_->rows());
+  }
+  void read_rows(int64_t r0, int64_t n, float* out) const override {
+    for (int64_t r = r0; r < r0 + n;) {
+      const int64_t b = r / block_, i = r % block_, len = std::min(block_ - i, r0 + n - r);
+      src_->read_rows(b * stride_ + offset_ + i, len, out + (r - r0) * cols());
+      r += len;
+    }
+  }
+
+ private:
+  std::shared_ptr<const TensorSource> src_;
+  int64_t block_, stride_, offset_;
 };
 
 uint64_t splitmix64(uint64_t x) {
@@ -162,6 +216,15 @@ std::shared_ptr<const TensorSource> host_source(std::string name, Mat<float> m) 
   return std::make_shared<HostSource>(std::move(name), std::move(m));
 }
 
+std::shared_ptr<const TensorSource> stack_rows(std::string name, std::vector<std::shared_ptr<const TensorSource>> parts) {
+  return std::make_shared<StackedSource>(std::move(name), std::move(parts));
+}
+
+std::shared_ptr<const TensorSource> row_blocks(std::string name, std::shared_ptr<const TensorSource> src, int64_t n,
+                                               int64_t block, int64_t stride, int64_t offset) {
+  return std::make_shared<RowBlocksSource>(std::move(name), std::move(src), n, block, stride, offset);
+}
+
 std::shared_ptr<const TensorSource> synthetic_source(std::string name, int64_t rows, int64_t cols, uint64_t seed,
                                                      SynthInit init) {
   return std::make_shared<SyntheticSource>(std::move(name), rows, cols, seed, init);
@@ -183,11 +246,8 @@ void for_each_weight(ModelWeights& w, const std::function<void(const std::string
     v("gdn.conv", L.gdn.conv), v("gdn.dt_bias", L.gdn.dt_bias), v("gdn.A", L.gdn.A), v("gdn.norm", L.gdn.norm);
     v("gdn.out", L.gdn.out);
     v("moe.router", L.moe.router);
-    for (size_t e = 0; e < L.moe.experts.size(); ++e) {
-      v(fmt::format("moe.experts.{}.gate", e), L.moe.experts[e].gate);
-      v(fmt::format("moe.experts.{}.up", e), L.moe.experts[e].up);
-      v(fmt::format("moe.experts.{}.down", e), L.moe.experts[e].down);
-    }
+    v("moe.experts.gate", L.moe.experts.gate), v("moe.experts.up", L.moe.experts.up);
+    v("moe.experts.down", L.moe.experts.down);
     v("moe.shared.gate", L.moe.shared.gate), v("moe.shared.up", L.moe.shared.up), v("moe.shared.down", L.moe.shared.down);
     v("moe.shared_gate", L.moe.shared_gate);
   }
@@ -240,17 +300,23 @@ ModelWeights load_hf(const std::string& dir) {
     }
     const std::string m = p + "mlp.";
     L.moe.router = r.get(m + "gate.weight", {E, H});
+    L.moe.n_experts = c.n_experts;
     if (r.has(m + "experts.gate_up_proj")) {  // fused [E, 2F, H] (gate rows first) and [E, H, F]
-      WeightRef gu = r.get(m + "experts.gate_up_proj", {E, 2 * F, H});
-      WeightRef dn = r.get(m + "experts.down_proj", {E, H, F});
-      for (int64_t e = 0; e < E; ++e)
-        L.moe.experts.push_back({gu.slice_rows(e * 2 * F, F), gu.slice_rows(e * 2 * F + F, F), dn.slice_rows(e * H, H)});
+      const auto gu = r.get(m + "experts.gate_up_proj", {E, 2 * F, H}).src;
+      L.moe.experts = {whole(row_blocks(gu->name() + "[gate]", gu, E, F, 2 * F, 0)),
+                       whole(row_blocks(gu->name() + "[up]", gu, E, F, 2 * F, F)),
+                       r.get(m + "experts.down_proj", {E, H, F})};
     } else {
+      std::vector<std::shared_ptr<const TensorSource>> g, u, d;
       for (int64_t e = 0; e < E; ++e) {
         const std::string x = fmt::format("{}experts.{}.", m, e);
-        L.moe.experts.push_back({r.get(x + "gate_proj.weight", {F, H}), r.get(x + "up_proj.weight", {F, H}),
-                                 r.get(x + "down_proj.weight", {H, F})});
+        g.push_back(r.get(x + "gate_proj.weight", {F, H}).src);
+        u.push_back(r.get(x + "up_proj.weight", {F, H}).src);
+        d.push_back(r.get(x + "down_proj.weight", {H, F}).src);
       }
+      L.moe.experts = {whole(stack_rows(m + "experts.*.gate_proj.weight", g)),
+                       whole(stack_rows(m + "experts.*.up_proj.weight", u)),
+                       whole(stack_rows(m + "experts.*.down_proj.weight", d))};
     }
     const int64_t Fs = c.shared_ffn;
     L.moe.shared = {r.get(m + "shared_expert.gate_proj.weight", {Fs, H}), r.get(m + "shared_expert.up_proj.weight", {Fs, H}),
@@ -308,11 +374,10 @@ ModelWeights synthetic_weights(const ModelConfig& c, uint64_t seed) {
     }
     const std::string m = p + "mlp.";
     L.moe.router = lin(m + "gate.weight", E, H);
-    for (int64_t e = 0; e < E; ++e) {
-      const std::string x = fmt::format("{}experts.{}.", m, e);
-      L.moe.experts.push_back({lin(x + "gate_proj.weight", F, H), lin(x + "up_proj.weight", F, H),
-                               lin(x + "down_proj.weight", H, F)});
-    }
+    L.moe.n_experts = c.n_experts;
+    L.moe.experts = {lin(m + "experts.gate_proj", E * F, H), lin(m + "experts.up_proj", E * F, H),
+                     whole(synthetic_source(m + "experts.down_proj", E * H, F, seed,
+                                            {SynthInit::Normal, 0.0f, 1.0f / std::sqrt(float(F))}))};
     L.moe.shared = {lin(m + "shared_expert.gate_proj.weight", Fs, H), lin(m + "shared_expert.up_proj.weight", Fs, H),
                     lin(m + "shared_expert.down_proj.weight", H, Fs)};
     L.moe.shared_gate = lin(m + "shared_expert_gate.weight", 1, H);

@@ -54,6 +54,14 @@ WeightRef whole(std::shared_ptr<const TensorSource> src, Transform t = Transform
 // Weights held in host memory (tests, transformed copies).
 std::shared_ptr<const TensorSource> host_source(std::string name, Mat<float> m);
 
+// Row-remapped views, so experts stored either way present one stacked tensor:
+// stack_rows concatenates sources (per-expert checkpoint tensors) along rows;
+// row_blocks takes n blocks of `block` rows, block b starting at source row b * stride + offset
+// (the gate or up half of each expert of a fused [E, 2F, H] gate_up tensor).
+std::shared_ptr<const TensorSource> stack_rows(std::string name, std::vector<std::shared_ptr<const TensorSource>> parts);
+std::shared_ptr<const TensorSource> row_blocks(std::string name, std::shared_ptr<const TensorSource> src, int64_t n,
+                                               int64_t block, int64_t stride, int64_t offset);
+
 // Deterministic pseudo-random weights: element i of tensor `name` depends only on (seed, name, i), so any
 // row block can be produced alone, in any order, on any machine.
 struct SynthInit {
@@ -85,10 +93,13 @@ struct ExpertWeights {
 };
 
 struct MoeWeights {
-  WeightRef router;                   // [E, H]
-  std::vector<ExpertWeights> experts;  // E of them
+  WeightRef router;       // [E, H]
+  ExpertWeights experts;  // all E stacked: gate, up [E * F, H], down [E * H, F]
   ExpertWeights shared;
   WeightRef shared_gate;  // [1, H]
+  int n_experts = 0;
+
+  ExpertWeights expert(int e) const;  // expert e's rows of the stacked tensors
 };
 
 struct LayerWeights {
