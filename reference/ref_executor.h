@@ -51,6 +51,8 @@ template <class S> class RefExecutor {
     return s;
   }
 
+  Mat<float> to_host(const Tensor& t) const { return t.template cast<float>(); }
+  void begin_step(Phase) {}
   void begin_layer(int, LayerKind) {}
 
   Tensor embed(const WeightRef& table, const std::vector<int32_t>& tokens) { return ref::embed<S>(table, tokens); }

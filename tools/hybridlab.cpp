@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "gpu/plan_executor.h"
 #include "io/safetensors.h"
 #include "model/runner.h"
 #include "op_cases.h"
@@ -10,6 +11,10 @@
 using namespace hl;
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 struct ModelArgs {
   std::string model, preset;
@@ -31,10 +36,6 @@ struct ModelArgs {
   }
 };
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
 // Wall time of every layer in every step (a prefill chunk or a decode token), averaged per layer kind.
 // The first step of a layer includes materialising its weights (synthesising or converting them).
 struct LayerTimer {
@@ -48,8 +49,11 @@ struct LayerTimer {
     if (i >= 1 && i <= cfg->n_layers) steps.back()[size_t(i - 1)] = std::chrono::duration<double>(now - last).count();
     last = now;
   }
-  void print(const std::vector<int64_t>& step_tokens) const {
+  void print(const RunOptions& o, int64_t n_tokens) const {
+    const int64_t K = o.decode_from < 0 ? n_tokens : o.decode_from;
+    const int64_t chunk = o.prefill_chunk ? o.prefill_chunk : std::max<int64_t>(K, 1);
     for (size_t s = 0; s < steps.size(); ++s) {
+      const int64_t t0 = int64_t(s) * chunk, tokens = t0 < K ? std::min(chunk, K - t0) : 1;
       std::string line;
       for (LayerKind k : {LayerKind::LinearAttention, LayerKind::FullAttention}) {
         double sum = 0;
@@ -58,32 +62,108 @@ struct LayerTimer {
           if (cfg->layer_kinds[size_t(i)] == k) sum += steps[s][size_t(i)], ++n;
         if (n) line += fmt::format("  {} {:.3f} s/layer", k == LayerKind::FullAttention ? "full-attention" : "gated-deltanet", sum / n);
       }
-      std::fprintf(stderr, "hybridlab run: step %zu (%lld tokens):%s\n", s + 1, (long long)step_tokens[s], line.c_str());
+      std::fprintf(stderr, "hybridlab run: step %zu (%lld tokens):%s\n", s + 1, (long long)tokens, line.c_str());
     }
   }
 };
 
-int cmd_run(const ModelArgs& m, const std::string& tokens_path, const std::string& out, RunOptions o, bool timings) {
+struct PlanArgs {
+  std::string ops, device;
+  bool validate = false;
+
+  void add(CLI::App* app) {
+    app->add_option("--ops", ops, "plan: op=variant,... ('*=vulkan' for every op's Vulkan default)");
+    app->add_flag("--validate", validate, "shadow every non-reference op with the reference; print per-op errors");
+    app->add_option("--device", device, "Vulkan device: index or name substring (default: env HYBRIDLAB_DEVICE, "
+                                        "else the first discrete/integrated GPU, else lavapipe)");
+  }
+  bool active() const { return !ops.empty() || validate; }
+  // The device the plan needs, if any.
+  std::unique_ptr<gpu::Device> open_device() const {
+    if (!device.empty() || gpu::Plan::needs_device(ops)) return std::make_unique<gpu::Device>(vk::ContextOptions{.device = device});
+    return nullptr;
+  }
+};
+
+int cmd_run(const ModelArgs& m, const PlanArgs& pa, const std::string& tokens_path, const std::string& out, RunOptions o,
+            bool timings) {
   const auto t0 = Clock::now();
   const ModelWeights w = m.load();
   const auto tokens = read_token_file(tokens_path);
   LayerTimer timer{&w.cfg, Clock::now(), {}};
   if (timings) o.on_hidden = [&](int i) { timer.on_hidden(i); };
-  const Mat<float> logits = run_reference(w, tokens, o);
-  if (timings) {
-    std::vector<int64_t> step_tokens;
-    const int64_t K = o.decode_from < 0 ? int64_t(tokens.size()) : o.decode_from;
-    const int64_t chunk = o.prefill_chunk ? o.prefill_chunk : std::max<int64_t>(K, 1);
-    for (int64_t t = 0; t < K; t += chunk) step_tokens.push_back(std::min(chunk, K - t));
-    step_tokens.resize(timer.steps.size(), 1);
-    timer.print(step_tokens);
+  Mat<float> logits;
+  std::string plan_text = "oracle";
+  if (!pa.active()) {
+    logits = run_reference(w, tokens, o);
+  } else {
+    if (o.precision != Precision::F32) fail("--ops and --validate run in f32 (--precision f64 is the oracle's alone)");
+    auto dev = pa.open_device();
+    const gpu::Plan plan = gpu::Plan::parse(pa.ops, dev.get());
+    plan_text = plan.describe();
+    std::fprintf(stderr, "%s", plan.notes().c_str());
+    if (dev) std::fprintf(stderr, "hybridlab run: device %s (%s)\n", dev->info().name.c_str(), dev->info().driver_info.c_str());
+    gpu::PlanExecutor ex(plan, dev.get(), o.scan, pa.validate);
+    logits = run_with(ex, w, tokens, o);
+    std::fprintf(stderr, "hybridlab run: plan %s\n%s", plan_text.c_str(), ex.usage_report().c_str());
+    if (pa.validate) {
+      std::fprintf(stderr, "validate: per-op error of each variant against the reference on the same inputs\n%s",
+                   ex.validation_report().c_str());
+      RunOptions ro = o;
+      ro.on_hidden = nullptr;
+      const Mat<float> ref = run_reference(w, tokens, ro);
+      int64_t agree = 0;
+      for (int64_t r = 0; r < ref.rows(); ++r) {
+        Eigen::Index a, b;
+        logits.row(r).maxCoeff(&a);
+        ref.row(r).maxCoeff(&b);
+        agree += a == b;
+      }
+      std::fprintf(stderr, "validate: final logits vs an all-reference run: relative L2 %.3e, max abs %.3e, argmax agreement %.4f\n",
+                   rel_l2(logits, ref), max_abs(logits, ref), double(agree) / double(ref.rows()));
+    }
+    if (dev && dev->ctx().validation_message_count())
+      fail("{} Vulkan validation messages (first: {})", dev->ctx().validation_message_count(),
+           dev->ctx().validation_messages().front());
   }
+  if (timings) timer.print(o, int64_t(tokens.size()));
   write_safetensors(out, {OutTensor::from_mat("logits", logits)},
-                    {{"origin", w.origin}, {"precision", o.precision == Precision::F64 ? "f64" : "f32"}});
-  const double s = seconds_since(t0);
-  std::fprintf(stderr, "hybridlab run: %zu tokens (%s), %d layers, logits [%lld, %lld] -> %s in %.2f s\n",
-               tokens.size(), w.origin.c_str(), w.cfg.n_layers, (long long)logits.rows(), (long long)logits.cols(),
-               out.c_str(), s);
+                    {{"origin", w.origin}, {"plan", plan_text}, {"precision", o.precision == Precision::F64 ? "f64" : "f32"}});
+  std::fprintf(stderr, "hybridlab run: %zu tokens (%s), %d layers, logits [%lld, %lld] -> %s in %.2f s\n", tokens.size(),
+               w.origin.c_str(), w.cfg.n_layers, (long long)logits.rows(), (long long)logits.cols(), out.c_str(),
+               seconds_since(t0));
+  return 0;
+}
+
+int cmd_ops(const std::string& device) {
+  std::unique_ptr<gpu::Device> dev;
+  std::string why;
+  try {
+    dev = std::make_unique<gpu::Device>(vk::ContextOptions{.device = device});
+    std::printf("device: %s (%s, profile %s)\n\n", dev->info().name.c_str(), dev->info().driver_info.c_str(),
+                dev->profile().name().c_str());
+  } catch (const std::exception& e) {
+    if (!device.empty()) throw;
+    why = e.what();
+    std::printf("device: none (%s)\n\n", why.c_str());
+  }
+  const auto& r = gpu::Registry::get();
+  for (auto& op : r.ops()) {
+    std::printf("%s: %s\n", op.name.c_str(), op.summary.c_str());
+    for (auto* v : r.variants(op.name)) {
+      const std::string avail = r.availability(*v, dev.get());
+      std::printf("  %-24s %-10s %s%s%s\n", v->name.c_str(), avail.empty() ? "available" : "UNAVAILABLE",
+                  v->summary.c_str(), v->family_default && v->family != "reference" ? " [default]" : "",
+                  avail.empty() ? "" : (" (" + avail + ")").c_str());
+    }
+  }
+  return 0;
+}
+
+int cmd_devices() {
+  const auto devs = vk::list_devices();
+  for (auto& d : devs) std::printf("%u: %s\n%s\n", d.index, d.name.c_str(), d.summary().c_str());
+  if (devs.empty()) fail("no Vulkan devices");
   return 0;
 }
 
@@ -93,19 +173,27 @@ int main(int argc, char** argv) {
   CLI::App app{"hybridlab: a kernel playground for the Qwen3.6-35B-A3B hybrid model"};
   app.require_subcommand(1);
 
-  auto* run = app.add_subcommand("run", "run the oracle over a token file and write every position's logits");
+  auto* run = app.add_subcommand("run", "run the model over a token file and write every position's logits");
   ModelArgs margs;
   margs.add(run);
+  PlanArgs pargs;
+  pargs.add(run);
   std::string tokens, out, precision = "f32";
   RunOptions ro;
   run->add_option("--tokens", tokens, "token ids separated by whitespace")->required();
   run->add_option("--out", out, "output .safetensors (tensor 'logits', F32 [n_tokens, vocab])")->required();
   run->add_option("--prefill-chunk", ro.prefill_chunk, "prompt chunk size (0: one chunk)");
   run->add_option("--decode-from", ro.decode_from, "tokens [K, end) go one at a time through decode");
-  run->add_option("--precision", precision, "f32 or f64")->check(CLI::IsMember({"f32", "f64"}));
+  run->add_option("--precision", precision, "f32 or f64 (the oracle only)")->check(CLI::IsMember({"f32", "f64"}));
   run->add_option("--ssm-chunk", ro.scan.chunk, "chunk size of the chunked delta rule (default 64)");
   bool timings = false;
   run->add_flag("--timings", timings, "print the wall time per layer kind of every step");
+
+  auto* ops = app.add_subcommand("ops", "list the ops, their variants, and which run on the device");
+  std::string ops_device;
+  ops->add_option("--device", ops_device, "Vulkan device: index or name substring");
+
+  app.add_subcommand("devices", "list the Vulkan devices");
 
   auto* info = app.add_subcommand("info", "print a model's config");
   ModelArgs iargs;
@@ -129,8 +217,10 @@ int main(int argc, char** argv) {
   try {
     if (*run) {
       ro.precision = precision == "f64" ? Precision::F64 : Precision::F32;
-      return cmd_run(margs, tokens, out, ro, timings);
+      return cmd_run(margs, pargs, tokens, out, ro, timings);
     }
+    if (*ops) return cmd_ops(ops_device);
+    if (app.got_subcommand("devices")) return cmd_devices();
     if (*info) {
       if (iargs.model.empty() == iargs.preset.empty()) fail("give exactly one of --model PATH or --preset NAME");
       const ModelConfig c =

@@ -7,6 +7,10 @@
 
 uint hl_div_up(uint n, uint d) { return (n + d - 1u) / d; }
 
+// The linear index of this workgroup in a 2-D grid (the host splits large counts over y, because
+// maxComputeWorkGroupCount[0] is only guaranteed to be 65535; see gpu/ops/vk_op.h grid()).
+uint hl_group_index() { return gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; }
+
 // Subgroups in this workgroup. Mesa 22.3's lavapipe reports gl_NumSubgroups = floor(size / subgroup)
 // when the last subgroup is partial (its gl_SubgroupID still counts it), hence the max.
 uint hl_num_subgroups() {

@@ -21,6 +21,7 @@ template <class Ex> class Forward {
   }
 
   void set_observer(Observer o) { observe_ = std::move(o); }
+  Ex& executor() { return ex_; }
   int64_t position() const { return pos_; }
 
   // Feeds tokens at positions [position(), position() + T) and returns their logits [T, vocab].
@@ -28,6 +29,7 @@ template <class Ex> class Forward {
   Tensor step(const std::vector<int32_t>& tokens, Phase phase) {
     if (tokens.empty()) fail("forward: empty token chunk");
     if (phase == Phase::Decode && tokens.size() != 1) fail("forward: decode takes one token, got {}", tokens.size());
+    ex_.begin_step(phase);
     Tensor x = ex_.embed(w_.embed, tokens);
     notify(0, x);
     for (int i = 0; i < c_.n_layers; ++i) {
@@ -41,6 +43,7 @@ template <class Ex> class Forward {
       x = ex_.add(x, moe_block(L.moe, h));
       notify(i + 1, x);
     }
+    ex_.begin_layer(-1, LayerKind::LinearAttention);  // -1: model-level ops (the kind is unused)
     x = ex_.rmsnorm(x, w_.final_norm, c_.rms_eps);
     notify(c_.n_layers + 1, x);
     pos_ += int64_t(tokens.size());

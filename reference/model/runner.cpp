@@ -5,15 +5,13 @@
 
 namespace hl {
 
-template <class S> static Mat<float> run_with(const ModelWeights& w, const std::vector<int32_t>& t, const RunOptions& o) {
-  RefExecutor<S> ex(o.scan);
-  Forward<RefExecutor<S>> fwd(ex, w);
-  if (o.on_hidden) fwd.set_observer([&](int i, const Mat<S>&) { o.on_hidden(i); });
-  return run_tokens(fwd, t, o);
-}
-
 Mat<float> run_reference(const ModelWeights& w, const std::vector<int32_t>& tokens, const RunOptions& o) {
-  return o.precision == Precision::F64 ? run_with<double>(w, tokens, o) : run_with<float>(w, tokens, o);
+  if (o.precision == Precision::F64) {
+    RefExecutor<double> ex(o.scan);
+    return run_with(ex, w, tokens, o);
+  }
+  RefExecutor<float> ex(o.scan);
+  return run_with(ex, w, tokens, o);
 }
 
 std::vector<int32_t> read_token_file(const std::string& path) {

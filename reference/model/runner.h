@@ -27,9 +27,10 @@ template <class Ex> Mat<float> run_tokens(Forward<Ex>& fwd, const std::vector<in
   if (o.prefill_chunk < 0) fail("--prefill-chunk must be >= 0");
   const int64_t chunk = o.prefill_chunk == 0 ? std::max<int64_t>(K, 1) : o.prefill_chunk;
   Mat<float> logits;
-  auto append = [&](const auto& l, int64_t row) {
+  auto append = [&](const auto& step_logits, int64_t row) {
+    const Mat<float> l = fwd.executor().to_host(step_logits);
     if (logits.size() == 0) logits.resize(n, l.cols());
-    logits.middleRows(row, l.rows()) = l.template cast<float>();
+    logits.middleRows(row, l.rows()) = l;
   };
   for (int64_t t0 = 0; t0 < K; t0 += chunk) {
     const int64_t len = std::min(chunk, K - t0);
@@ -37,6 +38,13 @@ template <class Ex> Mat<float> run_tokens(Forward<Ex>& fwd, const std::vector<in
   }
   for (int64_t t = K; t < n; ++t) append(fwd.step({tokens[size_t(t)]}, Phase::Decode), t);
   return logits;
+}
+
+// run_tokens on a fresh forward pass over `ex` (with o.on_hidden as the observer).
+template <class Ex> Mat<float> run_with(Ex& ex, const ModelWeights& w, const std::vector<int32_t>& tokens, const RunOptions& o) {
+  Forward<Ex> fwd(ex, w);
+  if (o.on_hidden) fwd.set_observer([&](int i, const typename Ex::Tensor&) { o.on_hidden(i); });
+  return run_tokens(fwd, tokens, o);
 }
 
 // The oracle: run_tokens with the reference executor in the requested precision.

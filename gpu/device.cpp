@@ -1,0 +1,125 @@
+#include "gpu/device.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+
+namespace hl::gpu {
+
+// Free buffers by size class (powers of two, at least 256 bytes), each kind separately.
+struct Device::Pool {
+  std::map<std::pair<int, size_t>, std::vector<std::unique_ptr<vk::Buffer>>> free;
+};
+
+Device::Device(const vk::ContextOptions& options) : ctx_(vk::Context::create(options)), pool_(std::make_shared<Pool>()) {}
+
+Device::~Device() {
+  try {
+    sync();
+  } catch (...) {
+  }
+  held_.clear();
+  pool_->free.clear();
+}
+
+BufferPtr Device::alloc(size_t bytes) { return pooled(bytes, vk::BufferKind::DeviceLocal); }
+
+BufferPtr Device::pooled(size_t bytes, vk::BufferKind kind) {
+  const size_t size = std::bit_ceil(std::max<size_t>(bytes, 256));
+  auto& list = pool_->free[{int(kind), size}];
+  std::unique_ptr<vk::Buffer> b;
+  if (!list.empty()) {
+    b = std::move(list.back());
+    list.pop_back();
+  } else {
+    b = std::make_unique<vk::Buffer>(*ctx_, size, kind, kind == vk::BufferKind::DeviceLocal ? "tensor" : "staging");
+  }
+  std::weak_ptr<Pool> home = pool_;
+  return BufferPtr(b.release(), [home, kind, size](vk::Buffer* p) {
+    if (auto pl = home.lock()) pl->free[{int(kind), size}].emplace_back(p);
+    else delete p;
+  });
+}
+
+const vk::Pipeline& Device::pipeline(const std::string& shader, const std::vector<vk::SpecConstant>& spec,
+                                     uint32_t buffers, uint32_t push_bytes) {
+  std::string key = shader;
+  for (auto& s : spec)
+    std::visit([&](auto v) { key += fmt::format("|{}={}", s.id, v); }, s.value);
+  auto& slot = pipelines_[key];
+  if (!slot) {
+    vk::PipelineDesc d;
+    d.name = shader;
+    d.spirv = vk::embedded_spirv(shader);
+    d.buffers = buffers;
+    d.push_constant_bytes = push_bytes;
+    d.spec = spec;
+    slot = std::make_unique<vk::Pipeline>(*ctx_, d);
+  }
+  return *slot;
+}
+
+vk::CommandList& Device::stream() {
+  if (!stream_) stream_ = std::make_unique<vk::CommandList>(*ctx_, "stream");
+  return *stream_;
+}
+
+void Device::dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffers, const void* push,
+                      uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz) {
+  std::vector<vk::BufferRange> ranges;
+  for (auto& b : buffers) {
+    ranges.emplace_back(*b);
+    hold(b);
+  }
+  auto& s = stream();
+  s.bind(p, ranges);
+  if (push_bytes) s.push_constants(push, push_bytes);
+  s.dispatch(gx, gy, gz);
+  s.barrier();
+  ++stats_.dispatches;
+}
+
+void Device::upload(const BufferPtr& dst, const void* data, size_t bytes, size_t dst_offset) {
+  if (bytes == 0) return;
+  BufferPtr staging = pooled(bytes, vk::BufferKind::Staging);
+  std::memcpy(staging->mapped(), data, bytes);
+  hold(staging);
+  hold(dst);
+  auto& s = stream();
+  s.copy(*staging, *dst, bytes, 0, dst_offset);
+  s.transfer_barrier();
+  stats_.upload_bytes += bytes;
+  ++stats_.uploads;
+}
+
+void Device::copy(const BufferPtr& src, const BufferPtr& dst, size_t bytes, size_t src_offset, size_t dst_offset) {
+  if (bytes == 0) return;
+  hold(src);
+  hold(dst);
+  auto& s = stream();
+  s.copy(*src, *dst, bytes, src_offset, dst_offset);
+  s.transfer_barrier();
+}
+
+void Device::download(const BufferPtr& src, void* data, size_t bytes, size_t src_offset) {
+  if (bytes == 0) return;
+  BufferPtr staging = pooled(bytes, vk::BufferKind::Staging);
+  hold(src);
+  hold(staging);
+  stream().copy(*src, *staging, bytes, src_offset, 0);
+  sync();
+  std::memcpy(data, staging->mapped(), bytes);
+  stats_.download_bytes += bytes;
+  ++stats_.downloads;
+}
+
+void Device::sync() {
+  if (stream_ && !stream_->empty()) {
+    stream_->submit_and_wait();
+    stream_->reset();
+    ++stats_.submits;
+  }
+  held_.clear();
+}
+
+}  // namespace hl::gpu

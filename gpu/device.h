@@ -1,0 +1,70 @@
+// hl::gpu::Device: one Vulkan device used as a compute stream. Ops record dispatches, uploads and copies
+// into one command list; it is submitted only when the host needs a result (a download) or at sync().
+// Buffers come from a size-class pool and stay alive until the commands that use them have run.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/vulkan/runtime.h"
+
+namespace hl::gpu {
+
+using BufferPtr = std::shared_ptr<vk::Buffer>;
+
+struct DeviceStats {
+  uint64_t dispatches = 0, submits = 0;
+  uint64_t upload_bytes = 0, download_bytes = 0, uploads = 0, downloads = 0;
+};
+
+class Device {
+ public:
+  explicit Device(const vk::ContextOptions& options = {});
+  ~Device();
+
+  vk::Context& ctx() { return *ctx_; }
+  const vk::DeviceInfo& info() const { return ctx_->info(); }
+  const vk::DeviceProfile& profile() const { return ctx_->profile(); }
+  // A tuning parameter: the profile's value for key, else fallback.
+  uint32_t tune(std::string_view key, uint32_t fallback) const { return profile().get(key, fallback); }
+
+  // A device-local buffer of at least `bytes` (pooled; contents undefined).
+  BufferPtr alloc(size_t bytes);
+
+  // A compute pipeline of an embedded shader with these specialization constants (cached).
+  const vk::Pipeline& pipeline(const std::string& shader, const std::vector<vk::SpecConstant>& spec, uint32_t buffers,
+                               uint32_t push_bytes);
+
+  // Records a dispatch followed by a compute barrier. The buffers stay alive until it has run.
+  void dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffers, const void* push, uint32_t push_bytes,
+                uint32_t gx, uint32_t gy = 1, uint32_t gz = 1);
+  template <class Push>
+  void dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffers, const Push& push, uint32_t gx,
+                uint32_t gy = 1, uint32_t gz = 1) {
+    dispatch(p, buffers, &push, sizeof(Push), gx, gy, gz);
+  }
+
+  void upload(const BufferPtr& dst, const void* data, size_t bytes, size_t dst_offset = 0);  // recorded
+  void copy(const BufferPtr& src, const BufferPtr& dst, size_t bytes, size_t src_offset = 0, size_t dst_offset = 0);
+  void download(const BufferPtr& src, void* data, size_t bytes, size_t src_offset = 0);  // syncs first
+
+  void sync();  // submits what is recorded and waits
+  const DeviceStats& stats() const { return stats_; }
+  void reset_stats() { stats_ = {}; }
+
+ private:
+  vk::CommandList& stream();
+  BufferPtr pooled(size_t bytes, vk::BufferKind kind);
+  void hold(BufferPtr b) { held_.push_back(std::move(b)); }
+
+  std::unique_ptr<vk::Context> ctx_;
+  std::unique_ptr<vk::CommandList> stream_;
+  std::vector<BufferPtr> held_;  // referenced by recorded commands
+  std::map<std::string, std::unique_ptr<vk::Pipeline>> pipelines_;
+  struct Pool;
+  std::shared_ptr<Pool> pool_;
+  DeviceStats stats_;
+};
+
+}  // namespace hl::gpu

@@ -1,0 +1,111 @@
+#include "gpu/ops/registry.h"
+
+#include <cstdlib>
+
+namespace hl::gpu {
+
+const Tensor& OpArgs::in(const std::string& name) const {
+  auto it = t.find(name);
+  if (it == t.end() || !it->second.valid()) fail("op argument '{}' is missing", name);
+  return it->second;
+}
+
+Tensor& OpArgs::state(const std::string& name) {
+  auto it = t.find(name);
+  if (it == t.end() || !it->second.valid()) fail("op state '{}' is missing", name);
+  return it->second;
+}
+
+const WeightRef& OpArgs::weight(const std::string& name) const {
+  auto it = w.find(name);
+  if (it == w.end() || !it->second.valid()) fail("op weight '{}' is missing", name);
+  return it->second;
+}
+
+double OpArgs::param(const std::string& name) const {
+  auto it = p.find(name);
+  if (it == p.end()) fail("op parameter '{}' is missing", name);
+  return it->second;
+}
+
+static size_t device_weight_budget(Device* dev) {
+  if (const char* e = std::getenv("HYBRIDLAB_DEVICE_WEIGHT_CACHE_MB")) return size_t(std::atoll(e)) << 20;
+  return dev ? size_t(double(dev->info().device_local_heap) * 0.8) : 0;
+}
+
+WeightStore::WeightStore(Device* dev) : dev_(dev), device_(device_weight_budget(dev)) {}
+
+Tensor WeightStore::host(const WeightRef& w) {
+  return *host_.get(w, size_t(w.numel()) * 4, [&] { return Tensor::from(w.to_mat<float>()); });
+}
+
+Tensor WeightStore::device(const WeightRef& w) {
+  if (!dev_) fail("weight '{}' is needed on a Vulkan device, but none is open", w.name());
+  return *device_.get(w, size_t(w.numel()) * 4, [&] {
+    const Mat<float> m = w.to_mat<float>();  // no host copy is kept
+    Tensor d = Tensor::device(*dev_, m.rows(), m.cols());
+    dev_->upload(d.buffer_mut(*dev_), m.data(), d.bytes());
+    return d;
+  });
+}
+
+Device& VariantCtx::device() const {
+  if (!dev) fail("this variant needs a Vulkan device, and none is open");
+  return *dev;
+}
+
+void Registry::add_op(OpDef def) {
+  for (auto& o : ops_)
+    if (o.name == def.name) fail("op '{}' registered twice", def.name);
+  ops_.push_back(std::move(def));
+}
+
+void Registry::add_variant(Variant v) {
+  op(v.op);
+  for (auto& x : variants_)
+    if (x.op == v.op && x.name == v.name) fail("variant '{}' of op '{}' registered twice", v.name, v.op);
+  v.family = v.name.substr(0, v.name.find(':'));
+  variants_.push_back(std::move(v));
+}
+
+const OpDef& Registry::op(const std::string& name) const {
+  std::string known;
+  for (auto& o : ops_) {
+    if (o.name == name) return o;
+    known += (known.empty() ? "" : ", ") + o.name;
+  }
+  fail("unknown op '{}' (ops: {})", name, known);
+}
+
+const Variant& Registry::variant(const std::string& op_name, const std::string& name) const {
+  op(op_name);
+  std::string known;
+  for (auto& v : variants_) {
+    if (v.op != op_name) continue;
+    if (v.name == name) return v;
+    known += (known.empty() ? "" : ", ") + v.name;
+  }
+  if (auto* d = family_default(op_name, name)) return *d;
+  fail("unknown variant '{}' of op '{}' (variants: {})", name, op_name, known);
+}
+
+const Variant* Registry::family_default(const std::string& op_name, const std::string& family) const {
+  for (auto& v : variants_)
+    if (v.op == op_name && v.family == family && (v.family_default || v.name == family)) return &v;
+  return nullptr;
+}
+
+std::vector<const Variant*> Registry::variants(const std::string& op_name) const {
+  std::vector<const Variant*> r;
+  for (auto& v : variants_)
+    if (v.op == op_name) r.push_back(&v);
+  return r;
+}
+
+std::string Registry::availability(const Variant& v, const Device* dev) const {
+  if (!v.needs_device) return "";
+  if (!dev) return "no Vulkan device is open";
+  return v.unavailable ? v.unavailable(*dev) : "";
+}
+
+}  // namespace hl::gpu

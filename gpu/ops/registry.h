@@ -1,0 +1,95 @@
+// The op registry: every op of the forward pass with its signature written once (named inputs, weights,
+// states, outputs, parameters), and every variant that implements it ("reference", "vulkan:<name>", ...).
+// All variants of an op take the same OpArgs, so tests, validate mode and experiments treat them alike.
+// Adding a variant = one kernel file + one registration line in gpu/ops/all_ops.cpp.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpu/tensor.h"
+#include "model/weight_cache.h"
+#include "model/weights.h"
+
+namespace hl::gpu {
+
+struct OpDef {
+  std::string name;
+  std::string summary;  // one line: what it computes, with shapes
+  std::vector<std::string> inputs, weights, states, outputs, params;
+};
+
+// One call of an op: tensors by name (inputs; states, updated in place; outputs, set by the variant),
+// weights by reference (each variant materialises them where it needs them), scalar parameters.
+struct OpArgs {
+  std::map<std::string, Tensor> t;
+  std::map<std::string, WeightRef> w;
+  std::map<std::string, double> p;
+
+  const Tensor& in(const std::string& name) const;
+  Tensor& state(const std::string& name);
+  void set(const std::string& name, Tensor v) { t[name] = std::move(v); }
+  const WeightRef& weight(const std::string& name) const;
+  double param(const std::string& name) const;
+  int64_t iparam(const std::string& name) const { return int64_t(param(name)); }
+};
+
+// Materialised weights, cached per place: host f32 matrices for host variants, device buffers for
+// Vulkan variants (env HYBRIDLAB_WEIGHT_CACHE_MB bounds the host side; the device side is bounded by
+// HYBRIDLAB_DEVICE_WEIGHT_CACHE_MB, default 80% of the device-local heap).
+class WeightStore {
+ public:
+  explicit WeightStore(Device* dev);
+  Tensor host(const WeightRef& w);
+  Tensor device(const WeightRef& w);
+  Vec<float> host_vec(const WeightRef& w) { return w.to_vec<float>(); }
+
+ private:
+  Device* dev_;
+  WeightCache<Tensor> host_, device_;
+};
+
+struct VariantCtx {
+  Device* dev = nullptr;  // null when no Vulkan device is open
+  WeightStore* weights = nullptr;
+  Device& device() const;  // Error when there is none
+};
+
+struct Variant {
+  std::string op;
+  std::string name;    // "reference", "vulkan:per_token", ...
+  std::string family;  // "reference", "vulkan", ...: the text before ':'
+  std::string summary;
+  bool family_default = false;  // chosen by '<op>=<family>' and '*=<family>'
+  bool per_token = false;       // walks a prefill chunk token by token (reported as a fallback)
+  bool needs_device = false;
+  // Why this variant cannot run on `dev` ("" = it can). Called only when needs_device.
+  std::function<std::string(const Device& dev)> unavailable;
+  std::function<void(VariantCtx&, OpArgs&)> run;
+};
+
+class Registry {
+ public:
+  static const Registry& get();  // every op and variant of hybridlab
+
+  void add_op(OpDef def);
+  void add_variant(Variant v);  // its op must exist; the name must be new
+
+  const std::vector<OpDef>& ops() const { return ops_; }
+  const OpDef& op(const std::string& name) const;  // Error listing the ops
+  const Variant& variant(const std::string& op, const std::string& name) const;  // Error listing variants
+  const Variant* family_default(const std::string& op, const std::string& family) const;  // or null
+  std::vector<const Variant*> variants(const std::string& op) const;
+  std::string availability(const Variant& v, const Device* dev) const;  // "" or why not
+
+ private:
+  std::vector<OpDef> ops_;
+  std::vector<Variant> variants_;
+};
+
+// Registration functions, called once by Registry::get() (gpu/ops/all_ops.cpp).
+void register_ops(Registry& r);
+void register_reference_variants(Registry& r);
+
+}  // namespace hl::gpu

@@ -1,0 +1,60 @@
+// Vulkan variants of matmul (and lm_head, the same product with a vocabulary-sized output):
+// tiled (shared-memory tiles, for many tokens), rowdot (a workgroup per output row, for decode), and
+// auto (rowdot up to rowdot.max_tokens tokens, tiled above), the family default.
+#include "gpu/ops/vk_op.h"
+
+namespace hl::gpu {
+
+namespace {
+
+struct Dims {
+  uint32_t T, K, N;
+};
+
+Dims dims(const Tensor& x, const Tensor& w) {
+  if (x.cols() != w.cols()) fail("matmul: input has {} columns but the weight expects {}", x.cols(), w.cols());
+  return {u32(x.rows()), u32(x.cols()), u32(w.rows())};
+}
+
+void tiled(VariantCtx& c, OpArgs& a) {
+  Device& d = c.device();
+  const Tensor& x = a.in("x");
+  const Tensor w = c.weights->device(a.weight("w"));
+  const Dims pc = dims(x, w);
+  Tensor y = Tensor::device(d, pc.T, pc.N);
+  const uint32_t tile = d.tune("matmul.tile", 16);
+  const auto& p = d.pipeline("matmul_tiled", {{0, tile}}, 3, sizeof pc);
+  d.dispatch(p, {x.buffer(d), w.buffer(d), y.buffer_mut(d)}, pc, (pc.N + tile - 1) / tile, (pc.T + tile - 1) / tile);
+  a.set("y", y);
+}
+
+void rowdot(VariantCtx& c, OpArgs& a) {
+  Device& d = c.device();
+  const Tensor& x = a.in("x");
+  const Tensor w = c.weights->device(a.weight("w"));
+  const Dims pc = dims(x, w);
+  Tensor y = Tensor::device(d, pc.T, pc.N);
+  const auto& p = d.pipeline("matmul_rowdot", {{0, d.tune("matmul.rowdot.wg", d.tune("wg_size", 128))},
+                                               {1, d.tune("matmul.rowdot.cols", 8)}},
+                             3, sizeof pc);
+  const Grid g = grid(pc.N);
+  d.dispatch(p, {x.buffer(d), w.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
+  a.set("y", y);
+}
+
+void automatic(VariantCtx& c, OpArgs& a) {
+  const int64_t T = a.in("x").rows();
+  (T <= int64_t(c.device().tune("matmul.rowdot.max_tokens", 8)) ? rowdot : tiled)(c, a);
+}
+
+}  // namespace
+
+void register_vk_matmul(Registry& r) {
+  for (const char* op : {"matmul", "lm_head"}) {
+    r.add_variant(vulkan_variant(op, "vulkan:tiled", "shared-memory tiles of TILE x TILE outputs", tiled));
+    r.add_variant(vulkan_variant(op, "vulkan:rowdot", "a workgroup per output row, weights read once per 8 tokens", rowdot));
+    r.add_variant(vulkan_variant(op, "vulkan:auto", "rowdot for up to 8 tokens, tiled above", automatic, true));
+  }
+}
+
+}  // namespace hl::gpu

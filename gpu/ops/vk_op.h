@@ -1,0 +1,48 @@
+// Small helpers shared by the Vulkan variants (gpu/ops/vk_*.cpp).
+#pragma once
+#include <algorithm>
+
+#include "gpu/ops/registry.h"
+
+namespace hl::gpu {
+
+// A 2-D grid of at least n workgroups (x is capped at 65535, the guaranteed minimum of
+// maxComputeWorkGroupCount); shaders recover the index with hl_group_index() and skip the excess.
+struct Grid {
+  uint32_t x, y;
+};
+inline Grid grid(uint64_t n) {
+  const uint32_t x = uint32_t(std::clamp<uint64_t>(n, 1, 65535));
+  return {x, uint32_t((n + x - 1) / x)};
+}
+
+inline uint32_t u32(int64_t v) {
+  if (v < 0 || v > int64_t(UINT32_MAX)) fail("value {} does not fit a 32-bit kernel argument", v);
+  return uint32_t(v);
+}
+
+// A Vulkan variant of `op`; needs a device. `unavailable` may add device requirements.
+inline Variant vulkan_variant(std::string op, std::string name, std::string summary,
+                              std::function<void(VariantCtx&, OpArgs&)> run, bool family_default = false,
+                              bool per_token = false, std::function<std::string(const Device&)> unavailable = {}) {
+  Variant v;
+  v.op = std::move(op);
+  v.name = std::move(name);
+  v.summary = std::move(summary);
+  v.family_default = family_default;
+  v.per_token = per_token;
+  v.needs_device = true;
+  v.unavailable = std::move(unavailable);
+  v.run = std::move(run);
+  return v;
+}
+
+// Registration of each Vulkan op file (called from gpu/ops/all_ops.cpp).
+void register_vk_elementwise(Registry& r);  // add
+void register_vk_norms(Registry& r);        // rmsnorm
+void register_vk_matmul(Registry& r);       // matmul, lm_head
+void register_vk_attention(Registry& r);    // slice, rope, attention
+void register_vk_deltanet(Registry& r);     // ssm_conv, l2norm, ssm_gates, ssm_scan, gated_rmsnorm
+void register_vk_moe(Registry& r);          // embed, moe_router, moe_experts, shared_expert
+
+}  // namespace hl::gpu

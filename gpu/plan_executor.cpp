@@ -1,0 +1,252 @@
+#include "gpu/plan_executor.h"
+
+namespace hl::gpu {
+
+PlanExecutor::PlanExecutor(const Plan& plan, Device* dev, ScanOptions scan, bool validate)
+    : plan_(plan), dev_(dev), scan_(scan), validate_(validate), weights_(dev) {
+  ctx_.dev = dev;
+  ctx_.weights = &weights_;
+  if (plan.uses_device() && !dev) fail("the plan '{}' needs a Vulkan device", plan.describe());
+}
+
+PlanExecutor::LayerState PlanExecutor::init_state(const ModelConfig& c, LayerKind kind) const {
+  LayerState s;
+  const int64_t kv = int64_t(c.n_kv_heads) * c.head_dim;
+  if (kind == LayerKind::FullAttention) {
+    s.k_cache = Tensor::host(0, kv);
+    s.v_cache = Tensor::host(0, kv);
+  } else {
+    s.conv = Tensor::host(c.conv_kernel - 1, c.conv_dim());
+    s.ssm = Tensor::host(c.lin_v_heads, int64_t(c.lin_k_dim) * c.lin_v_dim);
+  }
+  return s;
+}
+
+void PlanExecutor::begin_step(Phase phase) {
+  phase_ = phase;
+  layer_ = -1;
+}
+
+void PlanExecutor::begin_layer(int layer, LayerKind kind) {
+  layer_ = layer;
+  kind_ = kind;
+}
+
+void PlanExecutor::run(const std::string& op, OpArgs& a) {
+  const Variant& v = plan_.variant(op);
+  const std::string where =
+      layer_ < 0 ? "model" : (kind_ == LayerKind::FullAttention ? "full-attention" : "gated-deltanet");
+  used_[{op, where, phase_ == Phase::Prefill ? "prefill" : "decode"}].insert(v.name);
+  if (v.per_token && phase_ == Phase::Prefill) prefill_fallbacks_.insert(op + "=" + v.name + " (" + where + ")");
+  if (!validate_ || v.family == "reference") {
+    v.run(ctx_, a);
+    return;
+  }
+  // Shadow: the reference runs on host copies of exactly the inputs and states the variant saw.
+  OpArgs ref = a;
+  for (auto& [name, t] : ref.t) t = t.clone();
+  v.run(ctx_, a);
+  Registry::get().variant(op, "reference").run(ctx_, ref);
+  const OpDef& def = Registry::get().op(op);
+  // Cache-like states have a capacity: only rows [0, kv_len + T) hold data.
+  const int64_t rows = a.p.count("kv_len") ? a.iparam("kv_len") + a.in("q").rows() : -1;
+  stats_[op].calls++;
+  for (auto& name : def.outputs) compare(op, name, a.t.at(name), ref.t.at(name), -1);
+  for (auto& name : def.states) compare(op, name, a.t.at(name), ref.t.at(name), rows);
+}
+
+void PlanExecutor::compare(const std::string& op, const std::string& name, const Tensor& got, const Tensor& want,
+                           int64_t rows) {
+  OpErrorStats& s = stats_[op];
+  if (got.rows() != want.rows() || got.cols() != want.cols() || got.type() != want.type())
+    fail("validate: {} output '{}' is [{}, {}], the reference's [{}, {}]", op, name, got.rows(), got.cols(), want.rows(),
+         want.cols());
+  if (rows < 0) rows = got.rows();
+  if (got.type() == Tensor::Type::I32) {
+    s.ids_total += rows * got.cols();
+    s.ids_mismatch += (got.i32().topRows(rows).array() != want.i32().topRows(rows).array()).count();
+    return;
+  }
+  const auto g = got.f32().topRows(rows), w = want.f32().topRows(rows);
+  const int64_t bad = g.size() - g.array().isFinite().count();
+  if (bad) {
+    s.nonfinite += bad;
+    if (s.first_nonfinite_layer == -2) s.first_nonfinite_layer = layer_;
+    return;
+  }
+  const double abs = g.size() ? max_abs(g, w) : 0, rel = rel_l2(g, w);
+  s.max_abs = std::max(s.max_abs, abs);
+  if (rel >= s.max_rel_l2) {
+    s.max_rel_l2 = rel;
+    s.worst_layer = layer_;
+    s.worst_output = name;
+  }
+}
+
+void PlanExecutor::grow_cache(Tensor& cache, int64_t rows_needed, int64_t cols) {
+  if (cache.rows() >= rows_needed) return;
+  const int64_t cap = std::max<int64_t>({rows_needed, 2 * cache.rows(), 64});
+  if (cache.device_current() && dev_) {
+    Tensor bigger = Tensor::device(*dev_, cap, cols);
+    dev_->copy(cache.buffer(*dev_), bigger.buffer_mut(*dev_), cache.bytes());
+    cache = bigger;
+  } else {
+    Mat<float> m = Mat<float>::Zero(cap, cols);
+    m.topRows(cache.rows()) = cache.f32();
+    cache = Tensor::from(std::move(m));
+  }
+}
+
+Tensor PlanExecutor::embed(const WeightRef& table, const std::vector<int32_t>& tokens) {
+  IMat ids(1, int64_t(tokens.size()));
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] >= table.rows)
+      fail("token id {} at position {} is outside the vocabulary [0, {})", tokens[i], i, table.rows);
+    ids(0, int64_t(i)) = tokens[i];
+  }
+  OpArgs a{{{"tokens", Tensor::from_i32(ids)}}, {{"table", table}}, {}};
+  run("embed", a);
+  return a.t.at("y");
+}
+
+Tensor PlanExecutor::rmsnorm(const Tensor& x, const WeightRef& gain, double eps) {
+  OpArgs a{{{"x", x}}, {{"gain", gain}}, {{"eps", eps}}};
+  run("rmsnorm", a);
+  return a.t.at("y");
+}
+
+Tensor PlanExecutor::matmul(const Tensor& x, const WeightRef& w) {
+  OpArgs a{{{"x", x}}, {{"w", w}}, {}};
+  run("matmul", a);
+  return a.t.at("y");
+}
+
+Tensor PlanExecutor::lm_head(const Tensor& x, const WeightRef& w) {
+  OpArgs a{{{"x", x}}, {{"w", w}}, {}};
+  run("lm_head", a);
+  return a.t.at("y");
+}
+
+Tensor PlanExecutor::add(const Tensor& x, const Tensor& y) {
+  OpArgs a{{{"a", x}, {"b", y}}, {}, {}};
+  run("add", a);
+  return a.t.at("y");
+}
+
+Tensor PlanExecutor::slice(const Tensor& x, int64_t period, int64_t offset, int64_t width) {
+  OpArgs a{{{"x", x}}, {}, {{"period", double(period)}, {"offset", double(offset)}, {"width", double(width)}}};
+  run("slice", a);
+  return a.t.at("y");
+}
+
+Tensor PlanExecutor::rope(const Tensor& x, int head_dim, int rot_dims, double theta, int64_t pos0) {
+  OpArgs a{{{"x", x}}, {}, {{"head_dim", head_dim}, {"rot_dims", rot_dims}, {"theta", theta}, {"pos0", double(pos0)}}};
+  run("rope", a);
+  return a.t.at("y");
+}
+
+Tensor PlanExecutor::attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& gate, LayerState& st,
+                               int nq, int nkv) {
+  grow_cache(st.k_cache, st.kv_len + q.rows(), k.cols());
+  grow_cache(st.v_cache, st.kv_len + q.rows(), v.cols());
+  OpArgs a{{{"q", q}, {"k", k}, {"v", v}, {"gate", gate}, {"k_cache", st.k_cache}, {"v_cache", st.v_cache}},
+           {},
+           {{"n_q_heads", nq}, {"n_kv_heads", nkv}, {"kv_len", double(st.kv_len)}}};
+  run("attention", a);
+  st.kv_len += q.rows();
+  return a.t.at("o");
+}
+
+Tensor PlanExecutor::ssm_conv(const Tensor& x, const WeightRef& w, LayerState& st) {
+  OpArgs a{{{"x", x}, {"state", st.conv}}, {{"w", w}}, {}};
+  run("ssm_conv", a);
+  return a.t.at("y");
+}
+
+Tensor PlanExecutor::l2norm(const Tensor& x, int d, double scale, double eps) {
+  OpArgs a{{{"x", x}}, {}, {{"head_dim", d}, {"scale", scale}, {"eps", eps}}};
+  run("l2norm", a);
+  return a.t.at("y");
+}
+
+PlanExecutor::Gates PlanExecutor::ssm_gates(const Tensor& b, const Tensor& a_, const WeightRef& A,
+                                            const WeightRef& dt_bias) {
+  OpArgs a{{{"b", b}, {"a", a_}}, {{"A", A}, {"dt_bias", dt_bias}}, {}};
+  run("ssm_gates", a);
+  return {a.t.at("beta"), a.t.at("g")};
+}
+
+Tensor PlanExecutor::ssm_scan(const Tensor& q, const Tensor& k, const Tensor& v, const Gates& g, LayerState& st, int nk,
+                              Phase phase) {
+  const double chunk = scan_.prefill_form == ScanForm::Recurrent ? 0 : scan_.chunk;
+  OpArgs a{{{"q", q}, {"k", k}, {"v", v}, {"beta", g.beta}, {"g", g.g}, {"state", st.ssm}},
+           {},
+           {{"n_k_heads", nk}, {"decode", phase == Phase::Decode ? 1.0 : 0.0}, {"chunk", chunk}}};
+  run("ssm_scan", a);
+  return a.t.at("o");
+}
+
+Tensor PlanExecutor::gated_rmsnorm(const Tensor& o, const Tensor& z, const WeightRef& gain, double eps) {
+  OpArgs a{{{"o", o}, {"z", z}}, {{"gain", gain}}, {{"eps", eps}}};
+  run("gated_rmsnorm", a);
+  return a.t.at("y");
+}
+
+PlanExecutor::Routes PlanExecutor::moe_router(const Tensor& logits, int k) {
+  OpArgs a{{{"logits", logits}}, {}, {{"k", k}}};
+  run("moe_router", a);
+  return {a.t.at("expert"), a.t.at("weight")};
+}
+
+Tensor PlanExecutor::moe_experts(const Tensor& x, const Routes& r, const MoeWeights& w) {
+  OpArgs a{{{"x", x}, {"expert", r.expert}, {"weight", r.weight}},
+           {{"gate", w.experts.gate}, {"up", w.experts.up}, {"down", w.experts.down}},
+           {{"n_experts", w.n_experts}}};
+  run("moe_experts", a);
+  return a.t.at("y");
+}
+
+Tensor PlanExecutor::shared_expert(const Tensor& x, const MoeWeights& w) {
+  OpArgs a{{{"x", x}}, {{"gate", w.shared.gate}, {"up", w.shared.up}, {"down", w.shared.down}, {"gate_w", w.shared_gate}}, {}};
+  run("shared_expert", a);
+  return a.t.at("y");
+}
+
+std::string PlanExecutor::usage_report() const {
+  std::string s = fmt::format("{:<14} {:<15} {:<8} {}\n", "op", "where", "phase", "variant");
+  for (auto& [key, vs] : used_) {
+    auto& [op, where, phase] = key;
+    std::string names;
+    for (auto& v : vs) names += (names.empty() ? "" : ", ") + v;
+    s += fmt::format("{:<14} {:<15} {:<8} {}\n", op, where, phase, names);
+  }
+  if (prefill_fallbacks_.empty()) {
+    s += "prefill: no per-token fallback\n";
+  } else {
+    std::string f;
+    for (auto& x : prefill_fallbacks_) f += (f.empty() ? "" : "; ") + x;
+    s += "PER-TOKEN FALLBACK in prefill (these ops walked the prompt token by token): " + f + "\n";
+  }
+  return s;
+}
+
+bool PlanExecutor::prefill_fallback() const { return !prefill_fallbacks_.empty(); }
+
+std::string PlanExecutor::validation_report() const {
+  std::string s = fmt::format("{:<14} {:<20} {:>6} {:>11} {:>11} {:>11} {}\n", "op", "variant", "calls", "max abs",
+                              "rel L2", "worst layer", "notes");
+  for (auto& [op, st] : stats_) {
+    std::string notes;
+    if (st.nonfinite)
+      notes += fmt::format("{} NaN/Inf values, first at layer {}; ", st.nonfinite, st.first_nonfinite_layer);
+    if (st.ids_total)
+      notes += fmt::format("routing agreement {:.4f} ({} of {} expert ids differ); ",
+                           1.0 - double(st.ids_mismatch) / double(st.ids_total), st.ids_mismatch, st.ids_total);
+    if (!st.worst_output.empty()) notes += "worst output '" + st.worst_output + "'";
+    s += fmt::format("{:<14} {:<20} {:>6} {:>11.3e} {:>11.3e} {:>11} {}\n", op, plan_.variant(op).name, st.calls, st.max_abs,
+                     st.max_rel_l2, st.worst_layer < 0 ? std::string("model") : std::to_string(st.worst_layer), notes);
+  }
+  return s;
+}
+
+}  // namespace hl::gpu

@@ -1,0 +1,93 @@
+// The plan executor: runs the forward pass (reference/model/forward.h) with each op's variant chosen by a
+// Plan, on f32 Tensors that stay wherever their producer left them (an all-Vulkan plan never returns to
+// the host between ops). It records which variant ran for every op, layer kind and phase, and flags any
+// per-token fallback in prefill. With validate on, it shadows every non-reference op with the reference on
+// the same inputs (the variant's output is what flows on), keeping per-op error statistics.
+#pragma once
+#include <map>
+#include <set>
+#include <string>
+
+#include "gpu/plan.h"
+#include "model/config.h"
+#include "ref_executor.h"
+
+namespace hl::gpu {
+
+struct OpErrorStats {
+  int64_t calls = 0;
+  double max_abs = 0, max_rel_l2 = 0;  // worst over calls and outputs
+  int worst_layer = -1;                // layer of the worst relative error (-1: model-level)
+  std::string worst_output;
+  int64_t nonfinite = 0;                   // NaN/Inf values in the variant's outputs
+  int first_nonfinite_layer = -2;          // -2: none
+  int64_t ids_total = 0, ids_mismatch = 0;  // integer outputs (routed expert ids)
+};
+
+class PlanExecutor {
+ public:
+  using Tensor = hl::Tensor;
+  struct Routes {
+    Tensor expert, weight;
+  };
+  struct Gates {
+    Tensor beta, g;
+  };
+  struct LayerState {
+    Tensor k_cache, v_cache;  // [capacity, n_kv * D]; rows [0, kv_len) valid
+    int64_t kv_len = 0;
+    Tensor conv, ssm;
+  };
+
+  PlanExecutor(const Plan& plan, Device* dev, ScanOptions scan = {}, bool validate = false);
+
+  LayerState init_state(const ModelConfig& c, LayerKind kind) const;
+  Mat<float> to_host(const Tensor& t) const { return t.f32(); }
+  void begin_step(Phase phase);
+  void begin_layer(int layer, LayerKind kind);
+
+  Tensor embed(const WeightRef& table, const std::vector<int32_t>& tokens);
+  Tensor rmsnorm(const Tensor& x, const WeightRef& gain, double eps);
+  Tensor matmul(const Tensor& x, const WeightRef& w);
+  Tensor lm_head(const Tensor& x, const WeightRef& w);
+  Tensor add(const Tensor& a, const Tensor& b);
+  Tensor slice(const Tensor& x, int64_t period, int64_t offset, int64_t width);
+  Tensor rope(const Tensor& x, int head_dim, int rot_dims, double theta, int64_t pos0);
+  Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& gate, LayerState& st, int nq, int nkv);
+  Tensor ssm_conv(const Tensor& x, const WeightRef& w, LayerState& st);
+  Tensor l2norm(const Tensor& x, int d, double scale, double eps);
+  Gates ssm_gates(const Tensor& b, const Tensor& a, const WeightRef& A, const WeightRef& dt_bias);
+  Tensor ssm_scan(const Tensor& q, const Tensor& k, const Tensor& v, const Gates& g, LayerState& st, int nk, Phase phase);
+  Tensor gated_rmsnorm(const Tensor& o, const Tensor& z, const WeightRef& gain, double eps);
+  Routes moe_router(const Tensor& logits, int k);
+  Tensor moe_experts(const Tensor& x, const Routes& r, const MoeWeights& w);
+  Tensor shared_expert(const Tensor& x, const MoeWeights& w);
+
+  // Runs one op through the plan's variant (and the reference too, in validate mode).
+  void run(const std::string& op, OpArgs& a);
+
+  std::string usage_report() const;       // which variant ran where; per-token fallbacks in prefill
+  bool prefill_fallback() const;          // any per-token variant ran in a prefill step
+  std::string validation_report() const;  // the per-op error table
+  const std::map<std::string, OpErrorStats>& validation() const { return stats_; }
+
+ private:
+  void compare(const std::string& op, const std::string& name, const Tensor& got, const Tensor& want, int64_t rows);
+  void grow_cache(Tensor& cache, int64_t rows_needed, int64_t cols);
+
+  const Plan& plan_;
+  Device* dev_;
+  ScanOptions scan_;
+  bool validate_;
+  WeightStore weights_;
+  VariantCtx ctx_;
+  Phase phase_ = Phase::Prefill;
+  int layer_ = -1;
+  LayerKind kind_ = LayerKind::LinearAttention;
+  // (op, where, phase) -> variants that ran; where = "gated-deltanet", "full-attention" or "model"
+  std::map<std::tuple<std::string, std::string, std::string>, std::set<std::string>> used_;
+  std::set<std::string> prefill_fallbacks_;
+  std::map<std::string, OpErrorStats> stats_;
+};
+
+}  // namespace hl::gpu

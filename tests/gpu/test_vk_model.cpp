@@ -1,0 +1,106 @@
+// The whole tiny model through Vulkan plans: against transformers' goldens, validate mode, plan errors.
+#include "gpu/plan_executor.h"
+#include "io/safetensors.h"
+#include "model/runner.h"
+#include "variant_check.h"
+
+using namespace hl;
+using namespace hl::test;
+
+namespace {
+
+struct Golden {
+  SafetensorsFile file = SafetensorsFile::open(hf_tiny() + "/golden.safetensors");
+  ModelWeights w = load_hf(hf_tiny() + "/model");
+  std::vector<int32_t> ids;
+  Golden() {
+    for (int64_t x : file.at("input_ids").read_i64()) ids.push_back(int32_t(x));
+  }
+};
+
+const Golden& golden() {
+  static const Golden g;
+  return g;
+}
+
+Mat<float> run_plan(const gpu::Plan& plan, const std::vector<int32_t>& ids, const RunOptions& o, bool validate = false,
+                    std::string* report = nullptr) {
+  gpu::PlanExecutor ex(plan, &device(), o.scan, validate);
+  Mat<float> l = run_with(ex, golden().w, ids, o);
+  if (report) *report = ex.usage_report() + ex.validation_report();
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("vk model: '*=vulkan' matches transformers in chunked prefill and decode", "[vk][model]") {
+  const auto& g = golden();
+  const gpu::Plan plan = gpu::Plan::parse("*=vulkan", &device());
+  RunOptions o;
+  o.prefill_chunk = 100;
+  o.decode_from = 150;
+  const Mat<float> l = run_plan(plan, g.ids, o);
+  const double ec = rel_l2(l.topRows(150), g.file.at("chunked.logits").to_mat<double>());
+  const double ed = rel_l2(l.bottomRows(12), g.file.at("decode.logits").to_mat<double>());
+  WARN("plan " << plan.describe() << ": chunked.logits " << ec << ", decode.logits " << ed);
+  CHECK(ec < 1e-4);
+  CHECK(ed < 1e-4);
+  require_no_validation_messages();
+}
+
+TEST_CASE("vk model: validate mode reports every shadowed op and catches a wrong variant", "[vk][model]") {
+  const auto& g = golden();
+  gpu::Plan plan = gpu::Plan::parse("*=vulkan", &device());
+  std::string report;
+  run_plan(plan, {g.ids.begin(), g.ids.begin() + 20}, {}, true, &report);
+  CHECK_THAT(report, Catch::Contains("rmsnorm") && Catch::Contains("vulkan:rowgroup") && Catch::Contains("rel L2"));
+
+  // A deliberately wrong rmsnorm (1% too large) is caught at its first layer.
+  gpu::Variant wrong = gpu::Registry::get().variant("rmsnorm", "vulkan:rowgroup");
+  wrong.name = "vulkan:wrong";
+  const auto right = wrong.run;
+  wrong.run = [right](gpu::VariantCtx& c, gpu::OpArgs& a) {
+    right(c, a);
+    Tensor y = a.t.at("y").clone();
+    y.f32_mut() *= 1.01f;
+    a.set("y", y);
+  };
+  plan.set("rmsnorm", &wrong);
+  gpu::PlanExecutor ex(plan, &device(), {}, true);
+  run_with(ex, g.w, {g.ids.begin(), g.ids.begin() + 20}, {});
+  const auto& st = ex.validation().at("rmsnorm");
+  CHECK(st.max_rel_l2 > 5e-3);
+  CHECK(st.worst_layer >= -1);
+  CHECK_THAT(ex.validation_report(), Catch::Contains("vulkan:wrong"));
+  CHECK(ex.validation().at("matmul").max_rel_l2 < 1e-5);  // each op is measured on its own inputs
+  require_no_validation_messages();
+}
+
+TEST_CASE("vk model: a per-token variant in prefill is reported as a fallback", "[vk][model]") {
+  gpu::Plan plan = gpu::Plan::parse("*=vulkan", &device());
+  gpu::Variant slow = gpu::Registry::get().variant("ssm_scan", "reference");
+  slow.name = "reference:per_token_test";
+  slow.per_token = true;
+  plan.set("ssm_scan", &slow);
+  gpu::PlanExecutor ex(plan, &device());
+  RunOptions o;
+  o.decode_from = 6;
+  run_with(ex, golden().w, {golden().ids.begin(), golden().ids.begin() + 8}, o);
+  CHECK(ex.prefill_fallback());
+  CHECK_THAT(ex.usage_report(), Catch::Contains("PER-TOKEN FALLBACK in prefill") && Catch::Contains("ssm_scan"));
+}
+
+TEST_CASE("vk model: plan errors are one-line and name the valid choices", "[vk][plan]") {
+  CHECK_THROWS_WITH(gpu::Plan::parse("nope=vulkan", &device()), Catch::Contains("unknown op 'nope'") && Catch::Contains("matmul"));
+  CHECK_THROWS_WITH(gpu::Plan::parse("matmul=vulkan:nope", &device()),
+                    Catch::Contains("unknown variant 'vulkan:nope'") && Catch::Contains("vulkan:tiled"));
+  CHECK_THROWS_WITH(gpu::Plan::parse("matmul", &device()), Catch::Contains("not op=variant"));
+  CHECK_THROWS_WITH(gpu::Plan::parse("*=cuda", &device()), Catch::Contains("no op has"));
+  CHECK_THROWS_WITH(gpu::Plan::parse("matmul=vulkan:tiled", nullptr), Catch::Contains("no Vulkan device"));
+  const gpu::Plan p = gpu::Plan::parse("*=vulkan, matmul=vulkan:tiled,lm_head=reference", &device());
+  CHECK(p.variant("matmul").name == "vulkan:tiled");
+  CHECK(p.variant("lm_head").name == "reference");
+  CHECK(p.variant("rmsnorm").family == "vulkan");
+  CHECK(gpu::Plan::needs_device("*=vulkan"));
+  CHECK(!gpu::Plan::needs_device("matmul=reference"));
+}

@@ -1,0 +1,91 @@
+// Checking a variant against the reference on identical inputs: the shared machinery of every per-op
+// GPU test (and the model of validate mode). Inputs are fresh random data, never zeros.
+#pragma once
+#include <catch2/catch.hpp>
+
+#include "gpu/ops/registry.h"
+#include "test_util.h"
+
+namespace hl::test {
+
+// One Vulkan device for the whole test binary (validation layers on through HYBRIDLAB_VALIDATION=1).
+inline gpu::Device& device() {
+  static gpu::Device d;
+  return d;
+}
+
+// Fails the current test if the validation layers said anything since the last call.
+inline void require_no_validation_messages() {
+  auto& ctx = device().ctx();
+  const auto msgs = ctx.validation_messages();
+  ctx.clear_validation_messages();
+  INFO((msgs.empty() ? std::string() : msgs.front()));
+  REQUIRE(msgs.empty());
+}
+
+struct OutputError {
+  double rel_l2 = 0, max_abs = 0;
+  int64_t mismatched = 0;  // integer outputs
+  bool finite = true;
+};
+
+// Runs `variant` of `op` and the reference on copies of the same OpArgs; compares every output and state
+// (states of an op with a kv_len parameter: only rows [0, kv_len + T)). Returns errors by name.
+inline std::map<std::string, OutputError> compare_with_reference(const std::string& op, const std::string& variant,
+                                                                 const gpu::OpArgs& args) {
+  const auto& reg = gpu::Registry::get();
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  gpu::OpArgs got = args, want = args;
+  for (auto& [n, t] : got.t) t = t.clone();
+  for (auto& [n, t] : want.t) t = t.clone();
+  reg.variant(op, variant).run(ctx, got);
+  reg.variant(op, "reference").run(ctx, want);
+  const gpu::OpDef& def = reg.op(op);
+  std::vector<std::string> names = def.outputs;
+  names.insert(names.end(), def.states.begin(), def.states.end());
+  const int64_t rows = args.p.count("kv_len") ? args.iparam("kv_len") + args.in("q").rows() : -1;
+  std::map<std::string, OutputError> out;
+  for (auto& n : names) {
+    const Tensor &g = got.t.at(n), &w = want.t.at(n);
+    REQUIRE(g.rows() == w.rows());
+    REQUIRE(g.cols() == w.cols());
+    const int64_t r = rows < 0 || def.outputs.end() != std::find(def.outputs.begin(), def.outputs.end(), n) ? g.rows() : rows;
+    OutputError e;
+    if (g.type() == Tensor::Type::I32) {
+      e.mismatched = (g.i32().topRows(r).array() != w.i32().topRows(r).array()).count();
+    } else {
+      const Mat<float> gm = g.f32().topRows(r), wm = w.f32().topRows(r);
+      REQUIRE(wm.cwiseAbs().maxCoeff() > 0);  // a comparison against all zeros proves nothing
+      e.finite = gm.allFinite();
+      e.rel_l2 = rel_l2(gm, wm);
+      e.max_abs = max_abs(gm, wm);
+    }
+    out[n] = e;
+  }
+  require_no_validation_messages();
+  return out;
+}
+
+// Every output within `tol` relative L2 (and every integer output identical).
+inline void require_close(const std::string& op, const std::string& variant, const gpu::OpArgs& args, double tol) {
+  for (auto& [name, e] : compare_with_reference(op, variant, args)) {
+    INFO(op << " " << variant << " output '" << name << "': rel L2 " << e.rel_l2 << ", max abs " << e.max_abs);
+    CHECK(e.finite);
+    CHECK(e.rel_l2 <= tol);
+    CHECK(e.mismatched == 0);
+  }
+}
+
+// Weights for OpArgs from host matrices.
+inline WeightRef weight(const std::string& name, Mat<float> m) { return whole(host_source(name, std::move(m))); }
+
+// Every Vulkan variant of an op.
+inline std::vector<std::string> vulkan_variants(const std::string& op) {
+  std::vector<std::string> v;
+  for (auto* x : gpu::Registry::get().variants(op))
+    if (x->family == "vulkan") v.push_back(x->name);
+  return v;
+}
+
+}  // namespace hl::test
