@@ -4,6 +4,8 @@
 
 #include <bit>
 
+#include "common.h"
+
 namespace hl::gpu {
 
 // Free buffers by size class (powers of two, at least 256 bytes), each kind separately.
@@ -111,6 +113,30 @@ void Device::download(const BufferPtr& src, void* data, size_t bytes, size_t src
   std::memcpy(data, staging->mapped(), bytes);
   stats_.download_bytes += bytes;
   ++stats_.downloads;
+}
+
+uint32_t Device::timestamp() {
+  constexpr uint32_t kQueries = 4096;
+  if (!timestamps_) timestamps_ = std::make_unique<vk::TimestampPool>(*ctx_, kQueries);
+  const uint32_t q = next_query_;
+  next_query_ = (next_query_ + 1) % kQueries;
+  stream().reset_timestamps(*timestamps_, q, 1);
+  stream().write_timestamp(*timestamps_, q);
+  return q;
+}
+
+double Device::elapsed_ns(uint32_t a, uint32_t b) const {
+  if (!timestamps_) fail("no timestamps were recorded");
+  return timestamps_->elapsed_ns(a, b);
+}
+
+double Device::time_ns(const std::function<void()>& record) {
+  sync();
+  const uint32_t a = timestamp();
+  record();
+  const uint32_t b = timestamp();
+  sync();
+  return elapsed_ns(a, b);
 }
 
 void Device::sync() {

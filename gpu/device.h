@@ -2,6 +2,7 @@
 // into one command list; it is submitted only when the host needs a result (a download) or at sync().
 // Buffers come from a size-class pool and stay alive until the commands that use them have run.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -50,6 +51,13 @@ class Device {
   void download(const BufferPtr& src, void* data, size_t bytes, size_t src_offset = 0);  // syncs first
 
   void sync();  // submits what is recorded and waits
+
+  // GPU time of what record() adds to the stream, from timestamp queries (syncs before and after).
+  double time_ns(const std::function<void()>& record);
+  // A timestamp recorded into the stream now; elapsed_ns(a, b) is valid after the next sync().
+  // Query slots are reused cyclically (4096 of them): read results before that many more timestamps.
+  uint32_t timestamp();
+  double elapsed_ns(uint32_t a, uint32_t b) const;
   const DeviceStats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }
 
@@ -61,6 +69,8 @@ class Device {
   std::unique_ptr<vk::Context> ctx_;
   std::unique_ptr<vk::CommandList> stream_;
   std::vector<BufferPtr> held_;  // referenced by recorded commands
+  std::unique_ptr<vk::TimestampPool> timestamps_;
+  uint32_t next_query_ = 0;
   std::map<std::string, std::unique_ptr<vk::Pipeline>> pipelines_;
   struct Pool;
   std::shared_ptr<Pool> pool_;

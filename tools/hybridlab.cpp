@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "experiments/harness.h"
 #include "gpu/plan_executor.h"
 #include "io/safetensors.h"
 #include "model/runner.h"
@@ -195,6 +196,18 @@ int main(int argc, char** argv) {
 
   app.add_subcommand("devices", "list the Vulkan devices");
 
+  auto* expc = app.add_subcommand("experiment", "run an experiment: every variant of its ops, checked and timed; writes reports/");
+  std::string exp_name;
+  exp::Options eo;
+  expc->add_option("name", exp_name, "experiment name (see `hybridlab experiments`)")->required();
+  expc->add_flag("--quick", eo.quick, "small shapes (the default on a CPU Vulkan device)");
+  expc->add_flag("--full", eo.full, "the model's full shapes even on a CPU Vulkan device");
+  expc->add_option("--device", eo.device, "Vulkan device: index or name substring");
+  expc->add_option("--variant", eo.only_variant, "run only this variant (and the reference)");
+  expc->add_option("--runs", eo.runs, "timed runs per variant (median reported; at least 20 for reports)");
+  expc->add_option("--out", eo.out_dir, "report directory (default reports)");
+  app.add_subcommand("experiments", "list the experiments");
+
   auto* info = app.add_subcommand("info", "print a model's config");
   ModelArgs iargs;
   info->add_option("--model", iargs.model, "HF checkpoint directory");
@@ -221,6 +234,16 @@ int main(int argc, char** argv) {
     }
     if (*ops) return cmd_ops(ops_device);
     if (app.got_subcommand("devices")) return cmd_devices();
+    if (*expc) {
+      const auto report = exp::run_experiment(exp_name, eo);
+      const int failures = report.value("failures", 0);
+      if (failures) fail("{}: {} variant runs failed their numerics check (see the report)", exp_name, failures);
+      return 0;
+    }
+    if (app.got_subcommand("experiments")) {
+      for (auto& e : exp::experiments()) std::printf("%-10s %s\n", e.name.c_str(), e.description.c_str());
+      return 0;
+    }
     if (*info) {
       if (iargs.model.empty() == iargs.preset.empty()) fail("give exactly one of --model PATH or --preset NAME");
       const ModelConfig c =

@@ -82,6 +82,10 @@ uint32_t DeviceProfile::get(std::string_view key, uint32_t fallback) const {
   return it == values_.end() ? fallback : it->second;
 }
 
+void DeviceProfile::erase(std::string_view key) {
+  if (auto it = values_.find(key); it != values_.end()) values_.erase(it);
+}
+
 void DeviceProfile::set(std::string_view key, uint32_t value) { values_.insert_or_assign(std::string(key), value); }
 
 void DeviceProfile::apply_overrides(std::string_view spec) {

@@ -21,6 +21,7 @@ class DeviceProfile {
   const std::string& name() const { return name_; }
   uint32_t get(std::string_view key, uint32_t fallback) const;
   void set(std::string_view key, uint32_t value);
+  void erase(std::string_view key);  // back to the kernel's own fallback
   // Applies "key=value,key=value" (decimal or 0x hex), as in env HYBRIDLAB_TUNE; Error when malformed.
   void apply_overrides(std::string_view spec);
   const std::map<std::string, uint32_t, std::less<>>& values() const { return values_; }

@@ -29,6 +29,8 @@ template <class V> class WeightCache {
       return it->second.value;
     }
     auto value = std::make_shared<const V>(make());
+    // The entry pins its source: a freed source's address could otherwise be reused by a new one and
+    // hit this entry.
     while (used_ + bytes > budget_ && !lru_.empty()) {
       auto& victim = map_.at(lru_.back());
       used_ -= victim.bytes;
@@ -37,7 +39,7 @@ template <class V> class WeightCache {
     }
     if (bytes <= budget_) {
       lru_.push_front(key);
-      map_.emplace(key, Entry{value, bytes, lru_.begin()});
+      map_.emplace(key, Entry{value, w.src, bytes, lru_.begin()});
       used_ += bytes;
     }
     return value;
@@ -50,6 +52,7 @@ template <class V> class WeightCache {
   using Key = std::tuple<const void*, int64_t, int64_t, int>;
   struct Entry {
     std::shared_ptr<const V> value;
+    std::shared_ptr<const TensorSource> src;
     size_t bytes;
     typename std::list<Key>::iterator pos;
   };

@@ -1,0 +1,21 @@
+// Every experiment, one line each. Adding one: experiments/<name>.cpp defining <name>_experiment().
+#include "experiments/harness.h"
+
+namespace hl::exp {
+
+Experiment bandwidth_experiment();
+Experiment norms_experiment();
+Experiment matmul_experiment();
+Experiment ssm_conv_experiment();
+Experiment ssm_scan_experiment();
+Experiment attention_experiment();
+Experiment moe_experiment();
+
+const std::vector<Experiment>& experiments() {
+  static const std::vector<Experiment> all{bandwidth_experiment(), norms_experiment(),     matmul_experiment(),
+                                           ssm_conv_experiment(),  ssm_scan_experiment(),  attention_experiment(),
+                                           moe_experiment()};
+  return all;
+}
+
+}  // namespace hl::exp

@@ -1,0 +1,70 @@
+// bandwidth: the device's measured ceilings, the roofline every other report divides by.
+// read: one pass over a large buffer (bytes = size); copy: size read + size written; f32 FMA peak.
+// Buffers are far larger than any cache (1 GiB; QUICK: 64 MiB). Median of 20 timed runs after warm-up.
+#include "experiments/harness.h"
+
+namespace hl::exp {
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void run(Context& cx, nlohmann::json& report) {
+  gpu::Device& d = cx.dev;
+  const size_t bytes = size_t(cx.quick ? 64 : 1024) << 20;
+  const uint32_t n = uint32_t(bytes / 16), wg = 256;
+  const uint32_t groups = std::min<uint32_t>(n / wg, d.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? 64 : 8192);
+  gpu::BufferPtr src = d.alloc(bytes), dst = d.alloc(bytes), partial = d.alloc(size_t(groups) * 4);
+  // Fill the source (non-zero) with the copy kernel's help: one upload of 1 MiB, then doubling copies.
+  {
+    std::vector<float> chunk(1 << 18);
+    for (size_t i = 0; i < chunk.size(); ++i) chunk[i] = float(i % 1000) * 1e-3f + 0.5f;
+    d.upload(src, chunk.data(), chunk.size() * 4);
+    for (size_t have = chunk.size() * 4; have < bytes; have *= 2) d.copy(src, src, std::min(have, bytes - have), 0, have);
+    d.sync();
+  }
+  struct Push {
+    uint32_t n, groups;
+  } pc{n, groups};
+  const auto& rd = d.pipeline("bw_read", {{0, wg}}, 2, sizeof pc);
+  const auto& cp = d.pipeline("bw_copy", {{0, wg}}, 2, sizeof pc);
+  auto time = [&](auto&& rec) {
+    for (int i = 0; i < 3; ++i) d.time_ns(rec);
+    std::vector<double> ns;
+    for (int i = 0; i < cx.opt.runs; ++i) ns.push_back(d.time_ns(rec));
+    return median_of(ns);
+  };
+  const double t_read = time([&] { d.dispatch(rd, {src, partial}, pc, groups); });
+  const double t_copy = time([&] { d.dispatch(cp, {src, dst}, pc, groups); });
+  // Compute: enough invocations to fill any GPU, enough rounds to dwarf launch cost.
+  const uint32_t fma_groups = d.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? 64 : 16384;
+  struct Fma {
+    uint32_t iters;
+    float a, b;
+  } fp{cx.quick ? 512u : 4096u, 0.999f, 0.001f};
+  gpu::BufferPtr sink = d.alloc(size_t(fma_groups) * wg * 4);
+  const auto& fm = d.pipeline("peak_fma", {{0, wg}}, 1, sizeof fp);
+  const double t_fma = time([&] { d.dispatch(fm, {sink}, fp, fma_groups); });
+  const double flops = double(fma_groups) * wg * fp.iters * 16;
+
+  const double read = double(bytes) / t_read, copy = 2.0 * double(bytes) / t_copy, tflops = flops / t_fma * 1e-3;
+  report["ceilings"] = {{"read_GBps", read}, {"copy_GBps", copy}, {"f32_TFLOPs", tflops},
+                        {"buffer_MiB", bytes >> 20}, {"method", "median of timestamped runs after warm-up; copy counts bytes read + written"}};
+  report["cases"] = nlohmann::json::array(
+      {{{"label", "read"}, {"bytes", double(bytes)}, {"time_us", t_read * 1e-3}, {"GBps", read}},
+       {{"label", "copy"}, {"bytes", 2.0 * double(bytes)}, {"time_us", t_copy * 1e-3}, {"GBps", copy}},
+       {{"label", "f32 fma"}, {"flops", flops}, {"time_us", t_fma * 1e-3}, {"TFLOPs", tflops}}});
+  std::printf("%s: read %.1f GB/s, copy %.1f GB/s (read + write), f32 FMA %.2f TFLOP/s (%zu MiB buffers)\n",
+              d.info().name.c_str(), read, copy, tflops, bytes >> 20);
+}
+
+}  // namespace
+
+Experiment bandwidth_experiment() {
+  return {"bandwidth", "measured read and copy bandwidth and f32 FMA rate: the roofline of every other report", {}, run};
+}
+
+}  // namespace hl::exp

@@ -1,0 +1,379 @@
+#include "experiments/harness.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <omp.h>
+
+namespace hl::exp {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+Mat<float> randn(std::mt19937_64& g, int64_t rows, int64_t cols, double std, double mean) {
+  std::normal_distribution<float> d{float(mean), float(std)};
+  Mat<float> m(rows, cols);
+  for (int64_t i = 0; i < m.size(); ++i) m.data()[i] = d(g);
+  return m;
+}
+
+WeightRef weight(const std::string& name, Mat<float> m) { return whole(host_source(name, std::move(m))); }
+
+std::string git_commit() {
+  std::string out;
+  if (FILE* p = popen("git rev-parse --short HEAD 2>/dev/null && git status --porcelain --untracked-files=no 2>/dev/null | head -1", "r")) {
+    char buf[256];
+    while (fgets(buf, sizeof buf, p)) out += buf;
+    pclose(p);
+  }
+  const auto nl = out.find('\n');
+  if (nl == std::string::npos) return "unknown";
+  return out.substr(0, nl) + (out.size() > nl + 1 ? "-dirty" : "");
+}
+
+json device_json(const gpu::Device& dev) {
+  const auto& i = dev.info();
+  return {{"name", i.name},       {"slug", vk::device_slug(i.name)}, {"driver", i.driver_name},
+          {"driver_info", i.driver_info}, {"vulkan", i.api_version_string()}, {"type", i.type_name()},
+          {"profile", dev.profile().name()}, {"subgroup_size", i.subgroup_size},
+          {"shared_memory", i.max_shared_memory}, {"cooperative_matrix", i.cooperative_matrix}};
+}
+
+static std::string now_iso() {
+  const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+static std::string root_path(const std::string& rel) {
+  if (const char* r = std::getenv("HYBRIDLAB_ROOT")) return std::string(r) + "/" + rel;
+  return rel;
+}
+
+// Debian's python3 (where python3-matplotlib lives) unless HYBRIDLAB_PYTHON says otherwise.
+static std::string python() {
+  if (const char* p = std::getenv("HYBRIDLAB_PYTHON")) return p;
+  return fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+}
+
+const Experiment& experiment(const std::string& name) {
+  std::string names;
+  for (auto& e : experiments()) {
+    if (e.name == name) return e;
+    names += (names.empty() ? "" : ", ") + e.name;
+  }
+  fail("unknown experiment '{}' (experiments: {})", name, names);
+}
+
+static std::string report_dir(const gpu::Device& dev, const Options& opt) {
+  return opt.out_dir + "/" + vk::device_slug(dev.info().name);
+}
+
+Ceilings load_or_measure_ceilings(gpu::Device& dev, const Options& opt) {
+  const std::string path = report_dir(dev, opt) + "/bandwidth.json";
+  if (!fs::exists(path)) {
+    std::fprintf(stderr, "experiment: no %s yet: measuring the bandwidth ceilings first\n", path.c_str());
+    Options o = opt;
+    o.only_variant.clear();
+    run_experiment("bandwidth", o);
+  }
+  std::ifstream f(path);
+  json j = json::parse(f);
+  Ceilings c;
+  c.read_gbps = j.at("ceilings").at("read_GBps");
+  c.copy_gbps = j.at("ceilings").at("copy_GBps");
+  c.f32_tflops = j.at("ceilings").at("f32_TFLOPs");
+  c.source = fmt::format("bandwidth experiment of {} (commit {})", j.value("date", "?"), j.value("commit", "?"));
+  return c;
+}
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
+}
+
+gpu::OpArgs clone_args(const gpu::OpArgs& a) {
+  gpu::OpArgs c = a;
+  for (auto& [n, t] : c.t) t = t.clone();
+  return c;
+}
+
+// Error of every output and state of `got` against `want`.
+json compare(const gpu::OpDef& def, const gpu::OpArgs& args, const gpu::OpArgs& got, const gpu::OpArgs& want,
+             double* worst_rel) {
+  json errs = json::object();
+  const int64_t rows = args.p.count("kv_len") ? args.iparam("kv_len") + args.in("q").rows() : -1;
+  std::vector<std::string> names = def.outputs;
+  names.insert(names.end(), def.states.begin(), def.states.end());
+  *worst_rel = 0;
+  for (auto& n : names) {
+    const Tensor &g = got.t.at(n), &w = want.t.at(n);
+    const bool is_state = std::find(def.states.begin(), def.states.end(), n) != def.states.end();
+    const int64_t r = is_state && rows >= 0 ? rows : g.rows();
+    if (g.type() == Tensor::Type::I32) {
+      const int64_t bad = (g.i32().topRows(r).array() != w.i32().topRows(r).array()).count();
+      errs[n] = {{"mismatched", bad}, {"of", r * g.cols()}};
+      if (bad) *worst_rel = std::max(*worst_rel, 1.0);
+      continue;
+    }
+    const Mat<float> gm = g.f32().topRows(r), wm = w.f32().topRows(r);
+    if (!gm.allFinite()) {
+      errs[n] = {{"nonfinite", gm.size() - gm.array().isFinite().count()}};
+      *worst_rel = INFINITY;
+      continue;
+    }
+    const double rel = rel_l2(gm, wm), mx = gm.size() ? max_abs(gm, wm) : 0;
+    errs[n] = {{"rel_l2", rel}, {"max_abs", mx}};
+    *worst_rel = std::max(*worst_rel, rel);
+  }
+  return errs;
+}
+
+// The sweep keys that apply to a variant: "op.<suffix>.param" for variant "family:<suffix>", or "op.param".
+std::vector<std::pair<std::string, std::vector<uint32_t>>> sweeps_for(const Part& p, const gpu::Variant& v) {
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> out;
+  const std::string suffix = v.name.substr(v.name.find(':') + 1);
+  for (auto& [key, values] : p.sweeps) {
+    const std::string rest = key.substr(p.op.size() + 1);
+    const auto dot = rest.find('.');
+    if (key.rfind(p.op + ".", 0) != 0) continue;
+    if (dot == std::string::npos || rest.substr(0, dot) == suffix) out.emplace_back(key, values);
+  }
+  return out;
+}
+
+struct ScopedTune {  // device profile overrides for one sweep point, restored afterwards
+  vk::DeviceProfile& prof;
+  std::map<std::string, uint32_t> saved;
+  std::vector<std::string> added;
+  ScopedTune(vk::DeviceProfile& p, const std::map<std::string, uint32_t>& set) : prof(p) {
+    for (auto& [k, v] : set) {
+      if (p.values().count(k)) saved[k] = p.values().at(k);
+      else added.push_back(k);
+      p.set(k, v);
+    }
+  }
+  ~ScopedTune() {
+    for (auto& [k, v] : saved) prof.set(k, v);
+    for (auto& k : added) prof.erase(k);
+  }
+};
+
+json roofline(const Cost& c, double seconds, const Ceilings& ceil, const Projection& proj, const std::string& prec, bool on_gpu) {
+  json r;
+  r["GBps"] = c.bytes / seconds / 1e9;
+  r["TFLOPs"] = c.flops / seconds / 1e12;
+  if (!on_gpu) return r;
+  const double peak_flops = (prec == "f16" ? ceil.f32_tflops * 4 : ceil.f32_tflops) * 1e12;  // f16: see bandwidth.md
+  const double t_mem = c.bytes / (ceil.read_gbps * 1e9), t_cmp = peak_flops > 0 ? c.flops / peak_flops : 0;
+  const double floor = std::max(t_mem, t_cmp);
+  r["bound"] = t_mem >= t_cmp ? "memory" : "compute";
+  r["roofline_us"] = floor * 1e6;
+  r["fraction_of_ceiling"] = floor / seconds;
+  const double rdna_floor = std::max(c.bytes / (proj.gbps * 1e9), c.flops / ((prec == "f16" ? proj.f16_tflops : proj.f32_tflops) * 1e12));
+  r["rdna4_floor_us"] = rdna_floor * 1e6;
+  r["rdna4_projected_us"] = rdna_floor / (floor / seconds) * 1e6;  // the same fraction of the R9700's roofline
+  return r;
+}
+
+json peers_for(const std::string& experiment, const std::string& op, const std::string& label, const std::string& slug) {
+  static const json anchors = [] {
+    std::ifstream f(root_path("experiments/anchors.json"));
+    return f ? json::parse(f) : json::object();
+  }();
+  json out = json::array();
+  for (auto& p : anchors.value("peers", json::array()))
+    if (p.value("experiment", "") == experiment && p.value("case", "") == label && p.value("device", "") == slug &&
+        p.value("op", op) == op)
+      out.push_back(p);
+  return out;
+}
+
+void run_part(Context& cx, const std::string& exp_name, const Part& part, json& report, int* failures) {
+  const auto& reg = gpu::Registry::get();
+  const gpu::OpDef& def = reg.op(part.op);
+  const std::string slug = vk::device_slug(cx.dev.info().name);
+  const Projection proj;
+  gpu::WeightStore host_ws(nullptr), dev_ws(&cx.dev);
+  gpu::VariantCtx host_ctx{nullptr, &host_ws}, dev_ctx{&cx.dev, &dev_ws};
+  std::vector<const gpu::Variant*> variants;
+  for (auto* v : reg.variants(part.op)) {
+    const bool listed = part.variants.empty() || std::count(part.variants.begin(), part.variants.end(), v->name);
+    const bool chosen = cx.opt.only_variant.empty() || v->name == cx.opt.only_variant || v->family == "reference";
+    if (listed && chosen) variants.push_back(v);
+  }
+  uint64_t seed = 1;
+  for (const Case& c : part.cases) {
+    std::mt19937_64 rng(std::hash<std::string>{}(part.op + c.label) ^ seed++);
+    json jc = {{"op", part.op}, {"label", c.label}, {"shape", c.shape}, {"bytes", c.cost.bytes}, {"flops", c.cost.flops},
+               {"results", json::array()}, {"peers", peers_for(exp_name, part.op, c.label, slug)}};
+    const gpu::OpArgs inputs = c.inputs(rng);
+    // The reference: the truth for this case, and its CPU time.
+    gpu::OpArgs want = clone_args(inputs);
+    const auto& refv = reg.variant(part.op, "reference");
+    std::vector<double> ref_times;
+    for (int i = 0; i < 3; ++i) {
+      gpu::OpArgs a = i == 0 ? gpu::OpArgs() : clone_args(inputs);
+      gpu::OpArgs& use = i == 0 ? want : a;
+      const auto t0 = Clock::now();
+      refv.run(host_ctx, use);
+      ref_times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+      if (ref_times.back() > 2.0) break;  // slow cases: one or two runs are enough
+    }
+    for (const gpu::Variant* v : variants) {
+      if (v->family == "reference") {
+        const double s = median(ref_times);
+        json r = {{"variant", v->name}, {"status", "reference"}, {"where", fmt::format("CPU, {} threads", omp_get_max_threads())},
+                  {"time_us", {{"median", s * 1e6}, {"min", *std::min_element(ref_times.begin(), ref_times.end()) * 1e6},
+                               {"max", *std::max_element(ref_times.begin(), ref_times.end()) * 1e6}, {"runs", ref_times.size()}}}};
+        r.update(roofline(c.cost, s, cx.ceil, proj, part.flops_precision, false));
+        jc["results"].push_back(r);
+        continue;
+      }
+      if (auto why = reg.availability(*v, &cx.dev); !why.empty()) {
+        jc["results"].push_back({{"variant", v->name}, {"status", "unavailable"}, {"why", why}});
+        std::fprintf(stderr, "  %-10s %-28s unavailable: %s\n", c.label.c_str(), v->name.c_str(), why.c_str());
+        continue;
+      }
+      // Sweep points: the cartesian product of the variant's sweeps (one empty point if none).
+      std::vector<std::map<std::string, uint32_t>> points{c.tune};
+      for (auto& [key, values] : sweeps_for(part, *v)) {
+        std::vector<std::map<std::string, uint32_t>> next;
+        for (auto& p : points)
+          for (uint32_t val : values) {
+            auto q = p;
+            q[key] = val;
+            next.push_back(q);
+          }
+        points = next;
+      }
+      for (auto& point : points) {
+        ScopedTune tune(cx.dev.ctx().profile(), point);
+        json r = {{"variant", v->name}, {"params", point}, {"where", "GPU"}};
+        std::string err_text;
+        try {
+          gpu::OpArgs got = clone_args(inputs);
+          v->run(dev_ctx, got);
+          double worst = 0;
+          r["errors"] = compare(def, inputs, got, want, &worst);
+          r["rel_l2"] = worst;
+          r["status"] = worst <= part.tolerance ? "pass" : "fail";
+        } catch (const std::exception& e) {
+          r["status"] = "error";
+          r["why"] = e.what();
+          err_text = e.what();
+        }
+        if (r["status"] != "pass") {
+          ++*failures;
+          jc["results"].push_back(r);
+          std::fprintf(stderr, "  %-10s %-28s %s %s\n", c.label.c_str(), v->name.c_str(), r["status"].get<std::string>().c_str(),
+                       err_text.empty() ? fmt::format("(rel L2 {:.3e} > tolerance {:.1e})", r["rel_l2"].get<double>(), part.tolerance).c_str()
+                                        : err_text.c_str());
+          continue;
+        }
+        // Timing: inputs rotated so that repeated runs do not just hit the cache (L2: 60 MB on the H200).
+        const double cache_bytes = 64.0 * (1 << 20);
+        const int rot = int(std::clamp(std::ceil(2 * cache_bytes / std::max(c.cost.bytes, 1.0)), 1.0, 8.0));
+        std::vector<gpu::OpArgs> sets{clone_args(inputs)};
+        for (int i = 1; i < rot; ++i) sets.push_back(c.inputs(rng));
+        for (auto& s : sets) cx.dev.time_ns([&] { v->run(dev_ctx, s); });  // warm-up: uploads, pipelines
+        std::vector<double> ns;
+        for (int i = 0; i < cx.opt.runs; ++i) ns.push_back(cx.dev.time_ns([&] { v->run(dev_ctx, sets[size_t(i % rot)]); }));
+        const double s = median(ns) * 1e-9;
+        r["time_us"] = {{"median", s * 1e6}, {"min", *std::min_element(ns.begin(), ns.end()) * 1e-3},
+                        {"max", *std::max_element(ns.begin(), ns.end()) * 1e-3}, {"runs", ns.size()}, {"rotated_inputs", rot}};
+        r.update(roofline(c.cost, s, cx.ceil, proj, part.flops_precision, true));
+        jc["results"].push_back(r);
+        std::string params;
+        for (auto& [k, val] : point) params += fmt::format(" {}={}", k.substr(k.rfind('.') + 1), val);
+        std::fprintf(stderr, "  %-10s %-28s %10.2f us  %8.1f GB/s  %7.3f TFLOP/s  %5.1f%% of roofline  rel L2 %.1e%s\n",
+                     c.label.c_str(), v->name.c_str(), s * 1e6, r["GBps"].get<double>(), r["TFLOPs"].get<double>(),
+                     100 * r["fraction_of_ceiling"].get<double>(), r["rel_l2"].get<double>(), params.c_str());
+      }
+    }
+    report["cases"].push_back(jc);
+  }
+}
+
+void print_summary(const json& report) {
+  std::printf("\n%s on %s (%s): best variant per case\n", report["experiment"].get<std::string>().c_str(),
+              report["device"]["name"].get<std::string>().c_str(), report["quick"].get<bool>() ? "QUICK shapes" : "full shapes");
+  std::printf("%-14s %-12s %-28s %12s %10s %9s %s\n", "op", "case", "best variant", "time (us)", "GB/s", "roofline", "failing");
+  for (auto& c : report["cases"]) {
+    const json* best = nullptr;
+    std::string failing;
+    for (auto& r : c["results"]) {
+      if (r["status"] == "pass" && (!best || r["time_us"]["median"] < (*best)["time_us"]["median"])) best = &r;
+      if (r["status"] == "fail" || r["status"] == "error") failing += r["variant"].get<std::string>() + " ";
+    }
+    if (best)
+      std::printf("%-14s %-12s %-28s %12.2f %10.1f %8.1f%% %s\n", c.value("op", "").c_str(), c["label"].get<std::string>().c_str(),
+                  (*best)["variant"].get<std::string>().c_str(), (*best)["time_us"]["median"].get<double>(),
+                  (*best)["GBps"].get<double>(), 100 * (*best)["fraction_of_ceiling"].get<double>(), failing.c_str());
+    else
+      std::printf("%-14s %-12s %-28s %12s %10s %9s %s\n", c.value("op", "").c_str(), c["label"].get<std::string>().c_str(), "-", "-", "-",
+                  "-", failing.c_str());
+  }
+}
+
+}  // namespace
+
+void write_report(const json& report, const Options& opt) {
+  const std::string dir = opt.out_dir + "/" + report["device"]["slug"].get<std::string>();
+  fs::create_directories(dir);
+  const std::string path = dir + "/" + report["experiment"].get<std::string>() + ".json";
+  std::ofstream(path) << report.dump(1) << "\n";
+  const std::string cmd = fmt::format("{} '{}' '{}'", python(), root_path("scripts/report.py"), path);
+  if (std::system(cmd.c_str()) != 0) fail("writing the markdown report failed: {}", cmd);
+  std::fprintf(stderr, "experiment: wrote %s and %s\n", path.c_str(), (path.substr(0, path.size() - 5) + ".md").c_str());
+}
+
+json run_experiment(const std::string& name, const Options& opt) {
+  const Experiment& e = experiment(name);
+  gpu::Device dev(vk::ContextOptions{.device = opt.device});
+  const bool cpu_device = dev.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  Context cx{dev, opt, {}, opt.quick || (cpu_device && !opt.full)};
+  if (name != "bandwidth") cx.ceil = load_or_measure_ceilings(dev, opt);
+  json report = {{"schema", "hybridlab.experiment/1"},
+                 {"experiment", e.name},
+                 {"description", e.description},
+                 {"device", device_json(dev)},
+                 {"host", {{"threads", omp_get_max_threads()}, {"hardware_threads", std::thread::hardware_concurrency()}}},
+                 {"commit", git_commit()},
+                 {"date", now_iso()},
+                 {"quick", cx.quick},
+                 {"runs", opt.runs},
+                 {"cases", json::array()}};
+  const Projection proj;
+  report["projection"] = {{"device", proj.device}, {"GBps", proj.gbps}, {"f32_TFLOPs", proj.f32_tflops}, {"f16_TFLOPs", proj.f16_tflops},
+                          {"method", "rdna4_projected_us = max(bytes / 640 GB/s, flops / peak) divided by the fraction of this "
+                                     "device's roofline the variant reached here: a projection, not a measurement"}};
+  std::fprintf(stderr, "experiment %s on %s (%s shapes)\n", e.name.c_str(), dev.info().name.c_str(), cx.quick ? "QUICK" : "full");
+  int failures = 0;
+  if (e.custom) {
+    e.custom(cx, report);
+  } else {
+    report["ceilings"] = {{"read_GBps", cx.ceil.read_gbps}, {"copy_GBps", cx.ceil.copy_gbps}, {"f32_TFLOPs", cx.ceil.f32_tflops},
+                          {"source", cx.ceil.source}};
+    for (const Part& p : e.parts(cx)) {
+      report["tolerances"][p.op] = p.tolerance;
+      run_part(cx, e.name, p, report, &failures);
+    }
+  }
+  report["failures"] = failures;
+  write_report(report, opt);
+  if (!e.custom) print_summary(report);
+  if (dev.ctx().validation_message_count())
+    fail("{} Vulkan validation messages (first: {})", dev.ctx().validation_message_count(), dev.ctx().validation_messages().front());
+  return report;
+}
+
+}  // namespace hl::exp

@@ -1,0 +1,94 @@
+// The experiment harness: an experiment declares its cases (shapes), the op and variants they exercise,
+// the bytes and flops each case must move and compute (the napkin math, written once), and a tolerance;
+// the harness draws fresh inputs, computes the reference once, checks every variant against it, times
+// the ones that pass (Vulkan timestamps, warm-up, median of >= 20 runs, inputs rotated past the cache),
+// and writes reports/<device-slug>/<experiment>.{json,md} with the roofline and an RDNA4 projection.
+#pragma once
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpu/ops/registry.h"
+
+namespace hl::exp {
+
+// What a case must move and compute at the least: every input read once, every output written once.
+struct Cost {
+  double bytes = 0, flops = 0;
+};
+
+struct Case {
+  std::string label;                       // "T=1024"
+  std::map<std::string, double> shape;     // named sizes; the first is the x axis of the plots
+  std::function<gpu::OpArgs(std::mt19937_64&)> inputs;  // fresh random inputs (never zeros)
+  Cost cost;
+  std::map<std::string, uint32_t> tune;    // tuning overrides for this case (a sweep point), e.g. chunk
+};
+
+// One op of an experiment: its cases and which variants run (empty: all the op's variants).
+struct Part {
+  std::string op;
+  std::vector<Case> cases;
+  double tolerance = 1e-5;  // relative L2 against the reference; above it the variant is "fail" (not timed)
+  std::vector<std::string> variants;
+  std::string flops_precision = "f32";  // which compute ceiling applies: "f32" or "f16"
+  // Tunables swept for the variants that have them: key -> values (each value is a separate result row).
+  std::map<std::string, std::vector<uint32_t>> sweeps;
+};
+
+struct Options {
+  bool quick = false;  // small shapes (default on a CPU Vulkan device unless full)
+  bool full = false;
+  std::string device;  // selector
+  std::string out_dir = "reports";
+  std::string only_variant;  // run just this variant (and the reference)
+  int runs = 20;
+};
+
+struct Ceilings {
+  double read_gbps = 0, copy_gbps = 0, f32_tflops = 0;
+  std::string source;  // where they came from (the bandwidth report and its date)
+};
+
+// Published rates of the Radeon AI PRO R9700 (RDNA4), for the labelled projection.
+struct Projection {
+  std::string device = "Radeon AI PRO R9700 (RDNA4)";
+  double gbps = 640, f32_tflops = 47.8, f16_tflops = 191;
+};
+
+struct Context {
+  gpu::Device& dev;
+  Options opt;
+  Ceilings ceil;
+  bool quick;
+};
+
+struct Experiment {
+  std::string name, description;
+  // Either parts (op experiments, run by the harness) or a custom body that fills the report's cases.
+  std::function<std::vector<Part>(const Context&)> parts;
+  std::function<void(Context&, nlohmann::json& report)> custom;
+};
+
+const std::vector<Experiment>& experiments();  // experiments/all.cpp
+const Experiment& experiment(const std::string& name);  // one-line error listing the names
+
+// Runs one experiment: terminal progress and summary, then the JSON and markdown reports. Returns the
+// JSON report. Exit status for the command: 0 when every variant passed or was unavailable.
+nlohmann::json run_experiment(const std::string& name, const Options& opt);
+
+// The bandwidth ceilings of this device: reports/<slug>/bandwidth.json, measured first if missing.
+Ceilings load_or_measure_ceilings(gpu::Device& dev, const Options& opt);
+
+// Helpers for experiment files.
+Mat<float> randn(std::mt19937_64& g, int64_t rows, int64_t cols, double std = 1.0, double mean = 0.0);
+WeightRef weight(const std::string& name, Mat<float> m);
+std::string git_commit();  // "abc1234" or "abc1234-dirty"
+nlohmann::json device_json(const gpu::Device& dev);
+void write_report(const nlohmann::json& report, const Options& opt);  // json + md (+ plots)
+
+}  // namespace hl::exp

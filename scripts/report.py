@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Markdown and plots from an experiment's JSON report, and the index across devices.
+
+  report.py reports/<device>/<experiment>.json   -> <experiment>.md and <experiment>-*.png beside it
+  report.py --index reports                      -> reports/README.md
+The JSON schema (hybridlab.experiment/1) is described in reports/SCHEMA.md."""
+import glob
+import json
+import os
+import re
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def fmt(v, spec="{:.3g}"):
+    return "" if v is None else spec.format(v)
+
+
+def series_key(result):
+    params = result.get("params") or {}
+    p = " ".join(f"{k.split('.')[-1]}={v}" for k, v in sorted(params.items()))
+    return result["variant"] + (f" ({p})" if p else "")
+
+
+def x_of(case):
+    shape = case.get("shape") or {}
+    if not shape:
+        return None, None
+    name = next(iter(shape))  # the first named size is the x axis
+    return name, shape[name]
+
+
+def group_of(case, xname):
+    # the label without its "x=value" token, so matmul's shapes get one line each
+    return re.sub(r"\s*\b%s=\S+" % re.escape(xname or "~"), "", case["label"]).strip()
+
+
+def plots(report, base):
+    """time vs the first shape size per op, one line per (variant, params, group); relative error per variant."""
+    out = []
+    ops = []
+    for c in report["cases"]:
+        if c.get("op") and c["op"] not in ops:
+            ops.append(c["op"])
+    for op in ops:
+        cases = [c for c in report["cases"] if c.get("op") == op]
+        lines = {}
+        errors = {}
+        xname = None
+        for c in cases:
+            xname, x = x_of(c)
+            if x is None:
+                continue
+            for r in c["results"]:
+                if r.get("status") not in ("pass", "reference"):
+                    continue
+                key = series_key(r) + (" " + group_of(c, xname) if group_of(c, xname) else "")
+                lines.setdefault(key, []).append((x, r["time_us"]["median"]))
+                if "rel_l2" in r:
+                    errors.setdefault(series_key(r), []).append(max(r["rel_l2"], 1e-12))
+        if not lines:
+            continue
+        fig, ax = plt.subplots(figsize=(8, 4.8))
+        for key, pts in sorted(lines.items()):
+            pts.sort()
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=key, linestyle="--" if key.startswith("reference") else "-")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel(xname)
+        ax.set_ylabel("time (us, median)")
+        ax.set_title(f"{report['experiment']} / {op} on {report['device']['name']}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6, loc="best")
+        name = f"{base}-{op}-time.png"
+        fig.tight_layout()
+        fig.savefig(name, dpi=110)
+        plt.close(fig)
+        out.append((op, "time", os.path.basename(name)))
+        if errors:
+            fig, ax = plt.subplots(figsize=(8, 3.2))
+            keys = sorted(errors)
+            ax.bar(range(len(keys)), [max(errors[k]) for k in keys])
+            ax.set_xticks(range(len(keys)))
+            ax.set_xticklabels(keys, rotation=20, ha="right", fontsize=7)
+            ax.set_yscale("log")
+            ax.set_ylabel("worst relative L2 vs oracle")
+            ax.axhline(report.get("tolerances", {}).get(op, 1e-5), color="red", linestyle=":", label="tolerance")
+            ax.legend(fontsize=7)
+            ax.set_title(f"{op}: error against the reference (worst over cases)")
+            name = f"{base}-{op}-error.png"
+            fig.tight_layout()
+            fig.savefig(name, dpi=110)
+            plt.close(fig)
+            out.append((op, "error", os.path.basename(name)))
+    return out
+
+
+def markdown(report, images):
+    d = report["device"]
+    lines = [f"# {report['experiment']} on {d['name']}", "", report.get("description", ""), ""]
+    lines += [
+        f"- device: **{d['name']}** ({d.get('type', '?')}), driver {d.get('driver', '?')} {d.get('driver_info', '')}, "
+        f"Vulkan {d.get('vulkan', '?')}, subgroup {d.get('subgroup_size', '?')}, profile `{d.get('profile', '?')}`",
+        f"- commit `{report['commit']}`, {report['date']}, "
+        + ("**QUICK shapes** (CPU Vulkan device; `FULL=1` for the model's shapes)" if report.get("quick") else "full model shapes")
+        + f", median of {report.get('runs', '?')} timed runs after warm-up (Vulkan timestamp queries)",
+    ]
+    ceil = report.get("ceilings")
+    if ceil and report["experiment"] != "bandwidth":
+        lines.append(
+            f"- ceilings (measured on this device): read {ceil['read_GBps']:.1f} GB/s, copy {ceil['copy_GBps']:.1f} GB/s, "
+            f"f32 FMA {ceil['f32_TFLOPs']:.2f} TFLOP/s ({ceil.get('source', '')})")
+        lines.append(
+            "- roofline: the larger of bytes / read bandwidth and flops / f32 rate; *fraction* = roofline time / measured time")
+        proj = report.get("projection", {})
+        lines.append(f"- **RDNA4 projection** ({proj.get('device', '')}: {proj.get('GBps')} GB/s, {proj.get('f32_TFLOPs')} f32 TFLOP/s, "
+                     f"{proj.get('f16_TFLOPs')} f16 TFLOP/s): {proj.get('method', '')}")
+    lines.append("")
+    if report["experiment"] == "bandwidth":
+        lines += ["| measurement | bytes / flops | time (us) | rate |", "|---|---|---|---|"]
+        for c in report["cases"]:
+            rate = f"{c['GBps']:.1f} GB/s" if "GBps" in c else f"{c['TFLOPs']:.2f} TFLOP/s"
+            amount = fmt(c.get("bytes") or c.get("flops"), "{:.3g}")
+            lines.append(f"| {c['label']} | {amount} | {c['time_us']:.1f} | {rate} |")
+        return "\n".join(lines) + "\n"
+    if report.get("failures"):
+        lines += [f"**{report['failures']} variant runs FAILED their numerics check** (marked below; they are not timed).", ""]
+    current = None
+    for c in report["cases"]:
+        op = c.get("op", "")
+        if op != current:
+            current = op
+            tol = report.get("tolerances", {}).get(op)
+            lines += [f"## {op}", "", f"Tolerance: relative L2 <= {tol:g} against the oracle (reference) on the same fresh random inputs.", ""]
+            for (iop, kind, img) in images:
+                if iop == op:
+                    lines += [f"![{op} {kind}]({img})", ""]
+        shape = ", ".join(f"{k} {v:g}" for k, v in (c.get("shape") or {}).items())
+        lines += [f"### {c['label']}", "", f"{shape}; counted {c['bytes']:.4g} bytes, {c['flops']:.4g} flops", "",
+                  "| variant | where | status | rel L2 | median us (min..max) | GB/s | TFLOP/s | roofline | bound | RDNA4 projected us |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in c["results"]:
+            t = r.get("time_us")
+            times = f"{t['median']:.2f} ({t['min']:.2f}..{t['max']:.2f})" if t else ""
+            frac = r.get("fraction_of_ceiling")
+            status = r.get("status", "")
+            if status in ("fail", "error"):
+                status = f"**{status.upper()}**" + (f": {r.get('why')}" if r.get("why") else "")
+            if status == "unavailable":
+                status += f": {r.get('why', '')}"
+            lines.append(
+                f"| {series_key(r)} | {r.get('where', '')} | {status} | {fmt(r.get('rel_l2'), '{:.2e}')} | {times} | "
+                f"{fmt(r.get('GBps'), '{:.1f}')} | {fmt(r.get('TFLOPs'), '{:.3f}')} | {fmt(frac * 100 if frac is not None else None, '{:.1f}%')} | "
+                f"{r.get('bound', '')} | {fmt(r.get('rdna4_projected_us'), '{:.1f}')} |")
+        for p in c.get("peers", []):
+            lines.append(f"| *peer:* {p['name']} | {p.get('device', '')} | reference row | | {p['time_us']:.1f} | | | | | |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(path):
+    with open(path) as f:
+        report = json.load(f)
+    base = path[:-5]
+    for old in glob.glob(base + "-*.png"):
+        os.remove(old)
+    images = plots(report, base) if report["experiment"] != "bandwidth" else []
+    with open(base + ".md", "w") as f:
+        f.write(markdown(report, images))
+
+
+def index(root):
+    rows = []
+    for path in sorted(glob.glob(os.path.join(root, "*", "*.json"))):
+        with open(path) as f:
+            r = json.load(f)
+        dev = os.path.basename(os.path.dirname(path))
+        rel = os.path.relpath(path[:-5] + ".md", root)
+        if r["experiment"] == "bandwidth":
+            c = r["ceilings"]
+            rows.append((r["experiment"], "", "", dev, f"read {c['read_GBps']:.0f} GB/s, copy {c['copy_GBps']:.0f} GB/s, "
+                         f"{c['f32_TFLOPs']:.1f} f32 TFLOP/s", "", "", rel, r))
+            continue
+        for c in r["cases"]:
+            passing = [x for x in c["results"] if x.get("status") == "pass"]
+            failing = [x["variant"] for x in c["results"] if x.get("status") in ("fail", "error")]
+            best = min(passing, key=lambda x: x["time_us"]["median"]) if passing else None
+            rows.append((r["experiment"], c.get("op", ""), c["label"], dev,
+                         series_key(best) if best else "-",
+                         f"{best['time_us']['median']:.2f}" if best else "-",
+                         f"{100 * best['fraction_of_ceiling']:.1f}%" if best else "-",
+                         rel, r, ", ".join(failing)))
+    out = ["# hybridlab reports", "",
+           "Every experiment's report per device (`make experiment NAME=...` writes them; `make report` rebuilds this index).",
+           "Times are medians of Vulkan timestamp measurements; *roofline* is the fraction of the device's measured ceiling "
+           "(the `bandwidth` experiment of the same device). QUICK reports (CPU devices) use reduced shapes.", "",
+           "| experiment | op | case | device | best variant | time (us) | roofline | failing | report |", "|---|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        exp, op, label, dev, best, t, frac, rel, r = row[:9]
+        failing = row[9] if len(row) > 9 else ""
+        quick = " (QUICK)" if r.get("quick") else ""
+        out.append(f"| {exp} | {op} | {label} | {dev}{quick} | {best} | {t} | {frac} | {failing} | [{os.path.basename(rel)}]({rel}) |")
+    with open(os.path.join(root, "README.md"), "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--index":
+        index(sys.argv[2])
+    elif len(sys.argv) == 2:
+        write_report(sys.argv[1])
+    else:
+        sys.exit(__doc__)
