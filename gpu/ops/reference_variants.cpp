@@ -44,7 +44,7 @@ void register_reference_variants(Registry& r) {
     add(r, op, [](VariantCtx& c, OpArgs& a) {
       a.set("y", Tensor::from(ref::matmul(a.in("x").f32(), c.weights->host(a.weight("w")).f32())));
     }, "reference/ops/matmul.h");
-  add(r, "add", [](VariantCtx&, OpArgs& a) { a.set("y", Tensor::from(M(a.in("a").f32() + a.in("b").f32()))); }, "(Eigen a + b)");
+  add(r, "add", [](VariantCtx&, OpArgs& a) { a.set("y", Tensor::from(M(a.in("a").f32() + a.in("b").f32()))); }, "Eigen a + b");
   add(r, "slice", [](VariantCtx&, OpArgs& a) {
     a.set("y", Tensor::from(ref::slice(a.in("x").f32(), a.iparam("period"), a.iparam("offset"), a.iparam("width"))));
   });
