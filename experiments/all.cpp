@@ -10,11 +10,12 @@ Experiment ssm_conv_experiment();
 Experiment ssm_scan_experiment();
 Experiment attention_experiment();
 Experiment moe_experiment();
+Experiment forward_experiment();
 
 const std::vector<Experiment>& experiments() {
   static const std::vector<Experiment> all{bandwidth_experiment(), norms_experiment(),     matmul_experiment(),
                                            ssm_conv_experiment(),  ssm_scan_experiment(),  attention_experiment(),
-                                           moe_experiment()};
+                                           moe_experiment(),       forward_experiment()};
   return all;
 }
 

@@ -210,6 +210,7 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
     const bool chosen = cx.opt.only_variant.empty() || v->name == cx.opt.only_variant || v->family == "reference";
     if (listed && chosen) variants.push_back(v);
   }
+  for (auto& v : part.extra_variants) variants.push_back(&v);
   uint64_t seed = 1;
   for (const Case& c : part.cases) {
     std::mt19937_64 rng(std::hash<std::string>{}(part.op + c.label) ^ seed++);
@@ -336,8 +337,10 @@ void write_report(const json& report, const Options& opt) {
   std::fprintf(stderr, "experiment: wrote %s and %s\n", path.c_str(), (path.substr(0, path.size() - 5) + ".md").c_str());
 }
 
-json run_experiment(const std::string& name, const Options& opt) {
-  const Experiment& e = experiment(name);
+json run_experiment(const std::string& name, const Options& opt) { return run_experiment(experiment(name), opt); }
+
+json run_experiment(const Experiment& e, const Options& opt) {
+  const std::string& name = e.name;
   gpu::Device dev(vk::ContextOptions{.device = opt.device});
   const bool cpu_device = dev.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU;
   Context cx{dev, opt, {}, opt.quick || (cpu_device && !opt.full)};

@@ -35,6 +35,9 @@ struct Part {
   std::vector<Case> cases;
   double tolerance = 1e-5;  // relative L2 against the reference; above it the variant is "fail" (not timed)
   std::vector<std::string> variants;
+  // Variants that are not in the registry (a prototype under test, a deliberately wrong one in tests):
+  // checked and timed like the registered ones.
+  std::vector<gpu::Variant> extra_variants;
   std::string flops_precision = "f32";  // which compute ceiling applies: "f32" or "f16"
   // Tunables swept for the variants that have them: key -> values (each value is a separate result row).
   std::map<std::string, std::vector<uint32_t>> sweeps;
@@ -80,6 +83,7 @@ const Experiment& experiment(const std::string& name);  // one-line error listin
 // Runs one experiment: terminal progress and summary, then the JSON and markdown reports. Returns the
 // JSON report. Exit status for the command: 0 when every variant passed or was unavailable.
 nlohmann::json run_experiment(const std::string& name, const Options& opt);
+nlohmann::json run_experiment(const Experiment& e, const Options& opt);
 
 // The bandwidth ceilings of this device: reports/<slug>/bandwidth.json, measured first if missing.
 Ceilings load_or_measure_ceilings(gpu::Device& dev, const Options& opt);

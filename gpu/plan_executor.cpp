@@ -1,5 +1,7 @@
 #include "gpu/plan_executor.h"
 
+#include <chrono>
+
 namespace hl::gpu {
 
 PlanExecutor::PlanExecutor(const Plan& plan, Device* dev, ScanOptions scan, bool validate)
@@ -38,6 +40,21 @@ void PlanExecutor::run(const std::string& op, OpArgs& a) {
       layer_ < 0 ? "model" : (kind_ == LayerKind::FullAttention ? "full-attention" : "gated-deltanet");
   used_[{op, where, phase_ == Phase::Prefill ? "prefill" : "decode"}].insert(v.name);
   if (v.per_token && phase_ == Phase::Prefill) prefill_fallbacks_.insert(op + "=" + v.name + " (" + where + ")");
+  if (profiling_) {
+    if (v.needs_device) {
+      if (pending_.size() >= 1800) op_times();  // the device's query slots are reused after 4096
+      const uint32_t q0 = dev_->timestamp();
+      v.run(ctx_, a);
+      pending_.push_back({op, q0, dev_->timestamp()});
+    } else {
+      const auto t0 = std::chrono::steady_clock::now();
+      v.run(ctx_, a);
+      auto& t = times_[op];
+      t.ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+      t.calls++;
+    }
+    return;
+  }
   if (!validate_ || v.family == "reference") {
     v.run(ctx_, a);
     return;
@@ -95,6 +112,20 @@ void PlanExecutor::grow_cache(Tensor& cache, int64_t rows_needed, int64_t cols) 
     m.topRows(cache.rows()) = cache.f32();
     cache = Tensor::from(std::move(m));
   }
+}
+
+const std::map<std::string, PlanExecutor::OpTime>& PlanExecutor::op_times() {
+  if (!pending_.empty()) {
+    dev_->sync();
+    for (auto& p : pending_) {
+      auto& t = times_[p.op];
+      t.ns += dev_->elapsed_ns(p.begin, p.end);
+      t.calls++;
+      t.gpu = true;
+    }
+    pending_.clear();
+  }
+  return times_;
 }
 
 Tensor PlanExecutor::embed(const WeightRef& table, const std::vector<int32_t>& tokens) {

@@ -41,8 +41,19 @@ class PlanExecutor {
 
   PlanExecutor(const Plan& plan, Device* dev, ScanOptions scan = {}, bool validate = false);
 
+  // Per-op time: Vulkan variants by timestamps around their dispatches, host variants by wall clock.
+  void set_profiling(bool on) { profiling_ = on; }
+  struct OpTime {
+    double ns = 0;
+    int64_t calls = 0;
+    bool gpu = false;
+  };
+  const std::map<std::string, OpTime>& op_times();  // syncs and collects pending timestamps
+  void reset_op_times() { op_times(), times_.clear(); }
+
   LayerState init_state(const ModelConfig& c, LayerKind kind) const;
   Mat<float> to_host(const Tensor& t) const { return t.f32(); }
+  WeightStore& weights() { return weights_; }
   void begin_step(Phase phase);
   void begin_layer(int layer, LayerKind kind);
 
@@ -88,6 +99,13 @@ class PlanExecutor {
   std::map<std::tuple<std::string, std::string, std::string>, std::set<std::string>> used_;
   std::set<std::string> prefill_fallbacks_;
   std::map<std::string, OpErrorStats> stats_;
+  bool profiling_ = false;
+  struct PendingTime {
+    std::string op;
+    uint32_t begin, end;
+  };
+  std::vector<PendingTime> pending_;
+  std::map<std::string, OpTime> times_;
 };
 
 }  // namespace hl::gpu

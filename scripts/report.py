@@ -23,7 +23,8 @@ def fmt(v, spec="{:.3g}"):
 def series_key(result):
     params = result.get("params") or {}
     p = " ".join(f"{k.split('.')[-1]}={v}" for k, v in sorted(params.items()))
-    return result["variant"] + (f" ({p})" if p else "")
+    where = " (CPU)" if result.get("status") == "reference" else ""
+    return result["variant"] + where + (f" ({p})" if p else "")
 
 
 def x_of(case):
@@ -127,6 +128,8 @@ def markdown(report, images):
             amount = fmt(c.get("bytes") or c.get("flops"), "{:.3g}")
             lines.append(f"| {c['label']} | {amount} | {c['time_us']:.1f} | {rate} |")
         return "\n".join(lines) + "\n"
+    if report["experiment"] == "forward":
+        return "\n".join(lines + forward_markdown(report, images)) + "\n"
     if report.get("failures"):
         lines += [f"**{report['failures']} variant runs FAILED their numerics check** (marked below; they are not timed).", ""]
     current = None
@@ -162,13 +165,64 @@ def markdown(report, images):
     return "\n".join(lines) + "\n"
 
 
+def forward_markdown(report, images):
+    lines = []
+    for img in images:
+        lines += [f"![{img[1]}]({img[2]})", ""]
+    for c in report["cases"]:
+        lines += [f"## {c['label']}", "", f"{c['config']}", ""]
+        lines += ["| plan | prefill tok/s | prompt | decode tok/s | dispatches / prefill token | dispatches / decode token | "
+                  "per-token fallback in prefill |", "|---|---|---|---|---|---|---|"]
+        for r in c["results"]:
+            p, d = r["prefill"], r["decode"]
+            lines.append(f"| {r['plan']} | {p['tok_per_s']:.1f} | {p['tokens']} | {d['tok_per_s']:.1f} | "
+                         f"{p['dispatches_per_token']:.2f} | {d['dispatches_per_token']:.1f} | "
+                         f"{'**YES**' if r['prefill_per_token_fallback'] else 'no'} |")
+        vr = c.get("vulkan_vs_reference")
+        if vr:
+            lines += ["", f"Vulkan plan vs reference plan on the same prompt: logits relative L2 {vr['rel_l2']:.2e}, "
+                      f"argmax agreement {vr['argmax_agreement']:.4f}.", ""]
+        for r in c["results"]:
+            for phase in ("prefill", "decode"):
+                b = r[phase]["breakdown"]
+                lines += [f"### {r['plan']}: {phase} breakdown ({b['wall_ms']:.2f} ms wall, {b['op_sum_ms']:.2f} ms in ops)", "",
+                          "| op | ms | share | calls / token | timed on |", "|---|---|---|---|---|"]
+                for o in b["ops"]:
+                    lines.append(f"| {o['op']} | {o['ms']:.3f} | {100 * o['share']:.1f}% | {o['calls_per_token']:.2f} | {o['timed_on']} |")
+                lines.append("")
+    return lines
+
+
+def forward_plots(report, base):
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, phase in zip(axes, ("prefill", "decode")):
+        labels, vals = [], []
+        for c in report["cases"]:
+            for r in c["results"]:
+                labels.append(f"{c['label'][:28]}\n{r['plan'][:28]}")
+                vals.append(r[phase]["tok_per_s"])
+        ax.barh(range(len(vals)), vals)
+        ax.set_yticks(range(len(vals)))
+        ax.set_yticklabels(labels, fontsize=6)
+        ax.set_xscale("log")
+        ax.set_xlabel(f"{phase} tok/s")
+        ax.grid(True, axis="x", alpha=0.3)
+    fig.suptitle(f"forward on {report['device']['name']}")
+    fig.tight_layout()
+    name = f"{base}-throughput.png"
+    fig.savefig(name, dpi=110)
+    plt.close(fig)
+    return [("forward", "throughput", os.path.basename(name))]
+
+
 def write_report(path):
     with open(path) as f:
         report = json.load(f)
     base = path[:-5]
     for old in glob.glob(base + "-*.png"):
         os.remove(old)
-    images = plots(report, base) if report["experiment"] != "bandwidth" else []
+    kind = report["experiment"]
+    images = forward_plots(report, base) if kind == "forward" else (plots(report, base) if kind != "bandwidth" else [])
     with open(base + ".md", "w") as f:
         f.write(markdown(report, images))
 
@@ -184,6 +238,13 @@ def index(root):
             c = r["ceilings"]
             rows.append((r["experiment"], "", "", dev, f"read {c['read_GBps']:.0f} GB/s, copy {c['copy_GBps']:.0f} GB/s, "
                          f"{c['f32_TFLOPs']:.1f} f32 TFLOP/s", "", "", rel, r))
+            continue
+        if r["experiment"] == "forward":
+            for c in r["cases"]:
+                for x in c["results"]:
+                    rows.append((r["experiment"], "", c["label"], dev, x["plan"][:40],
+                                 f"prefill {x['prefill']['tok_per_s']:.0f} tok/s, decode {x['decode']['tok_per_s']:.0f} tok/s", "",
+                                 rel, r, "per-token fallback" if x["prefill_per_token_fallback"] else ""))
             continue
         for c in r["cases"]:
             passing = [x for x in c["results"] if x.get("status") == "pass"]

@@ -1,0 +1,152 @@
+// The experiment harness: the napkin math of each experiment on hand-computed cases, the report's JSON
+// schema, a QUICK run end to end on this machine's Vulkan device, and a wrong variant shown as failing.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "experiments/harness.h"
+#include "test_util.h"
+
+using namespace hl;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string tmp_reports() {
+  const fs::path p = fs::temp_directory_path() / ("hybridlab-reports-" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p.string();
+}
+
+gpu::Device& device() {
+  static gpu::Device d;
+  return d;
+}
+
+const exp::Case& find_case(const std::vector<exp::Part>& parts, const std::string& op, const std::string& label) {
+  for (auto& p : parts)
+    if (p.op == op)
+      for (auto& c : p.cases)
+        if (c.label == label) return c;
+  FAIL("no case " << op << " " << label);
+  throw;
+}
+
+}  // namespace
+
+TEST_CASE("experiments: bytes and flops of each experiment on hand-computed cases", "[experiments]") {
+  exp::Context full{device(), {}, {}, false};
+  // matmul 2048 -> 8192, one column: the weight (64 MiB f32), x and y once; 2 flops per weight.
+  auto mm = exp::experiment("matmul").parts(full);
+  const auto& c1 = find_case(mm, "matmul", "qkv 2048->8192 n=1");
+  CHECK(c1.cost.bytes == 4.0 * (2048.0 * 8192 + 2048 + 8192));
+  CHECK(c1.cost.flops == 2.0 * 2048 * 8192);
+  CHECK(find_case(mm, "lm_head", "lm_head 2048->248320 n=512").cost.flops == 2.0 * 512 * 2048 * 248320);
+  // ssm_scan at T = 1: q, k (2 x 2048), v (4096), beta and g (2 x 32) read, o (4096) written, the 32 x 128 x 128
+  // state read and written; 7 d_k d_v flops per value head.
+  auto ss = exp::experiment("ssm_scan").parts(full);
+  const auto& s1 = find_case(ss, "ssm_scan", "T=1");
+  CHECK(s1.cost.bytes == 4.0 * (2 * 2048 + 2 * 4096 + 64 + 2 * 32 * 128 * 128));
+  CHECK(s1.cost.flops == 7.0 * 32 * 128 * 128);
+  // attention decode at context 512: 16 query heads x 512 visible keys x 4 x 256 flops.
+  auto at = exp::experiment("attention").parts(full);
+  CHECK(find_case(at, "attention", "decode ctx=512").cost.flops == 4.0 * 256 * 16 * 512);
+  // prefill T = 64 from an empty cache: 64 * 65 / 2 visible pairs per head.
+  CHECK(find_case(at, "attention", "prefill T=64").cost.flops == 4.0 * 256 * 16 * (64.0 * 65 / 2));
+  // ssm_conv at T = 64: x read, y written, taps, the state read and written.
+  auto cv = exp::experiment("ssm_conv").parts(full);
+  CHECK(find_case(cv, "ssm_conv", "T=64").cost.bytes == 4.0 * (2 * 64 * 8192 + 8192 * 4 + 2 * 3 * 8192));
+  // moe: every routed-to expert's three matrices once.
+  auto moe = exp::experiment("moe").parts(full);
+  const auto& e1 = find_case(moe, "moe_experts", "T=1");
+  CHECK(e1.shape.at("experts_used") == 8);
+  CHECK(e1.cost.bytes == 4.0 * 8 * 3 * 512 * 2048 + 4.0 * (2 * 2048 + 2 * 8));
+  CHECK(e1.cost.flops == 6.0 * 8 * 512 * 2048);
+  CHECK_THROWS_WITH(exp::experiment("nope"), Catch::Contains("unknown experiment 'nope'") && Catch::Contains("ssm_scan"));
+}
+
+TEST_CASE("experiments: a QUICK run writes a report with the documented schema", "[experiments]") {
+  exp::Options o;
+  o.quick = true;
+  o.runs = 3;
+  o.out_dir = tmp_reports();
+  const json r = exp::run_experiment("ssm_conv", o);
+  const std::string dir = o.out_dir + "/" + r["device"]["slug"].get<std::string>();
+  REQUIRE(fs::exists(dir + "/ssm_conv.json"));
+  REQUIRE(fs::exists(dir + "/ssm_conv.md"));
+  REQUIRE(fs::exists(dir + "/bandwidth.json"));  // measured first: every report divides by it
+  std::ifstream f(dir + "/ssm_conv.json");
+  const json j = json::parse(f);
+  CHECK(j["schema"] == "hybridlab.experiment/1");
+  for (const char* k : {"experiment", "device", "commit", "date", "quick", "ceilings", "projection", "cases", "tolerances"})
+    CHECK(j.contains(k));
+  CHECK(j["quick"] == true);
+  CHECK(j["ceilings"]["read_GBps"].get<double>() > 0);
+  REQUIRE(j["cases"].size() == 2);
+  for (auto& c : j["cases"]) {
+    CHECK(c["bytes"].get<double>() > 0);
+    bool timed_gpu = false;
+    for (auto& res : c["results"]) {
+      if (res["status"] == "pass") {
+        timed_gpu = true;
+        CHECK(res["time_us"]["median"].get<double>() > 0);
+        CHECK(res["time_us"]["runs"] == 3);
+        CHECK(res["rel_l2"].get<double>() <= j["tolerances"]["ssm_conv"].get<double>());
+        for (const char* k : {"GBps", "TFLOPs", "fraction_of_ceiling", "rdna4_projected_us", "bound"}) CHECK(res.contains(k));
+      }
+    }
+    CHECK(timed_gpu);
+  }
+  std::ifstream md(dir + "/ssm_conv.md");
+  const std::string text((std::istreambuf_iterator<char>(md)), {});
+  CHECK_THAT(text, Catch::Contains("RDNA4 projection") && Catch::Contains("QUICK"));
+  fs::remove_all(o.out_dir);
+}
+
+TEST_CASE("experiments: a wrong variant is reported as failing and is not timed", "[experiments]") {
+  gpu::Variant wrong = gpu::Registry::get().variant("add", "vulkan:elementwise");
+  wrong.name = "vulkan:wrong";
+  const auto right = wrong.run;
+  wrong.run = [right](gpu::VariantCtx& c, gpu::OpArgs& a) {
+    right(c, a);
+    Tensor y = a.t.at("y").clone();
+    y.f32_mut()(0, 0) += 1.0f;  // one wrong element
+    a.set("y", y);
+  };
+  exp::Experiment e{"wrong", "a wrong variant", [&](const exp::Context&) {
+                      exp::Part p{"add"};
+                      exp::Case c;
+                      c.label = "n=1000";
+                      c.shape = {{"n", 1000}};
+                      c.cost = {12000, 1000};
+                      c.inputs = [](std::mt19937_64& g) {
+                        return gpu::OpArgs{{{"a", Tensor::from(exp::randn(g, 1, 1000))}, {"b", Tensor::from(exp::randn(g, 1, 1000))}}, {}, {}};
+                      };
+                      p.cases = {c};
+                      p.variants = {"reference", "vulkan:elementwise"};
+                      p.extra_variants = {wrong};
+                      p.tolerance = 1e-6;
+                      return std::vector<exp::Part>{p};
+                    },
+                    {}};
+  exp::Options o;
+  o.quick = true;
+  o.runs = 3;
+  o.out_dir = tmp_reports();
+  const json r = exp::run_experiment(e, o);
+  CHECK(r["failures"] == 1);
+  bool saw_fail = false, saw_pass = false;
+  for (auto& res : r["cases"][0]["results"]) {
+    if (res["variant"] == "vulkan:wrong") {
+      saw_fail = res["status"] == "fail";
+      CHECK(!res.contains("time_us"));
+    }
+    if (res["variant"] == "vulkan:elementwise") saw_pass = res["status"] == "pass";
+  }
+  CHECK(saw_fail);
+  CHECK(saw_pass);
+  fs::remove_all(o.out_dir);
+}
