@@ -15,14 +15,19 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
+// Counter-based and parallel (the synthetic-weight generator: near-Gaussian, never zero runs), so that
+// even the lm_head's 500 M values are drawn in a moment.
 Mat<float> randn(std::mt19937_64& g, int64_t rows, int64_t cols, double std, double mean) {
-  std::normal_distribution<float> d{float(mean), float(std)};
   Mat<float> m(rows, cols);
-  for (int64_t i = 0; i < m.size(); ++i) m.data()[i] = d(g);
+  synthetic_source("randn", rows, cols, g(), {SynthInit::Normal, float(mean), float(std)})->read_rows(0, rows, m.data());
   return m;
 }
 
 WeightRef weight(const std::string& name, Mat<float> m) { return whole(host_source(name, std::move(m))); }
+
+WeightRef random_weight(std::mt19937_64& g, const std::string& name, int64_t rows, int64_t cols, double std) {
+  return whole(synthetic_source(name, rows, cols, g(), {SynthInit::Normal, 0.0f, float(std)}));
+}
 
 std::string git_commit() {
   std::string out;

@@ -91,6 +91,8 @@ Ceilings load_or_measure_ceilings(gpu::Device& dev, const Options& opt);
 // Helpers for experiment files.
 Mat<float> randn(std::mt19937_64& g, int64_t rows, int64_t cols, double std = 1.0, double mean = 0.0);
 WeightRef weight(const std::string& name, Mat<float> m);
+// A random weight produced on use (never held whole on the host unless a host variant needs it).
+WeightRef random_weight(std::mt19937_64& g, const std::string& name, int64_t rows, int64_t cols, double std);
 std::string git_commit();  // "abc1234" or "abc1234-dirty"
 nlohmann::json device_json(const gpu::Device& dev);
 void write_report(const nlohmann::json& report, const Options& opt);  // json + md (+ plots)

@@ -13,9 +13,8 @@ std::vector<Part> parts(const Context& cx) {
     int64_t in, out;
     const char* op;
   };
-  std::vector<Shape> shapes{{"qkv 2048->8192", 2048, 8192, "matmul"}, {"z 2048->4096", 2048, 4096, "matmul"},
-                            {"out 4096->2048", 4096, 2048, "matmul"}, {"expert 2048->512", 2048, 512, "matmul"},
-                            {"lm_head 2048->248320", 2048, 248320, "lm_head"}};
+  std::vector<Shape> shapes{{"qkv", 2048, 8192, "matmul"}, {"z", 2048, 4096, "matmul"}, {"out", 4096, 2048, "matmul"},
+                            {"expert", 2048, 512, "matmul"}, {"lm_head", 2048, 248320, "lm_head"}};
   const std::vector<int64_t> ns = cx.quick ? std::vector<int64_t>{1, 8, 40} : std::vector<int64_t>{1, 8, 40, 128, 512};
   std::vector<Part> out;
   for (auto& s : shapes) {
@@ -23,11 +22,11 @@ std::vector<Part> parts(const Context& cx) {
     const int64_t in = cx.quick ? s.in / 8 : s.in, o = cx.quick ? std::min<int64_t>(s.out / 8, 8192) : s.out;
     for (int64_t n : ns) {
       Case c;
-      c.label = fmt::format("{} n={}", s.name, n);
+      c.label = fmt::format("{} {}->{} n={}", s.name, in, o, n);
       c.shape = {{"n", double(n)}, {"in", double(in)}, {"out", double(o)}};
       c.cost = {4.0 * double(in * o + n * in + n * o), 2.0 * double(n * in * o)};
       c.inputs = [=](std::mt19937_64& g) {
-        return gpu::OpArgs{{{"x", Tensor::from(randn(g, n, in))}}, {{"w", weight("w", randn(g, o, in, 1 / std::sqrt(double(in))))}}, {}};
+        return gpu::OpArgs{{{"x", Tensor::from(randn(g, n, in))}}, {{"w", random_weight(g, "w", o, in, 1 / std::sqrt(double(in)))}}, {}};
       };
       p.cases.push_back(c);
     }

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# One batch on a lent GPU machine (the `device` tool): everything the reports need, in one call.
+# Expects, carried beside the working tree: .devrun/ (hybridlab built here, libfmt) and .gl/ (Debian's
+# Vulkan loader .debs). Writes $OUT/reports.tar.gz (reports/<device>/...) and $OUT/log.txt.
+#   usage: scripts/device_run.sh [experiment ...]   (default: all, full shapes)
+set -u
+for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done
+ldconfig
+export LD_LIBRARY_PATH=$PWD/.devrun/lib:${LD_LIBRARY_PATH:-}
+export HYBRIDLAB_ROOT=$PWD HYBRIDLAB_PYTHON=python3
+[ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+bin=.devrun/hybridlab
+log=$OUT/log.txt
+exps=${*:-bandwidth norms ssm_conv ssm_scan attention matmul moe forward}
+{
+  echo "== devices"; $bin devices 2>&1 | head -30
+  echo "== tiny model, every op on Vulkan, validate"
+  python3 -c "import random; random.seed(3); print(' '.join(str(random.randrange(512)) for _ in range(162)))" > /tmp/tok.txt
+  $bin run --model golden/hf-tiny/model --tokens /tmp/tok.txt --out /tmp/v.safetensors --ops '*=vulkan' --validate \
+      --prefill-chunk 100 --decode-from 150; echo "exit $?"
+  for e in $exps; do
+    echo "== experiment $e"; start=$(date +%s)
+    timeout 300 $bin experiment "$e" --full 2>&1 | grep -v '^  ' ; echo "exit ${PIPESTATUS[0]} after $(( $(date +%s) - start )) s"
+  done
+  python3 scripts/report.py --index reports
+} > "$log" 2>&1
+tar czf "$OUT/reports.tar.gz" reports
+tail -60 "$log"
