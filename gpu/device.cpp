@@ -88,6 +88,7 @@ void Device::upload(const BufferPtr& dst, const void* data, size_t bytes, size_t
   hold(staging);
   hold(dst);
   auto& s = stream();
+  s.transfer_barrier();  // earlier dispatches' reads and writes of dst come first
   s.copy(*staging, *dst, bytes, 0, dst_offset);
   s.transfer_barrier();
   stats_.upload_bytes += bytes;
@@ -99,6 +100,7 @@ void Device::copy(const BufferPtr& src, const BufferPtr& dst, size_t bytes, size
   hold(src);
   hold(dst);
   auto& s = stream();
+  s.transfer_barrier();  // dispatch barriers cover compute only: make their writes visible to the copy
   s.copy(*src, *dst, bytes, src_offset, dst_offset);
   s.transfer_barrier();
 }
@@ -108,6 +110,7 @@ void Device::download(const BufferPtr& src, void* data, size_t bytes, size_t src
   BufferPtr staging = pooled(bytes, vk::BufferKind::Staging);
   hold(src);
   hold(staging);
+  stream().transfer_barrier();
   stream().copy(*src, *staging, bytes, src_offset, 0);
   sync();
   std::memcpy(data, staging->mapped(), bytes);

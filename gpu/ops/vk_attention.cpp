@@ -1,8 +1,187 @@
-// Vulkan variants of slice, rope, attention.
+// Vulkan variants of slice (vulkan:copy), rope (vulkan:neox) and attention (vulkan:flash, the family
+// default, and vulkan:decode_split, flash-decoding for T == 1).
+#include <bit>
+#include <cmath>
+#include <numbers>
+
 #include "gpu/ops/vk_op.h"
 
 namespace hl::gpu {
 
-void register_vk_attention(Registry& r) {}
+namespace {
+
+// One invocation per element of a flat range of n: the dispatch grid for workgroups of wg.
+Grid elements(uint64_t n, uint32_t wg) { return grid((n + wg - 1) / wg); }
+
+void slice(VariantCtx& c, OpArgs& a) {
+  Device& d = c.device();
+  const Tensor& x = a.in("x");
+  const int64_t period = a.iparam("period"), offset = a.iparam("offset"), width = a.iparam("width");
+  if (period <= 0 || x.cols() % period || offset < 0 || width < 0 || offset + width > period)
+    fail("slice: columns [{}, {}) of blocks of {} do not fit {} columns", offset, offset + width, period, x.cols());
+  Tensor y = Tensor::device(d, x.rows(), x.cols() / period * width);
+  struct {
+    uint32_t n, out_cols, in_cols, period, offset, width;
+  } pc{u32(y.numel()), u32(y.cols()), u32(x.cols()), u32(period), u32(offset), u32(width)};
+  if (pc.n > 0) {
+    const uint32_t wg = d.tune("slice.copy.wg", 256);
+    const Grid g = elements(pc.n, wg);
+    d.dispatch(d.pipeline("slice", {{0, wg}}, 2, sizeof pc), {x.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
+  }
+  a.set("y", y);
+}
+
+void rope(VariantCtx& c, OpArgs& a) {
+  Device& d = c.device();
+  const Tensor& x = a.in("x");
+  const int64_t D = a.iparam("head_dim"), R = a.iparam("rot_dims"), pos0 = a.iparam("pos0");
+  if (D <= 0 || x.cols() % D || R < 0 || R % 2 || R > D)
+    fail("rope: {} columns, head dim {}, rotary dims {} are inconsistent", x.cols(), D, R);
+  // Frequencies in turns per position as 64-bit fixed-point fractions (see rope.comp), formed in double
+  // like the reference's angles. Tiny (R / 2 pairs of words): uploaded with the call.
+  const int64_t half = R / 2;
+  IMat freq = IMat::Zero(1, std::max<int64_t>(2 * half, 2));
+  for (int64_t i = 0; i < half; ++i) {
+    const double inv_freq = std::pow(a.param("theta"), -2.0 * double(i) / double(R));
+    const auto f = uint64_t(std::ldexp(inv_freq / (2 * std::numbers::pi), 64));  // < 2^62: inv_freq <= 1
+    freq(0, 2 * i) = std::bit_cast<int32_t>(uint32_t(f));
+    freq(0, 2 * i + 1) = std::bit_cast<int32_t>(uint32_t(f >> 32));
+  }
+  const Tensor table = Tensor::from_i32(std::move(freq));
+  Tensor y = Tensor::device(d, x.rows(), x.cols());
+  struct {
+    uint32_t n, heads, D, half, pos0;
+  } pc{u32(x.rows() * (x.cols() / D) * (D - half)), u32(x.cols() / D), u32(D), u32(half), u32(pos0)};
+  u32(pos0 + x.rows());  // the last position fits 32 bits too
+  if (pc.n > 0) {
+    const uint32_t wg = d.tune("rope.neox.wg", 256);
+    const Grid g = elements(pc.n, wg);
+    d.dispatch(d.pipeline("rope", {{0, wg}}, 3, sizeof pc), {x.buffer(d), table.buffer(d), y.buffer_mut(d)}, pc, g.x,
+               g.y);
+  }
+  a.set("y", y);
+}
+
+// The shape of one attention call, checked like the reference's.
+struct Attn {
+  int64_t T, n_q, n_kv, D, kv_len;
+};
+
+// Checks shapes, appends k, v to the caches (rows [kv_len, kv_len + T)) and returns the shape.
+Attn append_kv(Device& d, OpArgs& a) {
+  const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &gate = a.in("gate");
+  Tensor &kc = a.state("k_cache"), &vc = a.state("v_cache");
+  Attn s{q.rows(), a.iparam("n_q_heads"), a.iparam("n_kv_heads"), 0, a.iparam("kv_len")};
+  if (s.n_q <= 0 || s.n_kv <= 0 || s.n_q % s.n_kv || q.cols() % s.n_q)
+    fail("attention: {} query columns do not fit {} q / {} kv heads", q.cols(), s.n_q, s.n_kv);
+  s.D = q.cols() / s.n_q;
+  const int64_t W = s.n_kv * s.D;
+  if (k.cols() != W || v.cols() != W || gate.cols() != q.cols() || k.rows() != s.T || v.rows() != s.T ||
+      gate.rows() != s.T)
+    fail("attention: shapes q [{}, {}], k [{}, {}], v [{}, {}], gate [{}, {}] do not fit {} q / {} kv heads", q.rows(),
+         q.cols(), k.rows(), k.cols(), v.rows(), v.cols(), gate.rows(), gate.cols(), s.n_q, s.n_kv);
+  if (s.kv_len < 0 || kc.cols() != W || vc.cols() != W || kc.rows() < s.kv_len + s.T || vc.rows() < s.kv_len + s.T)
+    fail("attention: KV caches [{}, {}] and [{}, {}] cannot take rows [{}, {}) of width {}", kc.rows(), kc.cols(),
+         vc.rows(), vc.cols(), s.kv_len, s.kv_len + s.T, W);
+  struct {
+    uint32_t n, start;
+  } pc{u32(s.T * W), u32(s.kv_len * W)};
+  if (pc.n > 0) {
+    const uint32_t wg = d.tune("attention.append.wg", 256);
+    const Grid g = elements(pc.n, wg);
+    d.dispatch(d.pipeline("attention_append", {{0, wg}}, 4, sizeof pc),
+               {k.buffer(d), v.buffer(d), kc.buffer_mut(d), vc.buffer_mut(d)}, pc, g.x, g.y);
+  }
+  return s;
+}
+
+// Keys one workgroup of attention_flash.comp may walk. lavapipe (Mesa 22.3) ends the loops of a shader
+// invocation once it has run 65535 loop iterations in all (LP_MAX_TGSI_LOOP_ITERATIONS), silently; longer
+// key ranges are split over workgroups and merged, on every device (a merge of a few splits costs little).
+uint64_t loop_budget_keys(uint64_t D, uint64_t wg, uint64_t block) {
+  const uint64_t lanes = wg / block, dims = (D + wg - 1) / wg;
+  const uint64_t per_block = 1 + (D + lanes - 1) / lanes + lanes + block * (2 + dims);  // as if nothing unrolled
+  return std::max<uint64_t>(1, 60000 / per_block) * block;                            // 60000: the rest of main
+}
+
+// Attention of every query row over its keys in ranges of at most `want_keys` keys (and the loop budget):
+// one range writes o directly; several write partials [acc (D), max, sum] per (row, range) that
+// attention_merge.comp combines. Tunables attention.<variant>.{wg, block, merge_wg}.
+Tensor attend(Device& d, const std::string& variant, OpArgs& a, const Attn& s, uint64_t want_keys) {
+  const std::string key = "attention." + variant + ".";
+  const uint32_t wg = d.tune(key + "wg", d.tune("wg_size", 128));
+  // Key blocks measured on an H200: flash, 512 tokens over 4096 keys: 8.0 ms with 16, 8.8 with 32;
+  // decode_split at 4096 keys: 46 us with 32, 54 with 64.
+  const uint32_t block = std::min(wg, d.tune(key + "block", variant == "flash" ? 16 : 32));
+  if (!std::has_single_bit(wg) || !std::has_single_bit(block))
+    fail("attention: workgroup size {} and key block {} must be powers of two", wg, block);
+  const uint64_t shared = 4 * (uint64_t(s.D) + wg + 2 * block);
+  if (shared > d.info().max_shared_memory)
+    fail("attention: head dim {} with workgroups of {} needs {} bytes of shared memory, the device has {}", s.D, wg,
+         shared, d.info().max_shared_memory);
+  const uint64_t L = s.kv_len + s.T;  // keys of the last query row
+  const uint64_t keys = std::min({want_keys, loop_budget_keys(s.D, wg, block), L});
+  const uint32_t splits = u32((L + keys - 1) / keys);
+  Tensor o = Tensor::device(d, s.T, s.n_q * s.D);
+  Tensor part = splits == 1 ? o : Tensor::device(d, s.T * s.n_q * splits, s.D + 2);
+  if (splits > 1 && part.bytes() > d.info().max_storage_buffer_range)
+    fail("attention: {} tokens over {} keys need {} bytes of partial results; use shorter prompt chunks", s.T, L,
+         part.bytes());
+  struct {
+    uint32_t rows, n_q, group, kv_len, splits, split_keys;
+    float scale;
+  } pc{u32(s.T * s.n_q), u32(s.n_q), u32(s.n_q / s.n_kv), u32(s.kv_len), splits, u32(keys),
+       float(1.0 / std::sqrt(double(s.D)))};
+  const uint32_t D = u32(s.D);
+  const auto& p = d.pipeline("attention_flash", {{0, wg}, {1, D}, {2, (D + wg - 1) / wg}, {3, block}}, 5, sizeof pc);
+  const Grid g = grid(uint64_t(pc.rows) * splits);
+  d.dispatch(p, {a.in("q").buffer(d), a.t.at("k_cache").buffer(d), a.t.at("v_cache").buffer(d), a.in("gate").buffer(d),
+                 part.buffer_mut(d)},
+             pc, g.x, g.y);
+  if (splits > 1) {
+    struct {
+      uint32_t rows, D, splits;
+    } mc{pc.rows, D, splits};
+    const Grid mg = grid(mc.rows);
+    d.dispatch(d.pipeline("attention_merge", {{0, d.tune(key + "merge_wg", d.tune("wg_size", 128))}}, 3, sizeof mc),
+               {part.buffer(d), a.in("gate").buffer(d), o.buffer_mut(d)}, mc, mg.x, mg.y);
+  }
+  return o;
+}
+
+void flash(VariantCtx& c, OpArgs& a) {
+  Device& d = c.device();
+  const Attn s = append_kv(d, a);
+  a.set("o", s.T > 0 ? attend(d, "flash", a, s, d.tune("attention.flash.max_keys", UINT32_MAX))
+                     : Tensor::device(d, 0, s.n_q * s.D));
+}
+
+// Flash-decoding: the one query row's keys split over up to attention.decode_split.splits workgroups per
+// head (whole key blocks each), merged by a second kernel. Prompt chunks (T > 1) take the flash path.
+void decode_split(VariantCtx& c, OpArgs& a) {
+  if (a.in("q").rows() != 1) return flash(c, a);
+  Device& d = c.device();
+  const Attn s = append_kv(d, a);
+  const uint64_t L = uint64_t(s.kv_len) + 1, block = d.tune("attention.decode_split.block", 32);
+  // 64 splits: on an H200 (132 SMs, 16 query heads) decode at 32768 keys took 219 us against 527 with 16.
+  const uint64_t splits = std::max(1u, d.tune("attention.decode_split.splits", 64));
+  const uint64_t keys = (L + splits - 1) / splits;
+  a.set("o", attend(d, "decode_split", a, s, (keys + block - 1) / block * block));
+}
+
+}  // namespace
+
+void register_vk_attention(Registry& r) {
+  r.add_variant(vulkan_variant("slice", "vulkan:copy", "one invocation per output element", slice, true));
+  r.add_variant(vulkan_variant("rope", "vulkan:neox",
+                               "one invocation per rotated pair or copied dim; angles reduced in 64-bit fixed point",
+                               rope, true));
+  r.add_variant(vulkan_variant("attention", "vulkan:flash",
+                               "append k, v; a workgroup per (token, query head), online softmax over key blocks", flash,
+                               true));
+  r.add_variant(vulkan_variant("attention", "vulkan:decode_split",
+                               "T = 1: keys split over workgroups, partials merged by a second kernel; T > 1: flash",
+                               decode_split));
+}
 
 }  // namespace hl::gpu
