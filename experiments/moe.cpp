@@ -45,9 +45,9 @@ std::vector<Part> parts(const Context& cx) {
     e.cost = {4.0 * double(used.size()) * 3 * F * H + 4.0 * double(2 * T * H + 2 * T * k), 6.0 * double(T * k * F * H)};
     e.inputs = [=](std::mt19937_64& g) {
       return gpu::OpArgs{{{"x", Tensor::from(randn(g, T, H))}, {"expert", Tensor::from_i32(ids)}, {"weight", Tensor::from(w)}},
-                         {{"gate", weight("gate", randn(g, E * F, H, 1 / std::sqrt(double(H))))},
-                          {"up", weight("up", randn(g, E * F, H, 1 / std::sqrt(double(H))))},
-                          {"down", weight("down", randn(g, E * H, F, 1 / std::sqrt(double(F))))}},
+                         {{"gate", random_weight(g, "gate", E * F, H, 1 / std::sqrt(double(H)))},
+                          {"up", random_weight(g, "up", E * F, H, 1 / std::sqrt(double(H)))},
+                          {"down", random_weight(g, "down", E * H, F, 1 / std::sqrt(double(F)))}},
                          {{"n_experts", double(E)}}};
     };
     experts.cases.push_back(e);
