@@ -32,7 +32,13 @@ inline Variant vulkan_variant(std::string op, std::string name, std::string summ
   v.family_default = family_default;
   v.per_token = per_token;
   v.needs_device = true;
-  v.unavailable = std::move(unavailable);
+  // Every kernel reduces with subgroup arithmetic (gpu/shaders/common.glsl).
+  v.unavailable = [extra = std::move(unavailable)](const Device& d) -> std::string {
+    const auto& i = d.info();
+    if (!(i.subgroup_stages & VK_SHADER_STAGE_COMPUTE_BIT) || !i.has_subgroup_operation(VK_SUBGROUP_FEATURE_ARITHMETIC_BIT))
+      return "the device has no subgroup arithmetic in compute shaders";
+    return extra ? extra(d) : "";
+  };
   v.run = std::move(run);
   return v;
 }

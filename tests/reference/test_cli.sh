@@ -35,6 +35,13 @@ for f in a b c; do
 done
 grep -q '"logits"' "$t/a.safetensors" || { echo "FAIL no logits tensor"; fails=$((fails + 1)); }
 
+# The playground path: every op on Vulkan (lavapipe here), validated op by op against the reference.
+ok run-vulkan-validate "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/d.safetensors" --ops '*=vulkan' --validate \
+  --prefill-chunk 3 --decode-from 5
+for want in "validate: per-op error" "rel L2" "worst layer" "ssm_scan" "final logits vs an all-reference run" "per-token fallback"; do
+  grep -qi -- "$want" "$t/err" || { echo "FAIL validate output lacks '$want'"; fails=$((fails + 1)); }
+done
+
 : >"$t/empty.txt"
 echo "1 2 99999" >"$t/range.txt"
 echo "1 two" >"$t/word.txt"
@@ -53,6 +60,11 @@ bad decode-from "beyond the 8 tokens" "$bin" run --model "$tiny" --tokens "$t/to
 bad layers "the model has 4 layers" "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/x.safetensors" --layers 5
 bad precision "precision" "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/x.safetensors" --precision f16
 bad unwritable-out "cannot write" "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/no/such/dir/x.safetensors"
+bad unknown-op "unknown op 'nope'" "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/x.safetensors" --ops 'nope=vulkan'
+bad unknown-variant "unknown variant 'vulkan:nope'" "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/x.safetensors" --ops 'matmul=vulkan:nope'
+bad ops-f64 "run in f32" "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/x.safetensors" --ops '*=vulkan' --precision f64
+bad unknown-device "no-such-gpu" "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/x.safetensors" --ops '*=vulkan' --device no-such-gpu
+bad unknown-experiment "unknown experiment 'nope'" "$bin" experiment nope
 bad no-subcommand "" "$bin"
 
 [ $fails -eq 0 ] && echo "all CLI checks passed" || { echo "$fails CLI checks failed"; exit 1; }
