@@ -1,0 +1,118 @@
+// ssm_scan (vulkan:block_resident, and vulkan:per_token one token per dispatch): the gated delta rule
+//   S *= exp(g); r = S^T k; delta = beta (v - r); S += k delta^T; o = S^T q
+// over tokens [t0, t0 + T). Each value column j of a head's state S [DK, dv] evolves on its own (only k,
+// q, g, beta are shared), so a workgroup owns (value head, COLS columns), keeps that slice of S in
+// registers for all T tokens, and reads and writes it once. SPLIT invocations share a column, each a
+// strided 1/SPLIT of its DK entries. The inputs of TCH tokens at a time (k, q, the COLS values of v,
+// exp(g), beta) are staged in shared memory, loaded while the previous TCH tokens are computed, so no
+// token waits on a global load. Per token one fused reduction gives S^T k, S^T q and k.q of the
+// undecayed state, since o = exp(g) S^T q + delta (k.q) and r = exp(g) S^T k.
+#version 450
+#extension GL_EXT_control_flow_attributes : require
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 128;   // COLS * SPLIT (the host sets it so)
+layout(constant_id = 1) const uint COLS = 32;  // value columns per workgroup
+layout(constant_id = 2) const uint SPLIT = 4;  // invocations per column, a power of two
+layout(constant_id = 3) const uint DK = 128;   // key head dim
+layout(constant_id = 4) const uint TCH = 16;   // tokens staged in shared memory at a time
+#define GROUP SPLIT  // hl_group_sum sums over a column's invocations
+#include "common.glsl"
+#include "group_sum.glsl"
+
+const uint R = (DK + SPLIT - 1u) / SPLIT;  // state entries per invocation
+
+layout(std430, binding = 0) readonly buffer Q { float q[]; };
+layout(std430, binding = 1) readonly buffer Kk { float k[]; };
+layout(std430, binding = 2) readonly buffer V { float v[]; };
+layout(std430, binding = 3) readonly buffer Beta { float beta[]; };
+layout(std430, binding = 4) readonly buffer G { float g[]; };
+layout(std430, binding = 5) buffer State { float state[]; };  // [nv, DK * dv], S[i][j] at i * dv + j
+layout(std430, binding = 6) writeonly buffer O { float o[]; };
+layout(push_constant) uniform Push {
+  uint t0, T;          // the tokens walked
+  uint nk, nv, dv;     // key heads, value heads, value head dim
+  uint blocks;         // column blocks per value head
+} pc;
+
+shared float sk[TCH * DK], sq[TCH * DK], sv[TCH * COLS], sdecay[TCH], sbeta[TCH];
+
+// The inputs of one chunk, loaded to registers by fetch() and stored to shared memory by stage(); the
+// trip counts are constant, so the loops unroll and all loads are in flight together.
+const uint UK = (TCH * DK + WG - 1u) / WG, UV = (TCH * COLS + WG - 1u) / WG, UG = (TCH + WG - 1u) / WG;
+float pk[UK], pq[UK], pv[UV], pg[UG], pb[UG];
+uint h, j0, kcol, ldk, ldv;
+
+void fetch(uint c0) {  // tokens [c0, c0 + TCH) of the walk, those that exist
+  const uint n = c0 < pc.T ? min(TCH, pc.T - c0) : 0u, t = pc.t0 + c0;
+  [[unroll]] for (uint u = 0u; u < UK; ++u) {
+    const uint e = u * WG + gl_LocalInvocationID.x, row = (t + e / DK) * ldk + kcol + e % DK;
+    if (e < n * DK) pk[u] = k[row], pq[u] = q[row];
+  }
+  [[unroll]] for (uint u = 0u; u < UV; ++u) {
+    const uint e = u * WG + gl_LocalInvocationID.x, jj = j0 + e % COLS;
+    if (e < n * COLS) pv[u] = jj < pc.dv ? v[(t + e / COLS) * ldv + h * pc.dv + jj] : 0.0;
+  }
+  [[unroll]] for (uint u = 0u; u < UG; ++u) {
+    const uint e = u * WG + gl_LocalInvocationID.x;
+    if (e < n) pg[u] = g[(t + e) * pc.nv + h], pb[u] = beta[(t + e) * pc.nv + h];
+  }
+}
+
+void stage(uint n) {
+  [[unroll]] for (uint u = 0u; u < UK; ++u) {
+    const uint e = u * WG + gl_LocalInvocationID.x;
+    if (e < n * DK) sk[e] = pk[u], sq[e] = pq[u];
+  }
+  [[unroll]] for (uint u = 0u; u < UV; ++u) {
+    const uint e = u * WG + gl_LocalInvocationID.x;
+    if (e < n * COLS) sv[e] = pv[u];
+  }
+  [[unroll]] for (uint u = 0u; u < UG; ++u) {
+    const uint e = u * WG + gl_LocalInvocationID.x;
+    if (e < n) sdecay[e] = exp(pg[u]), sbeta[e] = pb[u];
+  }
+}
+
+void main() {
+  const uint grp = hl_group_index();
+  h = grp / pc.blocks;
+  if (h >= pc.nv) return;  // uniform per workgroup
+  const uint L = hl_role();  // a column's invocations: consecutive roles, one subgroup where they fit
+  j0 = (grp % pc.blocks) * COLS;
+  kcol = (h / (pc.nv / pc.nk)) * DK, ldk = pc.nk * DK, ldv = pc.nv * pc.dv;
+  const uint col = L / SPLIT, p = L % SPLIT, j = j0 + col;
+  const bool live = j < pc.dv;
+  const uint sbase = h * DK * pc.dv + j;
+
+  float s[R];
+  [[unroll]] for (uint r = 0u; r < R; ++r) {
+    const uint i = p + r * SPLIT;
+    s[r] = live && i < DK ? state[sbase + i * pc.dv] : 0.0;
+  }
+  fetch(0u);
+  for (uint c0 = 0u; c0 < pc.T; c0 += TCH) {
+    const uint n = min(TCH, pc.T - c0);
+    barrier();  // the previous chunk is consumed
+    stage(n);
+    barrier();
+    fetch(c0 + TCH);  // the next chunk's loads fly while this one is computed
+    for (uint tt = 0u; tt < n; ++tt) {
+      vec3 x = vec3(0.0);  // (S^T k, S^T q, k.q) for this column, undecayed
+      [[unroll]] for (uint r = 0u; r < R; ++r) {
+        const uint i = p + r * SPLIT;
+        if (i < DK) x += vec3(s[r] * sk[tt * DK + i], s[r] * sq[tt * DK + i], sk[tt * DK + i] * sq[tt * DK + i]);
+      }
+      x = vec3(hl_group_sum(x.x, L), hl_group_sum(x.y, L), hl_group_sum(x.z, L));
+      const float dec = sdecay[tt], delta = sbeta[tt] * (sv[tt * COLS + col] - dec * x.x);
+      [[unroll]] for (uint r = 0u; r < R; ++r) {
+        const uint i = p + r * SPLIT;
+        if (i < DK) s[r] = dec * s[r] + sk[tt * DK + i] * delta;
+      }
+      if (live && p == 0u) o[(pc.t0 + c0 + tt) * ldv + h * pc.dv + j] = dec * x.y + delta * x.z;
+    }
+  }
+  [[unroll]] for (uint r = 0u; r < R; ++r) {
+    const uint i = p + r * SPLIT;
+    if (live && i < DK) state[sbase + i * pc.dv] = s[r];
+  }
+}
