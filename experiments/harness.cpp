@@ -80,13 +80,15 @@ static std::string report_dir(const gpu::Device& dev, const Options& opt) {
   return opt.out_dir + "/" + vk::device_slug(dev.info().name);
 }
 
+static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt);
+
 Ceilings load_or_measure_ceilings(gpu::Device& dev, const Options& opt) {
   const std::string path = report_dir(dev, opt) + "/bandwidth.json";
   if (!fs::exists(path)) {
     std::fprintf(stderr, "experiment: no %s yet: measuring the bandwidth ceilings first\n", path.c_str());
     Options o = opt;
     o.only_variant.clear();
-    run_experiment("bandwidth", o);
+    run_on(dev, experiment("bandwidth"), o);
   }
   std::ifstream f(path);
   json j = json::parse(f);
@@ -290,7 +292,10 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
         const int rot = int(std::clamp(std::ceil(2 * cache_bytes / std::max(c.cost.bytes, 1.0)), 1.0, 8.0));
         std::vector<gpu::OpArgs> sets{clone_args(inputs)};
         for (int i = 1; i < rot; ++i) sets.push_back(c.inputs(rng));
-        for (auto& s : sets) cx.dev.time_ns([&] { v->run(dev_ctx, s); });  // warm-up: uploads, pipelines
+        // Warm-up: uploads and pipelines, then enough GPU work (>= 0.3 s) for the clocks to ramp up.
+        double warm_ns = 0;
+        for (int i = 0; i < 200 && (i < int(sets.size()) + 2 || warm_ns < 3e8); ++i)
+          warm_ns += cx.dev.time_ns([&] { v->run(dev_ctx, sets[size_t(i) % sets.size()]); });
         std::vector<double> ns;
         for (int i = 0; i < cx.opt.runs; ++i) ns.push_back(cx.dev.time_ns([&] { v->run(dev_ctx, sets[size_t(i % rot)]); }));
         const double s = median(ns) * 1e-9;
@@ -345,8 +350,12 @@ void write_report(const json& report, const Options& opt) {
 json run_experiment(const std::string& name, const Options& opt) { return run_experiment(experiment(name), opt); }
 
 json run_experiment(const Experiment& e, const Options& opt) {
-  const std::string& name = e.name;
   gpu::Device dev(vk::ContextOptions{.device = opt.device});
+  return run_on(dev, e, opt);
+}
+
+static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt) {
+  const std::string& name = e.name;
   const bool cpu_device = dev.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU;
   Context cx{dev, opt, {}, opt.quick || (cpu_device && !opt.full)};
   if (name != "bandwidth") cx.ceil = load_or_measure_ceilings(dev, opt);
