@@ -20,7 +20,7 @@ exps=${*:-bandwidth norms ssm_conv ssm_scan attention matmul moe forward}
       --prefill-chunk 100 --decode-from 150; echo "exit $?"
   for e in $exps; do
     echo "== experiment $e"; start=$(date +%s)
-    timeout 300 $bin experiment "$e" --full 2>&1 | grep -v '^  ' ; echo "exit ${PIPESTATUS[0]} after $(( $(date +%s) - start )) s"
+    timeout $([ "$e" = forward ] && echo 200 || echo 150) $bin experiment "$e" --full 2>&1 | grep -v '^  ' ; echo "exit ${PIPESTATUS[0]} after $(( $(date +%s) - start )) s"
   done
   python3 scripts/report.py --index reports
 } > "$log" 2>&1
