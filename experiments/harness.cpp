@@ -30,6 +30,7 @@ WeightRef random_weight(std::mt19937_64& g, const std::string& name, int64_t row
 }
 
 std::string git_commit() {
+  if (const char* c = std::getenv("HYBRIDLAB_COMMIT")) return c;  // set where the tree travels without .git
   std::string out;
   if (FILE* p = popen("git rev-parse --short HEAD 2>/dev/null && git status --porcelain --untracked-files=no 2>/dev/null | head -1", "r")) {
     char buf[256];
