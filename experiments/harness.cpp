@@ -158,22 +158,7 @@ std::vector<std::pair<std::string, std::vector<uint32_t>>> sweeps_for(const Part
   return out;
 }
 
-struct ScopedTune {  // device profile overrides for one sweep point, restored afterwards
-  vk::DeviceProfile& prof;
-  std::map<std::string, uint32_t> saved;
-  std::vector<std::string> added;
-  ScopedTune(vk::DeviceProfile& p, const std::map<std::string, uint32_t>& set) : prof(p) {
-    for (auto& [k, v] : set) {
-      if (p.values().count(k)) saved[k] = p.values().at(k);
-      else added.push_back(k);
-      p.set(k, v);
-    }
-  }
-  ~ScopedTune() {
-    for (auto& [k, v] : saved) prof.set(k, v);
-    for (auto& k : added) prof.erase(k);
-  }
-};
+
 
 json roofline(const Cost& c, double seconds, const Ceilings& ceil, const Projection& proj, const std::string& prec, bool on_gpu) {
   json r;
@@ -265,7 +250,7 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
         points = next;
       }
       for (auto& point : points) {
-        ScopedTune tune(cx.dev.ctx().profile(), point);
+        vk::ScopedTuning tune(cx.dev.ctx().profile(), point);
         json r = {{"variant", v->name}, {"params", point}, {"where", "GPU"}};
         std::string err_text;
         try {

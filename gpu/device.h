@@ -27,8 +27,8 @@ class Device {
   vk::Context& ctx() { return *ctx_; }
   const vk::DeviceInfo& info() const { return ctx_->info(); }
   const vk::DeviceProfile& profile() const { return ctx_->profile(); }
-  // A tuning parameter: the profile's value for key, else fallback.
-  uint32_t tune(std::string_view key, uint32_t fallback) const { return profile().get(key, fallback); }
+  // A kernel tuning parameter "<op>.<variant>.<param>": its default lives in gpu/vulkan/device_profile.cpp.
+  uint32_t tune(std::string_view key) const { return profile().get(key); }
 
   // A device-local buffer of at least `bytes` (pooled; contents undefined).
   BufferPtr alloc(size_t bytes);

@@ -42,6 +42,17 @@ template <class A, class B> double rel_l2(const A& a, const B& b) {
   const auto n = b.template cast<double>().norm();
   return n == 0 ? d : d / n;
 }
+// Fraction of rows whose largest entry sits at the same column (logits: greedy-token agreement).
+template <class A, class B> double argmax_agreement(const A& a, const B& b) {
+  int64_t same = 0;
+  for (int64_t r = 0; r < a.rows(); ++r) {
+    Eigen::Index i, j;
+    a.row(r).maxCoeff(&i);
+    b.row(r).maxCoeff(&j);
+    same += i == j;
+  }
+  return a.rows() ? double(same) / double(a.rows()) : 1.0;
+}
 template <class A, class B> double max_abs(const A& a, const B& b) {
   return (a.template cast<double>() - b.template cast<double>()).cwiseAbs().maxCoeff();
 }

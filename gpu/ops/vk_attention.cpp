@@ -24,7 +24,7 @@ void slice(VariantCtx& c, OpArgs& a) {
     uint32_t n, out_cols, in_cols, period, offset, width;
   } pc{u32(y.numel()), u32(y.cols()), u32(x.cols()), u32(period), u32(offset), u32(width)};
   if (pc.n > 0) {
-    const uint32_t wg = d.tune("slice.copy.wg", 256);
+    const uint32_t wg = d.tune("slice.copy.wg");
     const Grid g = elements(pc.n, wg);
     d.dispatch(d.pipeline("slice", {{0, wg}}, 2, sizeof pc), {x.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
   }
@@ -54,7 +54,7 @@ void rope(VariantCtx& c, OpArgs& a) {
   } pc{u32(x.rows() * (x.cols() / D) * (D - half)), u32(x.cols() / D), u32(D), u32(half), u32(pos0)};
   u32(pos0 + x.rows());  // the last position fits 32 bits too
   if (pc.n > 0) {
-    const uint32_t wg = d.tune("rope.neox.wg", 256);
+    const uint32_t wg = d.tune("rope.neox.wg");
     const Grid g = elements(pc.n, wg);
     d.dispatch(d.pipeline("rope", {{0, wg}}, 3, sizeof pc), {x.buffer(d), table.buffer(d), y.buffer_mut(d)}, pc, g.x,
                g.y);
@@ -87,7 +87,7 @@ Attn append_kv(Device& d, OpArgs& a) {
     uint32_t n, start;
   } pc{u32(s.T * W), u32(s.kv_len * W)};
   if (pc.n > 0) {
-    const uint32_t wg = d.tune("attention.append.wg", 256);
+    const uint32_t wg = d.tune("attention.append.wg");
     const Grid g = elements(pc.n, wg);
     d.dispatch(d.pipeline("attention_append", {{0, wg}}, 4, sizeof pc),
                {k.buffer(d), v.buffer(d), kc.buffer_mut(d), vc.buffer_mut(d)}, pc, g.x, g.y);
@@ -109,10 +109,10 @@ uint64_t loop_budget_keys(uint64_t D, uint64_t wg, uint64_t block) {
 // attention_merge.comp combines. Tunables attention.<variant>.{wg, block, merge_wg}.
 Tensor attend(Device& d, const std::string& variant, OpArgs& a, const Attn& s, uint64_t want_keys) {
   const std::string key = "attention." + variant + ".";
-  const uint32_t wg = d.tune(key + "wg", d.tune("wg_size", 128));
+  const uint32_t wg = d.tune(key + "wg");
   // Key blocks measured on an H200: flash, 512 tokens over 4096 keys: 8.0 ms with 16, 8.8 with 32;
   // decode_split at 4096 keys: 46 us with 32, 54 with 64.
-  const uint32_t block = std::min(wg, d.tune(key + "block", variant == "flash" ? 16 : 32));
+  const uint32_t block = std::min(wg, d.tune(key + "block"));
   if (!std::has_single_bit(wg) || !std::has_single_bit(block))
     fail("attention: workgroup size {} and key block {} must be powers of two", wg, block);
   const uint64_t shared = 4 * (uint64_t(s.D) + wg + 2 * block);
@@ -143,7 +143,7 @@ Tensor attend(Device& d, const std::string& variant, OpArgs& a, const Attn& s, u
       uint32_t rows, D, splits;
     } mc{pc.rows, D, splits};
     const Grid mg = grid(mc.rows);
-    d.dispatch(d.pipeline("attention_merge", {{0, d.tune(key + "merge_wg", d.tune("wg_size", 128))}}, 3, sizeof mc),
+    d.dispatch(d.pipeline("attention_merge", {{0, d.tune(key + "merge_wg")}}, 3, sizeof mc),
                {part.buffer(d), a.in("gate").buffer(d), o.buffer_mut(d)}, mc, mg.x, mg.y);
   }
   return o;
@@ -152,7 +152,7 @@ Tensor attend(Device& d, const std::string& variant, OpArgs& a, const Attn& s, u
 void flash(VariantCtx& c, OpArgs& a) {
   Device& d = c.device();
   const Attn s = append_kv(d, a);
-  a.set("o", s.T > 0 ? attend(d, "flash", a, s, d.tune("attention.flash.max_keys", UINT32_MAX))
+  a.set("o", s.T > 0 ? attend(d, "flash", a, s, d.tune("attention.flash.max_keys"))
                      : Tensor::device(d, 0, s.n_q * s.D));
 }
 
@@ -162,9 +162,9 @@ void decode_split(VariantCtx& c, OpArgs& a) {
   if (a.in("q").rows() != 1) return flash(c, a);
   Device& d = c.device();
   const Attn s = append_kv(d, a);
-  const uint64_t L = uint64_t(s.kv_len) + 1, block = d.tune("attention.decode_split.block", 32);
+  const uint64_t L = uint64_t(s.kv_len) + 1, block = d.tune("attention.decode_split.block");
   // 64 splits: on an H200 (132 SMs, 16 query heads) decode at 32768 keys took 219 us against 527 with 16.
-  const uint64_t splits = std::max(1u, d.tune("attention.decode_split.splits", 64));
+  const uint64_t splits = std::max(1u, d.tune("attention.decode_split.splits"));
   const uint64_t keys = (L + splits - 1) / splits;
   a.set("o", attend(d, "decode_split", a, s, (keys + block - 1) / block * block));
 }

@@ -9,7 +9,6 @@ namespace hl::gpu {
 
 namespace {
 
-uint32_t wg_size(Device& d, const std::string& key) { return d.tune(key, d.tune("wg_size", 128)); }
 
 void ssm_conv(VariantCtx& c, OpArgs& a) {
   Device& d = c.device();
@@ -24,7 +23,7 @@ void ssm_conv(VariantCtx& c, OpArgs& a) {
     uint32_t T, C;
   } pc{u32(T), u32(C)};
   // Workgroups: x over channels, y over blocks of `tokens` tokens (at least K-1: see ssm_conv.comp).
-  const uint32_t wg = wg_size(d, "ssm_conv.channel.wg"), tb = std::max(d.tune("ssm_conv.channel.tokens", 16), u32(K - 1));
+  const uint32_t wg = d.tune("ssm_conv.channel.wg"), tb = std::max(d.tune("ssm_conv.channel.tokens"), u32(K - 1));
   const uint64_t gx = (uint64_t(C) + wg - 1) / wg, gy = (uint64_t(T) + tb - 1) / tb;
   if (gx > d.info().max_workgroup_count[0] || gy > d.info().max_workgroup_count[1])
     fail("ssm_conv: {} channels x {} tokens need {} x {} workgroups, more than the device allows", C, T, gx, gy);
@@ -37,7 +36,7 @@ void ssm_conv(VariantCtx& c, OpArgs& a) {
 // groups per workgroup; push constants {groups, D, ...}.
 template <class Push>
 void rowgroup(Device& d, const std::string& shader, const std::vector<BufferPtr>& buffers, const Push& pc) {
-  const uint32_t wg = wg_size(d, shader + ".rowgroup.wg"), group = d.tune(shader + ".rowgroup.group", 32);
+  const uint32_t wg = d.tune(shader + ".rowgroup.wg"), group = d.tune(shader + ".rowgroup.group");
   if (!std::has_single_bit(wg) || !std::has_single_bit(group))
     fail("{}: {}.rowgroup.wg = {} and .group = {} must be powers of two", shader, shader, wg, group);
   const uint32_t gi = std::min({group, wg, std::bit_ceil(pc.D)});
@@ -89,7 +88,7 @@ void ssm_gates(VariantCtx& c, OpArgs& a) {
   const struct {
     uint32_t n, nv;
   } pc{u32(b.numel()), u32(nv)};
-  const uint32_t wg = wg_size(d, "ssm_gates.elementwise.wg");
+  const uint32_t wg = d.tune("ssm_gates.elementwise.wg");
   const auto& p = d.pipeline("ssm_gates", {{0, wg}}, 6, sizeof pc);
   const Grid gr = grid((uint64_t(pc.n) + wg - 1) / wg);
   d.dispatch(p, {b.buffer(d), ap.buffer(d), A.buffer(d), dt.buffer(d), beta.buffer_mut(d), g.buffer_mut(d)}, pc, gr.x, gr.y);
@@ -115,8 +114,8 @@ void ssm_scan(VariantCtx& c, OpArgs& a, bool per_token) {
 
   // Tunables: columns per workgroup, invocations per column (a power of two), tokens staged at a time.
   const std::string key = std::string("ssm_scan.") + (per_token ? "per_token." : "block_resident.");
-  uint32_t cols = d.tune(key + "cols", 32), split = d.tune(key + "split", 8);
-  uint32_t stage = per_token ? 1 : std::max(d.tune(key + "stage", 16), 1u);
+  uint32_t cols = d.tune(key + "cols"), split = d.tune(key + "split");
+  uint32_t stage = per_token ? 1 : std::max(d.tune(key + "stage"), 1u);
   if (cols == 0 || !std::has_single_bit(split))
     fail("ssm_scan: {}cols = {} must be positive and {}split = {} a power of two", key, cols, key, split);
   cols = std::min(cols, u32(dv));

@@ -10,7 +10,7 @@ void register_vk_elementwise(Registry& r) {
     if (x.rows() != y.rows() || x.cols() != y.cols())
       fail("add: [{}, {}] + [{}, {}]", x.rows(), x.cols(), y.rows(), y.cols());
     Tensor out = Tensor::device(d, x.rows(), x.cols());
-    const uint32_t wg = d.tune("add.wg", 256);
+    const uint32_t wg = d.tune("add.elementwise.wg");
     const auto& p = d.pipeline("add", {{0, wg}}, 3, 4);
     const uint32_t n = u32(x.numel());
     const Grid g = grid((n + wg - 1) / wg);

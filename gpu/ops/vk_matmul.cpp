@@ -22,7 +22,7 @@ void tiled(VariantCtx& c, OpArgs& a) {
   const Tensor w = c.weights->device(a.weight("w"));
   const Dims pc = dims(x, w);
   Tensor y = Tensor::device(d, pc.T, pc.N);
-  const uint32_t tile = d.tune("matmul.tile", 16);
+  const uint32_t tile = d.tune("matmul.tiled.tile");
   const auto& p = d.pipeline("matmul_tiled", {{0, tile}}, 3, sizeof pc);
   d.dispatch(p, {x.buffer(d), w.buffer(d), y.buffer_mut(d)}, pc, (pc.N + tile - 1) / tile, (pc.T + tile - 1) / tile);
   a.set("y", y);
@@ -34,8 +34,8 @@ void rowdot(VariantCtx& c, OpArgs& a) {
   const Tensor w = c.weights->device(a.weight("w"));
   const Dims pc = dims(x, w);
   Tensor y = Tensor::device(d, pc.T, pc.N);
-  const auto& p = d.pipeline("matmul_rowdot", {{0, d.tune("matmul.rowdot.wg", d.tune("wg_size", 128))},
-                                               {1, d.tune("matmul.rowdot.cols", 8)}},
+  const auto& p = d.pipeline("matmul_rowdot", {{0, d.tune("matmul.rowdot.wg")},
+                                               {1, d.tune("matmul.rowdot.cols")}},
                              3, sizeof pc);
   const Grid g = grid(pc.N);
   d.dispatch(p, {x.buffer(d), w.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
@@ -44,7 +44,7 @@ void rowdot(VariantCtx& c, OpArgs& a) {
 
 void automatic(VariantCtx& c, OpArgs& a) {
   const int64_t T = a.in("x").rows();
-  (T <= int64_t(c.device().tune("matmul.rowdot.max_tokens", 8)) ? rowdot : tiled)(c, a);
+  (T <= int64_t(c.device().tune("matmul.auto.rowdot_tokens")) ? rowdot : tiled)(c, a);
 }
 
 }  // namespace

@@ -8,7 +8,6 @@ namespace hl::gpu {
 
 namespace {
 
-uint32_t wg(const Device& d, const std::string& key) { return d.tune(key, d.tune("wg_size", 128)); }
 
 // A tensor bound whole as one storage buffer must fit maxStorageBufferRange (lavapipe: 128 MiB).
 void check_binding(const Device& d, const Tensor& t, const char* op, const char* what) {
@@ -27,7 +26,7 @@ void embed(VariantCtx& c, OpArgs& a) {
     uint32_t T, H, V;
   } pc{u32(tok.cols()), u32(table.cols()), u32(table.rows())};
   Tensor y = Tensor::device(d, pc.T, pc.H);
-  const auto& p = d.pipeline("embed", {{0, wg(d, "embed.gather.wg")}}, 3, sizeof pc);
+  const auto& p = d.pipeline("embed", {{0, d.tune("embed.gather.wg")}}, 3, sizeof pc);
   const Grid g = grid(pc.T);
   d.dispatch(p, {tok.buffer(d), table.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
   a.set("y", y);
@@ -40,7 +39,7 @@ void router(VariantCtx& c, OpArgs& a) {
     uint32_t T, E, k;
   } pc{u32(logits.rows()), u32(logits.cols()), u32(a.iparam("k"))};
   if (pc.k < 1 || pc.k > pc.E) fail("moe_router: top-{} of {} experts", pc.k, pc.E);
-  const uint32_t size = wg(d, "moe_router.softmax_topk.wg");
+  const uint32_t size = d.tune("moe_router.softmax_topk.wg");
   // p[E], two per-subgroup partials per invocation, hl_workgroup_sum's partials, a few scalars.
   const uint64_t shared = 4ull * (pc.E + 3ull * size + 4);
   if (shared > d.info().max_shared_memory)
@@ -68,7 +67,7 @@ Tensor swiglu_experts(Device& d, const std::string& op, const std::string& tune,
     fail("{}: routes expert [{}, {}] (i32), weight [{}, {}] do not fit {} tokens", op, expert.rows(), k, weight.rows(),
          weight.cols(), T);
   for (auto [t, what] : {std::pair{&gate, "gate"}, {&up, "up"}, {&down, "down"}}) check_binding(d, *t, op.c_str(), what);
-  const uint32_t size = wg(d, tune + ".wg"), rows = d.tune(tune + ".rows", 8);
+  const uint32_t size = d.tune(tune + ".wg"), rows = d.tune(tune + ".rows");
   struct {
     uint32_t T, H, F, k, E, blocks;
   } pc{u32(T), u32(H), u32(F), u32(k), u32(E), u32((F + rows - 1) / rows)};
@@ -100,7 +99,7 @@ void shared_expert(VariantCtx& c, OpArgs& a) {
     uint32_t T, H;
   } pc{u32(x.rows()), u32(x.cols())};
   Tensor expert = Tensor::device(d, pc.T, 1, Tensor::Type::I32), weight = Tensor::device(d, pc.T, 1);
-  const auto& p = d.pipeline("shared_expert_gate", {{0, wg(d, "shared_expert.fused.wg")}}, 4, sizeof pc);
+  const auto& p = d.pipeline("shared_expert_gate", {{0, d.tune("shared_expert.fused.wg")}}, 4, sizeof pc);
   const Grid g = grid(pc.T);
   d.dispatch(p, {x.buffer(d), gate_w.buffer(d), expert.buffer_mut(d), weight.buffer_mut(d)}, pc, g.x, g.y);
   a.set("y", swiglu_experts(d, "shared_expert", "shared_expert.fused", x, expert, weight, c.weights->device(a.weight("gate")),

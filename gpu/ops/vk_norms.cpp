@@ -16,7 +16,7 @@ void register_vk_norms(Registry& r) {
       uint32_t groups, G;
       float eps;
     } pc{u32(x.numel() / G), u32(G), float(a.param("eps"))};
-    const auto& p = d.pipeline("rmsnorm", {{0, d.tune("rmsnorm.wg", d.tune("wg_size", 128))}}, 3, sizeof pc);
+    const auto& p = d.pipeline("rmsnorm", {{0, d.tune("rmsnorm.rowgroup.wg")}}, 3, sizeof pc);
     const Grid g = grid(pc.groups);
     d.dispatch(p, {x.buffer(d), gain.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
     a.set("y", y);

@@ -23,33 +23,54 @@ bool contains_any(std::string_view hay, std::initializer_list<std::string_view> 
   return std::any_of(needles.begin(), needles.end(), [&](auto n) { return contains_nocase(hay, n); });
 }
 
-// Kernels add their keys to these tables (name them "<kernel>.<parameter>", e.g. "ssm_scan.chunk").
-// "wg_size": default workgroup size; "subgroup_size_preferred": 0 = use what the device reports,
-// else a size for pipelines to require when the device supports subgroup size control.
-const std::map<std::string, uint32_t, std::less<>>& defaults(std::string_view profile) {
+// Every kernel tunable has its default here, "<op>.<variant>.<parameter>", so tuning a new card means
+// editing this file (or HYBRIDLAB_TUNE), never a kernel. `common` holds the defaults every profile starts
+// from; each profile then overrides what its hardware wants. A "*.wg" / "*_wg" workgroup size that no
+// table names takes the profile's "wg_size". "subgroup_size_preferred": 0 = what the device reports.
+using Table = std::map<std::string, uint32_t, std::less<>>;
+
+const Table& common() {
+  static const Table t = {
+      {"wg_size", 128},
+      {"subgroup_size_preferred", 0},
+      {"add.elementwise.wg", 256},
+      {"slice.copy.wg", 256},
+      {"rope.neox.wg", 256},
+      {"matmul.tiled.tile", 16},         // TILE x TILE outputs per workgroup, TILE-wide K slices in shared memory
+      {"matmul.rowdot.cols", 8},         // tokens per pass over a weight row
+      {"matmul.auto.rowdot_tokens", 8},  // auto: rowdot up to this many tokens, tiled above
+      {"attention.append.wg", 256},
+      {"attention.flash.block", 16},          // keys per online-softmax block
+      {"attention.flash.max_keys", UINT32_MAX},  // keys one workgroup walks before the range is split
+      {"attention.decode_split.block", 32},
+      {"attention.decode_split.splits", 64},  // KV slices per head at decode (merged afterwards)
+      {"ssm_conv.channel.tokens", 16},        // tokens per invocation's sliding window
+      {"l2norm.rowgroup.group", 32},          // invocations per head
+      {"gated_rmsnorm.rowgroup.group", 32},
+      {"ssm_scan.block_resident.cols", 32},   // value columns per workgroup
+      {"ssm_scan.block_resident.split", 8},   // invocations sharing a column (the d_k dot products)
+      {"ssm_scan.block_resident.stage", 16},  // tokens staged in shared memory at a time
+      {"ssm_scan.per_token.cols", 32},
+      {"ssm_scan.per_token.split", 8},
+      {"moe_experts.per_token.rows", 8},      // weight rows per subgroup pass
+      {"shared_expert.fused.rows", 8},
+  };
+  return t;
+}
+
+const Table& overrides(std::string_view profile) {
   // lavapipe: subgroup 8, 32 KB shared memory, runs on CPU threads: small workgroups.
-  static const std::map<std::string, uint32_t, std::less<>> lavapipe = {
-      {"wg_size", 64},
-      {"subgroup_size_preferred", 0},
-  };
+  static const Table lavapipe = {{"wg_size", 64}};
   // NVIDIA Hopper (H100/H200): warp 32, 48 KB static shared memory per workgroup through Vulkan
-  // (more needs opt-in), KHR_cooperative_matrix with 16x16x16 f16/bf16 shapes.
-  static const std::map<std::string, uint32_t, std::less<>> hopper = {
-      {"wg_size", 256},
-      {"subgroup_size_preferred", 0},
-  };
+  // (more needs opt-in), KHR_cooperative_matrix with 16x16x16 f16/bf16 shapes. The ssm_scan values
+  // were swept on the H200 (32 columns x 8-way split x 16 staged tokens was best or near best at every T).
+  static const Table hopper = {{"wg_size", 256}};
   // AMD RDNA4 (Radeon AI PRO R9700, RX 9070/9060; gfx1200/gfx1201), from published limits: waves of
   // 32 or 64 lanes (subgroup size control 32..64; compute defaults to wave32 on RADV), 64 KB LDS per
   // workgroup, WMMA 16x16x16 (f16/bf16 -> f32, 8-bit -> i32) exposed as KHR_cooperative_matrix.
   // Values are projections until measured on the card.
-  static const std::map<std::string, uint32_t, std::less<>> rdna4 = {
-      {"wg_size", 256},
-      {"subgroup_size_preferred", 32},
-  };
-  static const std::map<std::string, uint32_t, std::less<>> generic = {
-      {"wg_size", 128},
-      {"subgroup_size_preferred", 0},
-  };
+  static const Table rdna4 = {{"wg_size", 256}, {"subgroup_size_preferred", 32}, {"attention.flash.block", 32}};
+  static const Table generic = {};
   if (profile == "lavapipe") return lavapipe;
   if (profile == "nvidia-hopper") return hopper;
   if (profile == "amd-rdna4") return rdna4;
@@ -70,12 +91,20 @@ std::string profile_name_for(const DeviceInfo& info) {
 
 DeviceProfile DeviceProfile::named(std::string_view name) {
   DeviceProfile p;
-  p.values_ = defaults(name);
+  p.values_ = common();
+  for (auto& [k, v] : overrides(name)) p.values_.insert_or_assign(k, v);
   p.name_ = name;
   return p;
 }
 
 DeviceProfile DeviceProfile::for_device(const DeviceInfo& info) { return named(profile_name_for(info)); }
+
+uint32_t DeviceProfile::get(std::string_view key) const {
+  if (auto it = values_.find(key); it != values_.end()) return it->second;
+  const bool wg = key.size() > 3 && (key.ends_with(".wg") || key.ends_with("_wg"));
+  if (wg) return get("wg_size");
+  throw Error(fmt::format("tuning parameter '{}' has no default: add it to gpu/vulkan/device_profile.cpp", key));
+}
 
 uint32_t DeviceProfile::get(std::string_view key, uint32_t fallback) const {
   auto it = values_.find(key);

@@ -19,6 +19,7 @@ class DeviceProfile {
   static DeviceProfile named(std::string_view name);  // Error for an unknown name
 
   const std::string& name() const { return name_; }
+  uint32_t get(std::string_view key) const;  // Error if the key has no default (see device_profile.cpp)
   uint32_t get(std::string_view key, uint32_t fallback) const;
   void set(std::string_view key, uint32_t value);
   void erase(std::string_view key);  // back to the kernel's own fallback
@@ -29,6 +30,21 @@ class DeviceProfile {
  private:
   std::string name_;
   std::map<std::string, uint32_t, std::less<>> values_;
+};
+
+// Sets tunables for a scope (a test, a sweep point) and restores the profile exactly as it was.
+class ScopedTuning {
+ public:
+  ScopedTuning(DeviceProfile& p, const std::map<std::string, uint32_t>& values) : p_(p), saved_(p) {
+    for (auto& [k, v] : values) p.set(k, v);
+  }
+  ~ScopedTuning() { p_ = saved_; }
+  ScopedTuning(const ScopedTuning&) = delete;
+  ScopedTuning& operator=(const ScopedTuning&) = delete;
+
+ private:
+  DeviceProfile& p_;
+  DeviceProfile saved_;
 };
 
 // Which profile a device gets (see device_profile.cpp for the rules).

@@ -86,23 +86,9 @@ TEST_CASE("vk ops: attention, real decode shape at context 512 and odd head dims
     }
 }
 
-namespace {
-
-// Sets a tunable of the test device for one scope.
-struct Tune {
-  std::string key;
-  uint32_t before;
-  Tune(std::string k, uint32_t v) : key(std::move(k)), before(device().profile().get(key, UINT32_MAX)) {
-    device().ctx().profile().set(key, v);
-  }
-  ~Tune() { device().ctx().profile().set(key, before); }
-};
-
-}  // namespace
-
 TEST_CASE("vk ops: attention, flash with its keys split over workgroups and merged", "[vk][ops]") {
   std::mt19937_64 g(15);
-  const Tune t("attention.flash.max_keys", 32);  // normally only past ~10^4 keys (lavapipe's loop limit)
+  const vk::ScopedTuning t(device().ctx().profile(), {{"attention.flash.max_keys", 32}});  // normally only past ~10^4 keys (lavapipe's loop limit)
   // (T, kv_len): rows whose later splits are empty (40 keys at most, rows t < 32 see one split), many splits.
   for (auto [T, kv_len] : {std::pair{40, 0}, {17, 300}})
     for (auto [nq, nkv, D] : {std::tuple{4, 2, 64}, {16, 2, 256}})

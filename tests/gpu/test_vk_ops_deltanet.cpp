@@ -119,9 +119,8 @@ TEST_CASE("vk ops: ssm_scan, every variant, carried state, both reference forms"
 TEST_CASE("vk ops: deltanet kernels under other tunings", "[vk][ops][deltanet]") {
   auto& prof = device().ctx().profile();
   const auto tuned = [&](std::vector<std::pair<std::string, uint32_t>> keys, const std::function<void()>& check) {
-    for (auto& [k, v] : keys) prof.set(k, v);
+    const vk::ScopedTuning scope(prof, {keys.begin(), keys.end()});
     check();
-    for (auto& [k, v] : keys) prof.erase(k);
   };
   std::mt19937_64 g(16);
   for (auto [wg, group] : {std::pair{32u, 32u}, {1024u, 4u}}) {
