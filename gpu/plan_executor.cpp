@@ -208,11 +208,12 @@ PlanExecutor::Gates PlanExecutor::ssm_gates(const Tensor& b, const Tensor& a_, c
 }
 
 Tensor PlanExecutor::ssm_scan(const Tensor& q, const Tensor& k, const Tensor& v, const Gates& g, LayerState& st, int nk,
-                              Phase phase) {
+                              Phase phase, ref::HeadOrder order) {
   const double chunk = scan_.prefill_form == ScanForm::Recurrent ? 0 : scan_.chunk;
   OpArgs a{{{"q", q}, {"k", k}, {"v", v}, {"beta", g.beta}, {"g", g.g}, {"state", st.ssm}},
            {},
-           {{"n_k_heads", nk}, {"decode", phase == Phase::Decode ? 1.0 : 0.0}, {"chunk", chunk}}};
+           {{"n_k_heads", nk}, {"decode", phase == Phase::Decode ? 1.0 : 0.0}, {"chunk", chunk},
+            {"tiled", order == ref::HeadOrder::Tiled ? 1.0 : 0.0}}};
   run("ssm_scan", a);
   return a.t.at("o");
 }

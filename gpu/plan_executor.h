@@ -68,7 +68,8 @@ class PlanExecutor {
   Tensor ssm_conv(const Tensor& x, const WeightRef& w, LayerState& st);
   Tensor l2norm(const Tensor& x, int d, double scale, double eps);
   Gates ssm_gates(const Tensor& b, const Tensor& a, const WeightRef& A, const WeightRef& dt_bias);
-  Tensor ssm_scan(const Tensor& q, const Tensor& k, const Tensor& v, const Gates& g, LayerState& st, int nk, Phase phase);
+  Tensor ssm_scan(const Tensor& q, const Tensor& k, const Tensor& v, const Gates& g, LayerState& st, int nk, Phase phase,
+                  ref::HeadOrder order);
   Tensor gated_rmsnorm(const Tensor& o, const Tensor& z, const WeightRef& gain, double eps);
   Routes moe_router(const Tensor& logits, int k);
   Tensor moe_experts(const Tensor& x, const Routes& r, const MoeWeights& w);

@@ -76,10 +76,10 @@ template <class S> class RefExecutor {
     return ref::ssm_gates(b, a, vec(A), vec(dt_bias));
   }
   Tensor ssm_scan(const Tensor& q, const Tensor& k, const Tensor& v, const Gates& gt, LayerState& st, int nk,
-                  Phase phase) {
+                  Phase phase, ref::HeadOrder order) {
     if (phase == Phase::Decode || scan_.prefill_form == ScanForm::Recurrent)
-      return ref::ssm_scan_recurrent(q, k, v, gt.beta, gt.g, st.ssm, nk);
-    return ref::ssm_scan_chunked(q, k, v, gt.beta, gt.g, st.ssm, nk, scan_.chunk);
+      return ref::ssm_scan_recurrent(q, k, v, gt.beta, gt.g, st.ssm, nk, order);
+    return ref::ssm_scan_chunked(q, k, v, gt.beta, gt.g, st.ssm, nk, scan_.chunk, order);
   }
   Tensor gated_rmsnorm(const Tensor& o, const Tensor& z, const WeightRef& gain, double eps) {
     return ref::gated_rmsnorm(o, z, vec(gain), eps);

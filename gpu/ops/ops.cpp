@@ -26,7 +26,7 @@ void register_ops(Registry& r) {
   r.add_op({"ssm_scan",
             "gated delta rule: q, k [T, n_k*d_k], v [T, n_v*d_v], beta, g [T, n_v], state [n_v, d_k*d_v] (carried) -> "
             "o [T, n_v*d_v]",
-            {"q", "k", "v", "beta", "g"}, {}, {"state"}, {"o"}, {"n_k_heads", "decode", "chunk"}});
+            {"q", "k", "v", "beta", "g"}, {}, {"state"}, {"o"}, {"n_k_heads", "decode", "chunk", "tiled"}});
   r.add_op({"gated_rmsnorm", "o, z [T, n_v*d_v] -> each head: o / rms(o) * gain * silu(z)", {"o", "z"}, {"gain"}, {}, {"y"},
             {"eps"}});
   r.add_op({"moe_router", "logits [T, E] -> softmax, top-k, renormalised: expert (i32) [T, k], weight [T, k]", {"logits"}, {},

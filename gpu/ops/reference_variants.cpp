@@ -78,12 +78,14 @@ void register_reference_variants(Registry& r) {
     a.set("g", Tensor::from(std::move(g.g)));
   });
   add(r, "ssm_scan", [](VariantCtx&, OpArgs& a) {
-    // Prefill chunks use the chunked form (chunk 64), decode steps the recurrence, as the oracle does.
+    // Prefill chunks use the chunked form (param chunk; 0: the recurrence), decode steps the recurrence,
+    // as the oracle does.
     const M &q = a.in("q").f32(), &k = a.in("k").f32(), &v = a.in("v").f32(), &b = a.in("beta").f32(), &g = a.in("g").f32();
     M& st = a.state("state").f32_mut();
-    const int nk = int(a.iparam("n_k_heads"));
-    a.set("o", Tensor::from(a.param("decode") != 0 ? ref::ssm_scan_recurrent(q, k, v, b, g, st, nk)
-                                                   : ref::ssm_scan_chunked(q, k, v, b, g, st, nk, 64)));
+    const int nk = int(a.iparam("n_k_heads")), chunk = a.p.count("chunk") ? int(a.iparam("chunk")) : 64;
+    const auto order = a.p.count("tiled") && a.param("tiled") != 0 ? ref::HeadOrder::Tiled : ref::HeadOrder::Grouped;
+    a.set("o", Tensor::from(a.param("decode") != 0 || chunk == 0 ? ref::ssm_scan_recurrent(q, k, v, b, g, st, nk, order)
+                                                                 : ref::ssm_scan_chunked(q, k, v, b, g, st, nk, chunk, order)));
   });
   add(r, "gated_rmsnorm", [](VariantCtx& c, OpArgs& a) {
     a.set("y", Tensor::from(ref::gated_rmsnorm(a.in("o").f32(), a.in("z").f32(), c.weights->host_vec(a.weight("gain")),

@@ -132,13 +132,13 @@ void ssm_scan(VariantCtx& c, OpArgs& a, bool per_token) {
     fail("ssm_scan: d_k = {} with {} invocations needs {} bytes of shared memory, the device has {}", dk, wg, shared(stage),
          d.info().max_shared_memory);
 
-  const auto& p = d.pipeline("ssm_scan_columns", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, stage}}, 7, 6 * 4);
+  const auto& p = d.pipeline("ssm_scan_columns", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, stage}}, 7, 7 * 4);
   Tensor o = Tensor::device(d, T, v.cols());
   const std::vector<BufferPtr> bufs{q.buffer(d), k.buffer(d), v.buffer(d), beta.buffer(d),
                                     g.buffer(d), state.buffer_mut(d), o.buffer_mut(d)};
   struct {
-    uint32_t t0, T, nk, nv, dv, blocks;
-  } pc{0, u32(T), u32(nk), u32(nv), u32(dv), (u32(dv) + cols - 1) / cols};
+    uint32_t t0, T, nk, nv, dv, blocks, tiled;
+  } pc{0, u32(T), u32(nk), u32(nv), u32(dv), (u32(dv) + cols - 1) / cols, a.p.count("tiled") && a.param("tiled") != 0};
   const Grid gr = grid(uint64_t(nv) * pc.blocks);
   if (!per_token) {
     d.dispatch(p, bufs, pc, gr.x, gr.y);

@@ -32,6 +32,7 @@ layout(push_constant) uniform Push {
   uint t0, T;          // the tokens walked
   uint nk, nv, dv;     // key heads, value heads, value head dim
   uint blocks;         // column blocks per value head
+  uint tiled;          // value head h reads key head h % nk (GGUF order), else h / (nv / nk) (HF order)
 } pc;
 
 shared float sk[TCH * DK], sq[TCH * DK], sv[TCH * COLS], sdecay[TCH], sbeta[TCH];
@@ -79,7 +80,7 @@ void main() {
   if (h >= pc.nv) return;  // uniform per workgroup
   const uint L = hl_role();  // a column's invocations: consecutive roles, one subgroup where they fit
   j0 = (grp % pc.blocks) * COLS;
-  kcol = (h / (pc.nv / pc.nk)) * DK, ldk = pc.nk * DK, ldv = pc.nv * pc.dv;
+  kcol = (pc.tiled != 0u ? h % pc.nk : h / (pc.nv / pc.nk)) * DK, ldk = pc.nk * DK, ldv = pc.nv * pc.dv;
   const uint col = L / SPLIT, p = L % SPLIT, j = j0 + col;
   const bool live = j < pc.dv;
   const uint sbase = h * DK * pc.dv + j;

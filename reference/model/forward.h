@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "model/weights.h"
+#include "ops/ssm_scan.h"
 
 namespace hl {
 
@@ -75,7 +76,8 @@ template <class Ex> class Forward {
     const Tensor k = ex_.l2norm(ex_.slice(u, cd, kd, kd), c_.lin_k_dim, 1.0, 1e-6);
     const Tensor v = ex_.slice(u, cd, 2 * kd, vd);
     const auto gates = ex_.ssm_gates(ex_.matmul(h, w.b), ex_.matmul(h, w.a), w.A, w.dt_bias);
-    const Tensor o = ex_.ssm_scan(q, k, v, gates, st, c_.lin_k_heads, phase);
+    const Tensor o = ex_.ssm_scan(q, k, v, gates, st, c_.lin_k_heads, phase,
+                                  w_.v_heads_tiled ? ref::HeadOrder::Tiled : ref::HeadOrder::Grouped);
     const Tensor y = ex_.gated_rmsnorm(o, ex_.matmul(h, w.z), w.norm, c_.rms_eps);
     return ex_.matmul(y, w.out);
   }

@@ -29,6 +29,18 @@ void WeightRef::read_rows(int64_t r0, int64_t n, float* out) const {
   src->read_rows(row0 + r0, n, out);
 }
 
+void TensorSource::read_raw_rows(int64_t r0, int64_t n, void* out) const {
+  if (storage_type() != quant::Type::F32) fail("weight '{}': raw rows are not implemented for its source", name_);
+  read_rows(r0, n, static_cast<float*>(out));  // F32 storage: the raw rows are the float rows
+}
+
+void WeightRef::read_raw_rows(int64_t r0, int64_t n, void* out) const {
+  if (!src) fail("read of a missing weight");
+  if (r0 < 0 || n < 0 || r0 + n > rows) fail("weight '{}': rows [{}, {}) out of {} rows", name(), r0, r0 + n, rows);
+  if (transform != Transform::None) fail("weight '{}': raw rows of a transformed weight", name());
+  src->read_raw_rows(row0 + r0, n, out);
+}
+
 template <class S> Mat<S> WeightRef::to_mat() const {
   Mat<float> f(rows, cols);
   read_rows(0, rows, f.data());
@@ -105,15 +117,30 @@ class StackedSource final : public TensorSource {
       if (p->cols() != cols()) fail("stacking '{}': '{}' has {} columns, not {}", this->name(), p->name(), p->cols(), cols());
   }
   void read_rows(int64_t r0, int64_t n, float* out) const override {
-    int64_t base = 0;
-    for (auto& p : parts_) {
-      const int64_t lo = std::max(r0, base), hi = std::min(r0 + n, base + p->rows());
-      if (lo < hi) p->read_rows(lo - base, hi - lo, out + (lo - r0) * cols());
-      base += p->rows();
-    }
+    each(r0, n, [&](const TensorSource& p, int64_t pr, int64_t len, int64_t at) { p.read_rows(pr, len, out + at * cols()); });
+  }
+  quant::Type storage_type() const override {
+    for (auto& p : parts_)
+      if (p->storage_type() != parts_[0]->storage_type()) return quant::Type::F32;  // mixed: only floats
+    return parts_[0]->storage_type();
+  }
+  void read_raw_rows(int64_t r0, int64_t n, void* out) const override {
+    const size_t rb = quant::row_bytes(storage_type(), cols());
+    each(r0, n, [&](const TensorSource& p, int64_t pr, int64_t len, int64_t at) {
+      p.read_raw_rows(pr, len, static_cast<uint8_t*>(out) + size_t(at) * rb);
+    });
   }
 
  private:
+  // f(part, row in part, rows, output row offset) for each part overlapping rows [r0, r0 + n).
+  template <class F> void each(int64_t r0, int64_t n, F&& f) const {
+    int64_t base = 0;
+    for (auto& p : parts_) {
+      const int64_t lo = std::max(r0, base), hi = std::min(r0 + n, base + p->rows());
+      if (lo < hi) f(*p, lo - base, hi - lo, lo - r0);
+      base += p->rows();
+    }
+  }
   static int64_t total_rows(const std::vector<std::shared_ptr<const TensorSource>>& parts) {
     int64_t r = 0;
     for (auto& p : parts) r += p->rows();
@@ -133,14 +160,26 @@ class RowBlocksSource final : public TensorSource {
            offset, src_->rows());
   }
   void read_rows(int64_t r0, int64_t n, float* out) const override {
+    each(r0, n, [&](int64_t sr, int64_t len, int64_t at) { src_->read_rows(sr, len, out + at * cols()); });
+  }
+  quant::Type storage_type() const override { return src_->storage_type(); }
+  void read_raw_rows(int64_t r0, int64_t n, void* out) const override {
+    const size_t rb = quant::row_bytes(storage_type(), cols());
+    each(r0, n, [&](int64_t sr, int64_t len, int64_t at) {
+      src_->read_raw_rows(sr, len, static_cast<uint8_t*>(out) + size_t(at) * rb);
+    });
+  }
+
+ private:
+  // f(source row, rows, output row offset) for each contiguous run of rows [r0, r0 + n).
+  template <class F> void each(int64_t r0, int64_t n, F&& f) const {
     for (int64_t r = r0; r < r0 + n;) {
       const int64_t b = r / block_, i = r % block_, len = std::min(block_ - i, r0 + n - r);
-      src_->read_rows(b * stride_ + offset_ + i, len, out + (r - r0) * cols());
+      f(b * stride_ + offset_ + i, len, r - r0);
       r += len;
     }
   }
 
- private:
   std::shared_ptr<const TensorSource> src_;
   int64_t block_, stride_, offset_;
 };

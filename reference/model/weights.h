@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "model/config.h"
+#include "quant/blocks.h"
 
 namespace hl {
 
@@ -20,8 +21,14 @@ class TensorSource {
   const std::string& name() const { return name_; }
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
-  // Writes rows [r0, r0 + n) as float, row-major, into out (n * cols floats).
+  // Writes rows [r0, r0 + n) as float, row-major, into out (n * cols floats). Quantized sources
+  // dequantize (the oracle's contract: the dequantized value is the weight).
   virtual void read_rows(int64_t r0, int64_t n, float* out) const = 0;
+
+  // How the weight is stored: F32 for plain sources; a ggml block type (Q4_K, Q6_K, Q8_0, ...) for
+  // quantized ones (GGUF), whose raw rows kernels may read directly, quant::row_bytes(type, cols) each.
+  virtual quant::Type storage_type() const { return quant::Type::F32; }
+  virtual void read_raw_rows(int64_t r0, int64_t n, void* out) const;
 
  private:
   std::string name_;
@@ -44,6 +51,9 @@ struct WeightRef {
   std::string name() const;
   int64_t numel() const { return rows * cols; }
   WeightRef slice_rows(int64_t r0, int64_t n) const;  // a sub-block of rows (one expert of a fused tensor)
+  quant::Type storage_type() const { return src ? src->storage_type() : quant::Type::F32; }
+  bool quantized() const { return storage_type() != quant::Type::F32; }
+  void read_raw_rows(int64_t r0, int64_t n, void* out) const;  // relative to row0; raw storage blocks
   void read_rows(int64_t r0, int64_t n, float* out) const;  // relative to row0, transform NOT applied
   template <class S> Mat<S> to_mat() const;   // the whole block, transform applied, in precision S
   template <class S> Vec<S> to_vec() const;   // a [1, n] or [n, 1] block as a vector, transform applied
@@ -117,6 +127,9 @@ struct ModelWeights {
   WeightRef final_norm;
   WeightRef lm_head;   // [V, H]
   std::vector<LayerWeights> layers;
+  // Value heads of the GDN tensors in GGUF's tiled order (head h reads key head h % n_k) rather than HF's
+  // grouped order (h / (n_v / n_k)); llama.cpp's converter permutes them (SPEC 8.3).
+  bool v_heads_tiled = false;
 
   // Keep only the first n layers (full-size runs on a small machine).
   void truncate_layers(int n);

@@ -6,6 +6,7 @@ namespace {
 
 struct ScanDims {
   int64_t T, nk, nv, dk, dv;
+  int64_t key_head(int64_t h, HeadOrder order) const { return order == HeadOrder::Tiled ? h % nk : h / (nv / nk); }
 };
 
 template <class S>
@@ -26,12 +27,12 @@ ScanDims check(const Mat<S>& q, const Mat<S>& k, const Mat<S>& v, const Mat<S>& 
 
 template <class S>
 Mat<S> ssm_scan_recurrent(const Mat<S>& q, const Mat<S>& k, const Mat<S>& v, const Mat<S>& beta, const Mat<S>& g,
-                          Mat<S>& state, int n_k_heads) {
+                          Mat<S>& state, int n_k_heads, HeadOrder order) {
   const ScanDims d = check(q, k, v, beta, g, state, n_k_heads);
   Mat<S> o(d.T, d.nv * d.dv);
 #pragma omp parallel for schedule(static)
   for (int64_t h = 0; h < d.nv; ++h) {
-    const int64_t kh = h / (d.nv / d.nk);
+    const int64_t kh = d.key_head(h, order);
     Eigen::Map<Mat<S>> St(state.row(h).data(), d.dk, d.dv);
     Vec<S> r(d.dv);
     for (int64_t t = 0; t < d.T; ++t) {
@@ -50,13 +51,13 @@ Mat<S> ssm_scan_recurrent(const Mat<S>& q, const Mat<S>& k, const Mat<S>& v, con
 
 template <class S>
 Mat<S> ssm_scan_chunked(const Mat<S>& q, const Mat<S>& k, const Mat<S>& v, const Mat<S>& beta, const Mat<S>& g,
-                        Mat<S>& state, int n_k_heads, int chunk) {
+                        Mat<S>& state, int n_k_heads, int chunk, HeadOrder order) {
   const ScanDims d = check(q, k, v, beta, g, state, n_k_heads);
   if (chunk <= 0) fail("ssm_scan: chunk size must be positive, got {}", chunk);
   Mat<S> o(d.T, d.nv * d.dv);
 #pragma omp parallel for schedule(static)
   for (int64_t h = 0; h < d.nv; ++h) {
-    const int64_t kh = h / (d.nv / d.nk);
+    const int64_t kh = d.key_head(h, order);
     Eigen::Map<Mat<S>> St(state.row(h).data(), d.dk, d.dv);
     for (int64_t t0 = 0; t0 < d.T; t0 += chunk) {
       const int64_t C = std::min<int64_t>(chunk, d.T - t0);
@@ -90,9 +91,9 @@ Mat<S> ssm_scan_chunked(const Mat<S>& q, const Mat<S>& k, const Mat<S>& v, const
 
 #define HL_INSTANTIATE(S)                                                                                          \
   template Mat<S> ssm_scan_recurrent(const Mat<S>&, const Mat<S>&, const Mat<S>&, const Mat<S>&, const Mat<S>&,   \
-                                     Mat<S>&, int);                                                                \
+                                     Mat<S>&, int, HeadOrder);                                                     \
   template Mat<S> ssm_scan_chunked(const Mat<S>&, const Mat<S>&, const Mat<S>&, const Mat<S>&, const Mat<S>&,     \
-                                   Mat<S>&, int, int);
+                                   Mat<S>&, int, int, HeadOrder);
 HL_INSTANTIATE(float)
 HL_INSTANTIATE(double)
 #undef HL_INSTANTIATE

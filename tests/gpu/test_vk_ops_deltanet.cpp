@@ -112,6 +112,15 @@ TEST_CASE("vk ops: ssm_scan, every variant, carried state, both reference forms"
   }
 }
 
+TEST_CASE("vk ops: ssm_scan in GGUF's tiled value-head order", "[vk][ops][deltanet]") {
+  std::mt19937_64 g(17);
+  for (auto [nk, nv, T] : {std::tuple{2, 4, 9}, {2, 6, 33}}) {
+    gpu::OpArgs a = scan_args(g, nk, nv, 32, T, 0.0);
+    a.p["tiled"] = 1;
+    require_all_close("ssm_scan", a, 1e-5);  // as above
+  }
+}
+
 // The kernels must stay correct whatever the device profile sets their tunables to: workgroup sizes
 // from 32 to 1024; invocations per head of the norms and per column of ssm_scan both within a subgroup
 // (shuffle sums) and wider than lavapipe's subgroups of 8 (shared-memory sums); ssm_scan's column

@@ -218,3 +218,26 @@ TEST_CASE("moe_experts and shared_expert: weighted SwiGLU experts, sigmoid-gated
   const Vec<double> zero_gate = Vec<double>::Zero(H);
   CHECK(max_abs(ref::shared_expert(x, ex[0], zero_gate), Mat<double>(0.5 * ref::expert_mlp(x, ex[0]))) < 1e-14);
 }
+
+TEST_CASE("ssm_scan: GGUF's tiled value-head order equals HF's grouped order with heads permuted", "[ops][ssm_scan]") {
+  // Tiled position p holds grouped head o(p) = r * (p % n_k) + p / n_k (SPEC 8.3 with r value heads per key head).
+  std::mt19937_64 g(11);
+  const int nk = 2, r = 3, nv = nk * r, dk = 6, dv = 4, T = 9;
+  const Mat<double> q = test::randn<double>(g, T, nk * dk), k = test::randn<double>(g, T, nk * dk) * 0.3;
+  const Mat<double> v = test::randn<double>(g, T, nv * dv), beta = test::randn<double>(g, T, nv).cwiseAbs() * 0.3;
+  const Mat<double> gl = -test::randn<double>(g, T, nv).cwiseAbs(), s0 = test::randn<double>(g, nv, dk * dv);
+  Mat<double> vt(T, nv * dv), bt(T, nv), gt(T, nv), st(nv, dk * dv);
+  for (int p = 0; p < nv; ++p) {
+    const int o = r * (p % nk) + p / nk;
+    vt.middleCols(p * dv, dv) = v.middleCols(o * dv, dv);
+    bt.col(p) = beta.col(o), gt.col(p) = gl.col(o), st.row(p) = s0.row(o);
+  }
+  Mat<double> sg = s0;
+  const Mat<double> og = ref::ssm_scan_recurrent(q, k, v, beta, gl, sg, nk);
+  const Mat<double> ot = ref::ssm_scan_chunked(q, k, vt, bt, gt, st, nk, 4, ref::HeadOrder::Tiled);
+  for (int p = 0; p < nv; ++p) {
+    const int o = r * (p % nk) + p / nk;
+    CHECK(max_abs(Mat<double>(ot.middleCols(p * dv, dv)), Mat<double>(og.middleCols(o * dv, dv))) < 1e-12);
+    CHECK(max_abs(Mat<double>(st.row(p)), Mat<double>(sg.row(o))) < 1e-12);
+  }
+}
