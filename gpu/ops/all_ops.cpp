@@ -15,6 +15,10 @@ const Registry& Registry::get() {
     register_vk_attention(r);
     register_vk_deltanet(r);
     register_vk_moe(r);
+    register_vk_quant(r);
+    register_vk_ssm_chunked(r);
+    register_vk_route_pack(r);
+    register_vk_attention_tiled(r);
     return r;
   }();
   return r;

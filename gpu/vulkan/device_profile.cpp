@@ -54,6 +54,10 @@ const Table& common() {
       {"ssm_scan.per_token.split", 8},
       {"moe_experts.per_token.rows", 8},      // weight rows per subgroup pass
       {"shared_expert.fused.rows", 8},
+      // -- quantized matmul and experts (gpu/ops/vk_quant.cpp)
+      // -- chunked ssm_scan (gpu/ops/vk_ssm_chunked.cpp)
+      // -- route-packed moe_experts (gpu/ops/vk_route_pack.cpp)
+      // -- tiled attention (gpu/ops/vk_attention_tiled.cpp)
   };
   return t;
 }

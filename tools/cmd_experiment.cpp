@@ -1,0 +1,33 @@
+// `hybridlab experiment NAME` and `hybridlab experiments`.
+#include <cstdio>
+
+#include "experiments/harness.h"
+#include "tools/commands.h"
+
+namespace hl::cli {
+
+void add_experiment_commands(CLI::App& app) {
+  auto* expc = app.add_subcommand("experiment", "run an experiment: every variant of its ops, checked and timed; writes reports/");
+  struct Args {
+    std::string name;
+    exp::Options o;
+  };
+  auto a = std::make_shared<Args>();
+  expc->add_option("name", a->name, "experiment name (see `hybridlab experiments`)")->required();
+  expc->add_flag("--quick", a->o.quick, "small shapes (the default on a CPU Vulkan device)");
+  expc->add_flag("--full", a->o.full, "the model's full shapes even on a CPU Vulkan device");
+  expc->add_option("--device", a->o.device, "Vulkan device: index or name substring");
+  expc->add_option("--variant", a->o.only_variant, "run only this variant (and the reference)");
+  expc->add_option("--runs", a->o.runs, "timed runs per variant (median reported; at least 20 for reports)");
+  expc->add_option("--out", a->o.out_dir, "report directory (default reports)");
+  expc->callback([a] {
+    const auto report = exp::run_experiment(a->name, a->o);
+    if (const int failures = report.value("failures", 0))
+      fail("{}: {} variant runs failed their numerics check (see the report)", a->name, failures);
+  });
+  app.add_subcommand("experiments", "list the experiments")->callback([] {
+    for (auto& e : exp::experiments()) std::printf("%-10s %s\n", e.name.c_str(), e.description.c_str());
+  });
+}
+
+}  // namespace hl::cli

@@ -1,0 +1,51 @@
+// `hybridlab ops` and `hybridlab devices`: what can run where.
+#include <cstdio>
+
+#include "gpu/ops/registry.h"
+#include "tools/commands.h"
+
+namespace hl::cli {
+
+namespace {
+
+void cmd_ops(const std::string& device) {
+  std::unique_ptr<gpu::Device> dev;
+  std::string why;
+  try {
+    dev = std::make_unique<gpu::Device>(vk::ContextOptions{.device = device});
+    std::printf("device: %s (%s, profile %s)\n\n", dev->info().name.c_str(), dev->info().driver_info.c_str(),
+                dev->profile().name().c_str());
+  } catch (const std::exception& e) {
+    if (!device.empty()) throw;
+    why = e.what();
+    std::printf("device: none (%s)\n\n", why.c_str());
+  }
+  const auto& r = gpu::Registry::get();
+  for (auto& op : r.ops()) {
+    std::printf("%s: %s\n", op.name.c_str(), op.summary.c_str());
+    for (auto* v : r.variants(op.name)) {
+      const std::string avail = r.availability(*v, dev.get());
+      std::printf("  %-24s %-10s %s%s%s\n", v->name.c_str(), avail.empty() ? "available" : "UNAVAILABLE",
+                  v->summary.c_str(), v->family_default && v->family != "reference" ? " [default]" : "",
+                  avail.empty() ? "" : (" (" + avail + ")").c_str());
+    }
+  }
+}
+
+void cmd_devices() {
+  const auto devs = vk::list_devices();
+  for (auto& d : devs) std::printf("%u: %s\n%s\n", d.index, d.name.c_str(), d.summary().c_str());
+  if (devs.empty()) fail("no Vulkan devices");
+}
+
+}  // namespace
+
+void add_ops_commands(CLI::App& app) {
+  auto* ops = app.add_subcommand("ops", "list the ops, their variants, and which run on the device");
+  auto device = std::make_shared<std::string>();
+  ops->add_option("--device", *device, "Vulkan device: index or name substring");
+  ops->callback([device] { cmd_ops(*device); });
+  app.add_subcommand("devices", "list the Vulkan devices")->callback([] { cmd_devices(); });
+}
+
+}  // namespace hl::cli

@@ -1,0 +1,137 @@
+// `hybridlab run`: a contract (external checks use exactly its flags). Without --ops it runs the oracle
+// (f32 or f64); with --ops or --validate it runs the plan executor (f32) and reports the variants used.
+#include <chrono>
+#include <cstdio>
+
+#include "gpu/plan_executor.h"
+#include "io/safetensors.h"
+#include "model/runner.h"
+#include "tools/commands.h"
+
+namespace hl::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Wall time of every layer in every step (a prefill chunk or a decode token), averaged per layer kind.
+// The first step of a layer includes materialising its weights (synthesising or converting them).
+struct LayerTimer {
+  const ModelConfig* cfg = nullptr;
+  Clock::time_point last;
+  std::vector<std::vector<double>> steps;  // [step][layer]
+
+  void on_hidden(int i) {
+    const auto now = Clock::now();
+    if (i == 0) steps.emplace_back(size_t(cfg->n_layers), 0.0);
+    if (i >= 1 && i <= cfg->n_layers) steps.back()[size_t(i - 1)] = std::chrono::duration<double>(now - last).count();
+    last = now;
+  }
+  void print(const RunOptions& o, int64_t n_tokens) const {
+    const int64_t K = o.decode_from < 0 ? n_tokens : o.decode_from;
+    const int64_t chunk = o.prefill_chunk ? o.prefill_chunk : std::max<int64_t>(K, 1);
+    for (size_t s = 0; s < steps.size(); ++s) {
+      const int64_t t0 = int64_t(s) * chunk, tokens = t0 < K ? std::min(chunk, K - t0) : 1;
+      std::string line;
+      for (LayerKind k : {LayerKind::LinearAttention, LayerKind::FullAttention}) {
+        double sum = 0;
+        int n = 0;
+        for (int i = 0; i < cfg->n_layers; ++i)
+          if (cfg->layer_kinds[size_t(i)] == k) sum += steps[s][size_t(i)], ++n;
+        if (n) line += fmt::format("  {} {:.3f} s/layer", k == LayerKind::FullAttention ? "full-attention" : "gated-deltanet", sum / n);
+      }
+      std::fprintf(stderr, "hybridlab run: step %zu (%lld tokens):%s\n", s + 1, (long long)tokens, line.c_str());
+    }
+  }
+};
+
+struct PlanArgs {
+  std::string ops, device;
+  bool validate = false;
+
+  void add(CLI::App* app) {
+    app->add_option("--ops", ops, "plan: op=variant,... ('*=vulkan' for every op's Vulkan default)");
+    app->add_flag("--validate", validate, "shadow every non-reference op with the reference; print per-op errors");
+    app->add_option("--device", device, "Vulkan device: index or name substring (default: env HYBRIDLAB_DEVICE, "
+                                        "else the first discrete/integrated GPU, else lavapipe)");
+  }
+  bool active() const { return !ops.empty() || validate; }
+  // The device the plan needs, if any.
+  std::unique_ptr<gpu::Device> open_device() const {
+    if (!device.empty() || gpu::Plan::needs_device(ops)) return std::make_unique<gpu::Device>(vk::ContextOptions{.device = device});
+    return nullptr;
+  }
+};
+
+void cmd_run(const ModelArgs& m, const PlanArgs& pa, const std::string& tokens_path, const std::string& out, RunOptions o,
+            bool timings) {
+  const auto t0 = Clock::now();
+  const ModelWeights w = m.load();
+  const auto tokens = read_token_file(tokens_path);
+  LayerTimer timer{&w.cfg, Clock::now(), {}};
+  if (timings) o.on_hidden = [&](int i) { timer.on_hidden(i); };
+  Mat<float> logits;
+  std::string plan_text = "oracle";
+  if (!pa.active()) {
+    logits = run_reference(w, tokens, o);
+  } else {
+    if (o.precision != Precision::F32) fail("--ops and --validate run in f32 (--precision f64 is the oracle's alone)");
+    auto dev = pa.open_device();
+    const gpu::Plan plan = gpu::Plan::parse(pa.ops, dev.get());
+    plan_text = plan.describe();
+    std::fprintf(stderr, "%s", plan.notes().c_str());
+    if (dev) std::fprintf(stderr, "hybridlab run: device %s (%s)\n", dev->info().name.c_str(), dev->info().driver_info.c_str());
+    gpu::PlanExecutor ex(plan, dev.get(), o.scan, pa.validate);
+    logits = run_with(ex, w, tokens, o);
+    std::fprintf(stderr, "hybridlab run: plan %s\n%s", plan_text.c_str(), ex.usage_report().c_str());
+    if (pa.validate) {
+      std::fprintf(stderr, "validate: per-op error of each variant against the reference on the same inputs\n%s",
+                   ex.validation_report().c_str());
+      RunOptions ro = o;
+      ro.on_hidden = nullptr;
+      const Mat<float> ref = run_reference(w, tokens, ro);
+      std::fprintf(stderr, "validate: final logits vs an all-reference run: relative L2 %.3e, max abs %.3e, argmax agreement %.4f\n",
+                   rel_l2(logits, ref), max_abs(logits, ref), argmax_agreement(logits, ref));
+    }
+    if (dev && dev->ctx().validation_message_count())
+      fail("{} Vulkan validation messages (first: {})", dev->ctx().validation_message_count(),
+           dev->ctx().validation_messages().front());
+  }
+  if (timings) timer.print(o, int64_t(tokens.size()));
+  write_safetensors(out, {OutTensor::from_mat("logits", logits)},
+                    {{"origin", w.origin}, {"plan", plan_text}, {"precision", o.precision == Precision::F64 ? "f64" : "f32"}});
+  std::fprintf(stderr, "hybridlab run: %zu tokens (%s), %d layers, logits [%lld, %lld] -> %s in %.2f s\n", tokens.size(),
+               w.origin.c_str(), w.cfg.n_layers, (long long)logits.rows(), (long long)logits.cols(), out.c_str(),
+               seconds_since(t0));
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto* run = app.add_subcommand("run", "run the model over a token file and write every position's logits");
+  struct Args {
+    ModelArgs model;
+    PlanArgs plan;
+    std::string tokens, out, precision = "f32";
+    RunOptions ro;
+    bool timings = false;
+  };
+  auto a = std::make_shared<Args>();
+  a->model.add(run);
+  a->plan.add(run);
+  run->add_option("--tokens", a->tokens, "token ids separated by whitespace")->required();
+  run->add_option("--out", a->out, "output .safetensors (tensor 'logits', F32 [n_tokens, vocab])")->required();
+  run->add_option("--prefill-chunk", a->ro.prefill_chunk, "prompt chunk size (0: one chunk)");
+  run->add_option("--decode-from", a->ro.decode_from, "tokens [K, end) go one at a time through decode");
+  run->add_option("--precision", a->precision, "f32 or f64 (the oracle only)")->check(CLI::IsMember({"f32", "f64"}));
+  run->add_option("--ssm-chunk", a->ro.scan.chunk, "chunk size of the chunked delta rule (default 64)");
+  run->add_flag("--timings", a->timings, "print the wall time per layer kind of every step");
+  run->callback([a] {
+    a->ro.precision = a->precision == "f64" ? Precision::F64 : Precision::F32;
+    cmd_run(a->model, a->plan, a->tokens, a->out, a->ro, a->timings);
+  });
+}
+
+}  // namespace hl::cli
