@@ -7,24 +7,63 @@
 #                        reports/<device>/<NAME>.{json,md}; CPU Vulkan devices default to QUICK shapes
 #   make experiments     list the experiments
 #   make report          rebuild reports/README.md, the index across devices and experiments
+#   make test-asan [ASAN_TESTS=<ctest regex>]
+#                        build the whole test suite with AddressSanitizer + UndefinedBehaviorSanitizer in
+#                        build-asan/ and run it (every test, or those ASAN_TESTS matches); leak suppressions
+#                        (Mesa/Vulkan loader only) in tests/sanitizers/lsan.supp
+#   make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="safetensors gguf ..."]
+#                        build the libFuzzer targets of tests/fuzz/ with clang in build-fuzz/ and run each for
+#                        FUZZ_SECONDS; new inputs go to build-fuzz/corpus/<name>/, failures to build-fuzz/findings/
 #   make clean           remove build/
 BUILD ?= build
 PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
 JOBS  ?= $(shell nproc)
+# CMake and CTest from .venv/ when it is there (scripts/install-deps.sh puts them there: Halide 21's CMake
+# package, for the Halide variants, needs CMake >= 3.28; Debian 12 has 3.25), else Debian's. Expanded when a
+# recipe runs, so after `deps` has created the venv. A build/ configured before the venv existed keeps
+# Halide off: `make clean` once.
+CMAKE = $(shell test -x $(CURDIR)/.venv/bin/cmake && echo $(CURDIR)/.venv/bin/cmake || echo cmake)
+CTEST = $(shell test -x $(CURDIR)/.venv/bin/ctest && echo $(CURDIR)/.venv/bin/ctest || echo ctest)
+ASAN_BUILD ?= build-asan
+ASAN_TESTS ?=
+# Any sanitizer report fails the test that produced it (the build passes -fno-sanitize-recover=all).
+SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:strict_string_checks=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= safetensors safetensors_index gguf config tokens plan
 
-.PHONY: all deps configure test golden experiment experiments report clean
+.PHONY: all deps configure test test-asan fuzz golden experiment experiments report clean
 
 all: configure
-	cmake --build $(BUILD) -j $(JOBS)
+	$(CMAKE) --build $(BUILD) -j $(JOBS)
 
 deps:
 	@scripts/install-deps.sh
 
 configure: deps
-	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja
+	@[ -f $(BUILD)/build.ninja ] || $(CMAKE) -S . -B $(BUILD) -G Ninja
 
 test: all
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && $(CTEST) --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	@[ -f $(ASAN_BUILD)/build.ninja ] || $(CMAKE) -S . -B $(ASAN_BUILD) -G Ninja -DHYBRIDLAB_SANITIZE=address,undefined
+	$(CMAKE) --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && $(SANITIZER_ENV) $(CTEST) --output-on-failure -j $(JOBS) $(if $(ASAN_TESTS),-R '$(ASAN_TESTS)')
+
+fuzz: deps
+	@tests/fuzz/check_toolchain.sh clang++
+	@[ -f $(FUZZ_BUILD)/build.ninja ] || CC=clang CXX=clang++ $(CMAKE) -S . -B $(FUZZ_BUILD) -G Ninja -DHYBRIDLAB_FUZZ=ON \
+	  -DHYBRIDLAB_HALIDE=OFF
+	$(CMAKE) --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	@mkdir -p $(FUZZ_BUILD)/findings
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t && echo "fuzz_$$t: $(FUZZ_SECONDS) s" && \
+	  $(FUZZ_BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 -dict=tests/fuzz/$$t.dict \
+	    -artifact_prefix=$(FUZZ_BUILD)/findings/$$t- $(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t || exit 1; \
+	done
 
 golden: all
 	$(BUILD)/hybridlab golden --out golden/ops

@@ -1,25 +1,44 @@
-// matmul: the model's projection shapes for n = 1 (decode mat-vec) to 512 (prefill) columns, f32
-// weights. Bytes: the weight once plus x and y; flops 2 n in out. Small n is memory bound (the weight
+// matmul: the model's projection shapes for n = 1 (decode mat-vec) to 512 (prefill) columns, with f32
+// weights and with the GGUF's quantized weights read as blocks (q4_K projections, q6_K lm_head: vulkan:auto
+// routes them to qmatvec / qcols; qcols swept over max_cols). Bytes: the weight once (f32: 4 per value;
+// quantized: its real block bytes) plus x and y; flops 2 n in out. Small n is memory bound (the weight
 // stream), large n compute bound. QUICK (CPU devices): the same shapes scaled down 8x, n <= 40.
 #include "experiments/harness.h"
+#include "model/quant_source.h"
 
 namespace hl::exp {
 
 namespace {
+
+// The op's variants that take f32 weights (the quantized ones refuse them).
+std::vector<std::string> f32_variants(const std::string& op) {
+  std::vector<std::string> v;
+  for (auto* x : gpu::Registry::get().variants(op))
+    if (!x->quantized_weights_only) v.push_back(x->name);
+  return v;
+}
 
 std::vector<Part> parts(const Context& cx) {
   struct Shape {
     const char* name;
     int64_t in, out;
     const char* op;
+    quant::Type quant;  // the type of this weight in the Q4_K_M GGUF
   };
-  std::vector<Shape> shapes{{"qkv", 2048, 8192, "matmul"}, {"z", 2048, 4096, "matmul"}, {"out", 4096, 2048, "matmul"},
-                            {"expert", 2048, 512, "matmul"}, {"lm_head", 2048, 248320, "lm_head"}};
+  std::vector<Shape> shapes{{"qkv", 2048, 8192, "matmul", quant::Type::Q4_K}, {"z", 2048, 4096, "matmul", quant::Type::Q4_K},
+                            {"out", 4096, 2048, "matmul", quant::Type::Q4_K}, {"expert", 2048, 512, "matmul", quant::Type::Q4_K},
+                            {"lm_head", 2048, 248320, "lm_head", quant::Type::Q6_K}};
   const std::vector<int64_t> ns = cx.quick ? std::vector<int64_t>{1, 8, 40} : std::vector<int64_t>{1, 8, 40, 128, 512};
   std::vector<Part> out;
   for (auto& s : shapes) {
-    Part p{s.op};
     const int64_t in = cx.quick ? s.in / 8 : s.in, o = cx.quick ? std::min<int64_t>(s.out / 8, 8192) : s.out;
+    // f32 weights; then quantized: decode widths (qmatvec beside qcols) and prompt widths (qcols).
+    Part f32{s.op}, dec{s.op}, pre{s.op};
+    f32.variants = f32_variants(s.op);
+    dec.variants = {"reference", "vulkan:auto", "vulkan:qmatvec", "vulkan:qcols"};
+    pre.variants = {"reference", "vulkan:auto", "vulkan:qcols"};
+    dec.sweeps = pre.sweeps = {{std::string(s.op) + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}}};
+    const double wq = double(quant::row_bytes(s.quant, in)) * double(o);
     for (int64_t n : ns) {
       Case c;
       c.label = fmt::format("{} {}->{} n={}", s.name, in, o, n);
@@ -28,11 +47,21 @@ std::vector<Part> parts(const Context& cx) {
       c.inputs = [=](std::mt19937_64& g) {
         return gpu::OpArgs{{{"x", Tensor::from(randn(g, n, in))}}, {{"w", random_weight(g, "w", o, in, 1 / std::sqrt(double(in)))}}, {}};
       };
-      p.cases.push_back(c);
+      f32.cases.push_back(c);
+      c.label = fmt::format("{} {} {}->{} n={}", s.name, quant::type_name(s.quant), in, o, n);
+      c.cost.bytes = wq + 4.0 * double(n * in + n * o);
+      c.inputs = [=, t = s.quant](std::mt19937_64& g) {
+        WeightRef w = whole(random_quantized_source("w", o, in, t, g(), float(1 / std::sqrt(double(in)))));
+        return gpu::OpArgs{{{"x", Tensor::from(randn(g, n, in))}}, {{"w", w}}, {}};
+      };
+      (n <= 8 ? dec : pre).cases.push_back(c);
     }
     // f32 dot products of 2048-4096 terms, summed in another order than Eigen's GEMM: ~1e-6; 1e-5 leaves room.
-    p.tolerance = 1e-5;
-    out.push_back(p);
+    // The quantized kernels sum the same dequantized values (bit-exact blocks) in another order: the same.
+    for (Part* p : {&f32, &dec, &pre}) {
+      p->tolerance = 1e-5;
+      if (!p->cases.empty()) out.push_back(*p);
+    }
   }
   return out;
 }
@@ -40,7 +69,10 @@ std::vector<Part> parts(const Context& cx) {
 }  // namespace
 
 Experiment matmul_experiment() {
-  return {"matmul", "dense projections (2048->8192, ->4096, 4096->2048, 2048->512, lm_head) for n = 1..512 columns", parts, {}};
+  return {"matmul",
+          "dense projections (2048->8192, ->4096, 4096->2048, 2048->512, lm_head) for n = 1..512 columns, f32 and "
+          "quantized (q4_K, lm_head q6_K) weights",
+          parts, {}};
 }
 
 }  // namespace hl::exp

@@ -2,9 +2,13 @@
 // (SwiGLU, width 512, hidden 2048) and the gated shared expert, for T = 1..512 tokens. The routed
 // experts' bytes count each expert some token routes to once (3 x 512 x 2048 f32 = 12 MiB each), so
 // small T is weight-streaming bound; flops 6 F H per (token, slot). QUICK: 32 experts, hidden 256.
+// The routed experts again with the GGUF's quantized experts (q4_K gate/up, q6_K down, read as blocks; bytes
+// from the block sizes: 2 x 512 rows x 1152 + 2048 rows x 420 = 1.9 MiB per expert); QUICK: width 256 (whole
+// 256-value blocks in a down row).
 #include <set>
 
 #include "experiments/harness.h"
+#include "model/quant_source.h"
 
 namespace hl::exp {
 
@@ -13,7 +17,8 @@ namespace {
 std::vector<Part> parts(const Context& cx) {
   const int64_t E = cx.quick ? 32 : 256, k = 8, F = cx.quick ? 64 : 512, H = cx.quick ? 256 : 2048;
   const std::vector<int64_t> Ts = cx.quick ? std::vector<int64_t>{1, 8, 64} : std::vector<int64_t>{1, 8, 64, 512};
-  Part router{"moe_router"}, experts{"moe_experts"}, shared{"shared_expert"};
+  const int64_t QF = cx.quick ? 256 : F;  // quantized experts' width: whole 256-value blocks
+  Part router{"moe_router"}, experts{"moe_experts"}, shared{"shared_expert"}, qexperts{"moe_experts"};
   for (int64_t T : Ts) {
     const std::string label = fmt::format("T={}", T);
     Case r;
@@ -52,6 +57,23 @@ std::vector<Part> parts(const Context& cx) {
     };
     experts.cases.push_back(e);
 
+    Case q = e;
+    q.label = "q4_K " + label;
+    const double qbytes = double(2 * quant::row_bytes(quant::Type::Q4_K, H) * QF + quant::row_bytes(quant::Type::Q6_K, QF) * H);
+    q.shape["width"] = double(QF);
+    q.cost = {double(used.size()) * qbytes + 4.0 * double(2 * T * H + 2 * T * k), 6.0 * double(T * k * QF * H)};
+    q.inputs = [=](std::mt19937_64& g) {
+      auto qw = [&](const char* name, int64_t rows, int64_t cols, quant::Type t) {
+        return whole(random_quantized_source(name, rows, cols, t, g(), float(1 / std::sqrt(double(cols)))));
+      };
+      return gpu::OpArgs{{{"x", Tensor::from(randn(g, T, H))}, {"expert", Tensor::from_i32(ids)}, {"weight", Tensor::from(w)}},
+                         {{"gate", qw("gate", E * QF, H, quant::Type::Q4_K)},
+                          {"up", qw("up", E * QF, H, quant::Type::Q4_K)},
+                          {"down", qw("down", E * H, QF, quant::Type::Q6_K)}},
+                         {{"n_experts", double(E)}}};
+    };
+    qexperts.cases.push_back(q);
+
     Case s;
     s.label = label;
     s.shape = {{"T", double(T)}, {"hidden", double(H)}, {"width", double(F)}};
@@ -67,15 +89,17 @@ std::vector<Part> parts(const Context& cx) {
     shared.cases.push_back(s);
   }
   router.tolerance = 1e-6;  // identical expert ids required; weights are a softmax of k values
-  experts.tolerance = 1e-5;  // dot products over 2048 and 512 terms in another order
+  experts.tolerance = qexperts.tolerance = 1e-5;  // dot products over 2048 and 512 terms in another order
   shared.tolerance = 1e-5;
-  return {router, experts, shared};
+  return {router, experts, qexperts, shared};
 }
 
 }  // namespace
 
 Experiment moe_experiment() {
-  return {"moe", "one MoE layer: router (256 experts, top-8), routed experts (width 512, hidden 2048), shared expert; T = 1..512",
+  return {"moe",
+          "one MoE layer: router (256 experts, top-8), routed experts (width 512, hidden 2048; f32 and q4_K/q6_K), shared "
+          "expert; T = 1..512",
           parts, {}};
 }
 

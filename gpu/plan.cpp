@@ -1,13 +1,16 @@
 #include "gpu/plan.h"
 
+#include <algorithm>
 #include <sstream>
+
+#include "quant/error.h"
 
 namespace hl::gpu {
 
 namespace {
 
 std::string trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  const auto b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
@@ -25,6 +28,9 @@ std::vector<std::pair<std::string, std::string>> entries(const std::string& spec
   while (std::getline(ss, item, ',')) {
     item = trim(item);
     if (item.empty()) continue;
+    // Names end up in one-line error messages (unknown op 'x'): no line breaks or other control characters.
+    if (std::any_of(item.begin(), item.end(), [](unsigned char c) { return (c < 32 && c != '\t') || c == 127; }))
+      fail("--ops entry {} contains a control character", quant::printable(item));
     const auto eq = item.find('=');
     if (eq == std::string::npos) fail("--ops entry '{}' is not op=variant", item);
     out.emplace_back(trim(item.substr(0, eq)), trim(item.substr(eq + 1)));

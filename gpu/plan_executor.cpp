@@ -88,7 +88,10 @@ void PlanExecutor::compare(const std::string& op, const std::string& name, const
   const int64_t bad = g.size() - g.array().isFinite().count();
   if (bad) {
     s.nonfinite += bad;
-    if (s.first_nonfinite_layer == -2) s.first_nonfinite_layer = layer_;
+    if (s.first_nonfinite_layer == -2) {
+      s.first_nonfinite_layer = layer_;
+      nonfinite_order_.emplace_back(op, layer_);
+    }
     return;
   }
   const double abs = g.size() ? max_abs(g, w) : 0, rel = rel_l2(g, w);
@@ -278,6 +281,12 @@ std::string PlanExecutor::validation_report() const {
     s += fmt::format("{:<14} {:<20} {:>6} {:>11.3e} {:>11.3e} {:>11} {}\n", op, plan_.variant(op).name, st.calls, st.max_abs,
                      st.max_rel_l2, st.worst_layer < 0 ? std::string("model") : std::to_string(st.worst_layer), notes);
   }
+  // The op that produced the first NaN/Inf, then the first NaN/Inf of every other op, in the order they ran.
+  auto at = [](int layer) { return layer < 0 ? std::string("model level (outside the layers)") : fmt::format("layer {}", layer); };
+  for (size_t i = 0; i < nonfinite_order_.size(); ++i)
+    s += i == 0 ? fmt::format("first NaN/Inf: op {} at {}", nonfinite_order_[i].first, at(nonfinite_order_[i].second))
+                : fmt::format("{} op {} at {}", i == 1 ? "; then" : ",", nonfinite_order_[i].first, at(nonfinite_order_[i].second));
+  if (!nonfinite_order_.empty()) s += "\n";
   return s;
 }
 

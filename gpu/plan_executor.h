@@ -100,6 +100,7 @@ class PlanExecutor {
   std::map<std::tuple<std::string, std::string, std::string>, std::set<std::string>> used_;
   std::set<std::string> prefill_fallbacks_;
   std::map<std::string, OpErrorStats> stats_;
+  std::vector<std::pair<std::string, int>> nonfinite_order_;  // (op, layer) of each op's first NaN/Inf, as they ran
   bool profiling_ = false;
   struct PendingTime {
     std::string op;

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs what hybridlab needs on Debian 12, and nothing else.
 # As root: apt-get installs the missing packages. Otherwise: prints the exact command and fails.
+# Then the project-local Python environment .venv/ (Halide 21 and the CMake >= 3.28 its package needs,
+# pinned in scripts/requirements-halide.txt), recreated when that file changes. HYBRIDLAB_NO_HALIDE=1 skips
+# it (the build then configures without the Halide variants).
 set -euo pipefail
 
 PACKAGES=(
@@ -11,13 +14,33 @@ PACKAGES=(
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers   # Vulkan loader, lavapipe, validation
   glslc libshaderc-dev                           # GLSL -> SPIR-V at build time and at run time
   python3 python3-matplotlib                     # report plots
+  python3-venv                                   # .venv/ for Halide 21 from PyPI (below)
 )
 
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+
+# .venv/: Halide 21 and CMake from PyPI, pinned. A stamp (a copy of the requirements file) says it is current.
+halide_venv() {
+  [ "${HYBRIDLAB_NO_HALIDE:-0}" = 1 ] && return 0
+  local root req venv
+  root="$(cd "$(dirname "$0")/.." && pwd)"
+  req="$root/scripts/requirements-halide.txt"
+  venv="$root/.venv"
+  cmp -s "$req" "$venv/.requirements-halide.txt" && [ -x "$venv/bin/cmake" ] && return 0
+  echo "hybridlab: creating $venv (Halide 21, CMake; scripts/requirements-halide.txt)"
+  rm -rf "$venv"
+  /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-input -r "$req"
+  cp "$req" "$venv/.requirements-halide.txt"
+}
+
+if [ ${#missing[@]} -eq 0 ]; then
+  halide_venv
+  exit 0
+fi
 
 cmd="apt-get install -y --no-install-recommends ${missing[*]}"
 if [ "$(id -u)" -ne 0 ]; then
@@ -29,3 +52,4 @@ echo "hybridlab: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
+halide_venv

@@ -158,11 +158,67 @@ def markdown(report, images):
             lines.append(
                 f"| {series_key(r)} | {r.get('where', '')} | {status} | {fmt(r.get('rel_l2'), '{:.2e}')} | {times} | "
                 f"{fmt(r.get('GBps'), '{:.1f}')} | {fmt(r.get('TFLOPs'), '{:.3f}')} | {fmt(frac * 100 if frac is not None else None, '{:.1f}%')} | "
-                f"{r.get('bound', '')} | {fmt(r.get('rdna4_projected_us'), '{:.1f}')} |")
+                f"{r.get('bound') or ''} | {fmt(r.get('rdna4_projected_us'), '{:.1f}')} |")
         for p in c.get("peers", []):
             lines.append(f"| *peer:* {p['name']} | {p.get('device', '')} | reference row | | {p['time_us']:.1f} | | | | | |")
         lines.append("")
+    lines += schedules_markdown(report)
     return "\n".join(lines) + "\n"
+
+
+SCHEDULE_RE = re.compile(r"^(halide(?:-vulkan)?:[^:]+):([^:]+)$")
+
+
+def schedules_markdown(report):
+    """The same algorithm under each of its schedules: rows of variants named <family>:<op>:<schedule>
+    (the Halide variants), one table per algorithm, one column per schedule, the reference for scale."""
+    algos = {}  # algorithm -> where, timing, schedules, cases: {label: {schedule or "reference": us or status}}
+    order = []
+    for c in report["cases"]:
+        ref = next((r for r in c["results"] if r.get("status") == "reference" and r.get("time_us")), None)
+        for r in c["results"]:
+            m = SCHEDULE_RE.match(r.get("variant", ""))
+            if not m:
+                continue
+            algo, sched = m.groups()
+            if algo not in algos:
+                algos[algo] = {"where": "", "timing": "", "schedules": [], "cases": {}}
+                order.append(algo)
+            a = algos[algo]
+            if sched not in a["schedules"]:
+                a["schedules"].append(sched)
+            row = a["cases"].setdefault(c["label"], {})
+            if ref:
+                row["reference"] = ref["time_us"]["median"]
+            if r.get("status") == "pass":
+                row[sched] = r["time_us"]["median"]
+                a["where"] = a["where"] or r.get("where", "")
+                a["timing"] = a["timing"] or r.get("timing", "")
+            else:
+                row[sched] = r.get("status", "?")
+    if not algos:
+        return []
+    lines = ["## schedules", "",
+             "The same algorithm (one Halide pipeline) under each of its named schedules: median us per case, the best "
+             "schedule, and its speedup over the Eigen reference (CPU) of the same case. A schedule is a set of "
+             "GeneratorParams (gpu/halide/CMakeLists.txt).", ""]
+    for algo in order:
+        a = algos[algo]
+        scheds = a["schedules"]
+        lines += [f"### {algo}" + (f" ({a['where']})" if a["where"] else ""), ""]
+        if a["timing"]:
+            lines += [f"Timing: {a['timing']}.", ""]
+        lines += ["| case | reference | " + " | ".join(scheds) + " | best | best vs reference |",
+                  "|---|---|" + "---|" * len(scheds) + "---|---|"]
+        for label, row in a["cases"].items():
+            timed = {k: v for k, v in row.items() if k in scheds and isinstance(v, (int, float))}
+            best = min(timed, key=timed.get) if timed else None
+            ref = row.get("reference")
+            cells = [fmt(row[k], "{:.2f}") if isinstance(row.get(k), (int, float)) else str(row.get(k, "")) for k in scheds]
+            speed = f"{ref / timed[best]:.2f}x" if best and ref else ""
+            lines.append(f"| {label} | {fmt(ref, '{:.2f}')} | " + " | ".join(cells) + f" | {best or '-'} | {speed} |")
+        lines.append("")
+    return lines
 
 
 def forward_markdown(report, images):
@@ -253,7 +309,7 @@ def index(root):
             rows.append((r["experiment"], c.get("op", ""), c["label"], dev,
                          series_key(best) if best else "-",
                          f"{best['time_us']['median']:.2f}" if best else "-",
-                         f"{100 * best['fraction_of_ceiling']:.1f}%" if best else "-",
+                         f"{100 * best['fraction_of_ceiling']:.1f}%" if best and best.get("fraction_of_ceiling") is not None else "-",
                          rel, r, ", ".join(failing)))
     out = ["# hybridlab reports", "",
            "Every experiment's report per device (`make experiment NAME=...` writes them; `make report` rebuilds this index).",

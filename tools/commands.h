@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "model/gguf_model.h"
 #include "model/weights.h"
 
 namespace hl::cli {
@@ -23,7 +24,9 @@ struct ModelArgs {
 
   ModelWeights load() const {
     if (model.empty() == preset.empty()) fail("give exactly one of --model PATH or --preset NAME");
-    ModelWeights w = model.empty() ? synthetic_weights(ModelConfig::preset(preset), seed) : load_hf(model);
+    ModelWeights w = !preset.empty()        ? synthetic_weights(ModelConfig::preset(preset), seed)
+                     : is_gguf_path(model) ? load_gguf(model)
+                                           : load_hf(model);
     if (layers) w.truncate_layers(layers);
     return w;
   }

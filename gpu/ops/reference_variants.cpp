@@ -26,8 +26,13 @@ ref::ExpertMats<float> expert_mats(WeightStore& ws, const WeightRef& g, const We
 }
 
 void add(Registry& r, const std::string& op, std::function<void(VariantCtx&, OpArgs&)> fn, std::string file = "") {
-  r.add_variant({op, "reference", "", "the oracle (" + (file.empty() ? "reference/ops/" + op + ".h" : file) + "), f32 on the host",
-                 true, false, false, {}, std::move(fn)});
+  Variant v;
+  v.op = op;
+  v.name = "reference";
+  v.summary = "the oracle (" + (file.empty() ? "reference/ops/" + op + ".h" : file) + "), f32 on the host";
+  v.family_default = true;
+  v.run = std::move(fn);
+  r.add_variant(std::move(v));
 }
 
 }  // namespace

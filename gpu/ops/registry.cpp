@@ -33,7 +33,8 @@ static size_t device_weight_budget(Device* dev) {
   return dev ? size_t(double(dev->info().device_local_heap) * 0.8) : 0;
 }
 
-WeightStore::WeightStore(Device* dev) : dev_(dev), device_(device_weight_budget(dev)) {}
+WeightStore::WeightStore(Device* dev)
+    : dev_(dev), device_(device_weight_budget(dev)), raw_(device_weight_budget(dev)) {}
 
 Tensor WeightStore::host(const WeightRef& w) {
   return *host_.get(w, size_t(w.numel()) * 4, [&] { return Tensor::from(w.to_mat<float>()); });
@@ -45,6 +46,19 @@ Tensor WeightStore::device(const WeightRef& w) {
     const Mat<float> m = w.to_mat<float>();  // no host copy is kept
     Tensor d = Tensor::device(*dev_, m.rows(), m.cols());
     dev_->upload(d.buffer_mut(*dev_), m.data(), d.bytes());
+    return d;
+  });
+}
+
+Tensor WeightStore::device_raw(const WeightRef& w) {
+  if (!dev_) fail("weight '{}' is needed on a Vulkan device, but none is open", w.name());
+  const size_t bytes = quant::row_bytes(w.storage_type(), w.cols) * size_t(w.rows);
+  const size_t words = (bytes + 15) / 16 * 4 + 4;  // whole uvec4s plus one spare (see registry.h)
+  return *raw_.get(w, words * 4, [&] {
+    std::vector<uint32_t> raw(words, 0u);
+    w.read_raw_rows(0, w.rows, raw.data());
+    Tensor d = Tensor::device(*dev_, 1, int64_t(words), Tensor::Type::I32);
+    dev_->upload(d.buffer_mut(*dev_), raw.data(), d.bytes());
     return d;
   });
 }
@@ -65,6 +79,9 @@ void Registry::add_variant(Variant v) {
   for (auto& x : variants_)
     if (x.op == v.op && x.name == v.name) fail("variant '{}' of op '{}' registered twice", v.name, v.op);
   v.family = v.name.substr(0, v.name.find(':'));
+  for (auto& x : variants_)
+    if (v.family_default && x.family_default && x.op == v.op && x.family == v.family)
+      fail("op '{}': both '{}' and '{}' claim to be the {} default", v.op, x.name, v.name, v.family);
   variants_.push_back(std::move(v));
 }
 

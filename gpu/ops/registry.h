@@ -43,11 +43,17 @@ class WeightStore {
   explicit WeightStore(Device* dev);
   Tensor host(const WeightRef& w);
   Tensor device(const WeightRef& w);
+  // The weight's raw storage rows (ggml blocks for a quantized source, floats for F32), back to back from
+  // byte 0, as an i32 tensor [1, words] used as an untyped word buffer (row r starts at byte
+  // r * quant::row_bytes(w.storage_type(), w.cols)). Zero padded to whole 16-byte units plus 16 spare
+  // bytes, so kernels may read whole uvec4s and one word past any value. Cached like device() (a cache of
+  // its own with the same budget).
+  Tensor device_raw(const WeightRef& w);
   Vec<float> host_vec(const WeightRef& w) { return w.to_vec<float>(); }
 
  private:
   Device* dev_;
-  WeightCache<Tensor> host_, device_;
+  WeightCache<Tensor> host_, device_, raw_;
 };
 
 struct VariantCtx {
@@ -64,6 +70,7 @@ struct Variant {
   bool family_default = false;  // chosen by '<op>=<family>' and '*=<family>'
   bool per_token = false;       // walks a prefill chunk token by token (reported as a fallback)
   bool needs_device = false;
+  bool quantized_weights_only = false;  // reads ggml blocks directly; f32 weights are an error
   // Why this variant cannot run on `dev` ("" = it can). Called only when needs_device.
   std::function<std::string(const Device& dev)> unavailable;
   std::function<void(VariantCtx&, OpArgs&)> run;

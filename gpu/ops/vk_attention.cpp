@@ -8,6 +8,33 @@
 
 namespace hl::gpu {
 
+AttnShape attention_append_kv(Device& d, OpArgs& a) {
+  const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &gate = a.in("gate");
+  Tensor &kc = a.state("k_cache"), &vc = a.state("v_cache");
+  AttnShape s{q.rows(), a.iparam("n_q_heads"), a.iparam("n_kv_heads"), 0, a.iparam("kv_len")};
+  if (s.n_q <= 0 || s.n_kv <= 0 || s.n_q % s.n_kv || q.cols() % s.n_q)
+    fail("attention: {} query columns do not fit {} q / {} kv heads", q.cols(), s.n_q, s.n_kv);
+  s.D = q.cols() / s.n_q;
+  const int64_t W = s.n_kv * s.D;
+  if (k.cols() != W || v.cols() != W || gate.cols() != q.cols() || k.rows() != s.T || v.rows() != s.T ||
+      gate.rows() != s.T)
+    fail("attention: shapes q [{}, {}], k [{}, {}], v [{}, {}], gate [{}, {}] do not fit {} q / {} kv heads", q.rows(),
+         q.cols(), k.rows(), k.cols(), v.rows(), v.cols(), gate.rows(), gate.cols(), s.n_q, s.n_kv);
+  if (s.kv_len < 0 || kc.cols() != W || vc.cols() != W || kc.rows() < s.kv_len + s.T || vc.rows() < s.kv_len + s.T)
+    fail("attention: KV caches [{}, {}] and [{}, {}] cannot take rows [{}, {}) of width {}", kc.rows(), kc.cols(),
+         vc.rows(), vc.cols(), s.kv_len, s.kv_len + s.T, W);
+  struct {
+    uint32_t n, start;
+  } pc{u32(s.T * W), u32(s.kv_len * W)};
+  if (pc.n > 0) {
+    const uint32_t wg = d.tune("attention.append.wg");
+    const Grid g = grid((uint64_t(pc.n) + wg - 1) / wg);
+    d.dispatch(d.pipeline("attention_append", {{0, wg}}, 4, sizeof pc),
+               {k.buffer(d), v.buffer(d), kc.buffer_mut(d), vc.buffer_mut(d)}, pc, g.x, g.y);
+  }
+  return s;
+}
+
 namespace {
 
 // One invocation per element of a flat range of n: the dispatch grid for workgroups of wg.
@@ -62,39 +89,6 @@ void rope(VariantCtx& c, OpArgs& a) {
   a.set("y", y);
 }
 
-// The shape of one attention call, checked like the reference's.
-struct Attn {
-  int64_t T, n_q, n_kv, D, kv_len;
-};
-
-// Checks shapes, appends k, v to the caches (rows [kv_len, kv_len + T)) and returns the shape.
-Attn append_kv(Device& d, OpArgs& a) {
-  const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &gate = a.in("gate");
-  Tensor &kc = a.state("k_cache"), &vc = a.state("v_cache");
-  Attn s{q.rows(), a.iparam("n_q_heads"), a.iparam("n_kv_heads"), 0, a.iparam("kv_len")};
-  if (s.n_q <= 0 || s.n_kv <= 0 || s.n_q % s.n_kv || q.cols() % s.n_q)
-    fail("attention: {} query columns do not fit {} q / {} kv heads", q.cols(), s.n_q, s.n_kv);
-  s.D = q.cols() / s.n_q;
-  const int64_t W = s.n_kv * s.D;
-  if (k.cols() != W || v.cols() != W || gate.cols() != q.cols() || k.rows() != s.T || v.rows() != s.T ||
-      gate.rows() != s.T)
-    fail("attention: shapes q [{}, {}], k [{}, {}], v [{}, {}], gate [{}, {}] do not fit {} q / {} kv heads", q.rows(),
-         q.cols(), k.rows(), k.cols(), v.rows(), v.cols(), gate.rows(), gate.cols(), s.n_q, s.n_kv);
-  if (s.kv_len < 0 || kc.cols() != W || vc.cols() != W || kc.rows() < s.kv_len + s.T || vc.rows() < s.kv_len + s.T)
-    fail("attention: KV caches [{}, {}] and [{}, {}] cannot take rows [{}, {}) of width {}", kc.rows(), kc.cols(),
-         vc.rows(), vc.cols(), s.kv_len, s.kv_len + s.T, W);
-  struct {
-    uint32_t n, start;
-  } pc{u32(s.T * W), u32(s.kv_len * W)};
-  if (pc.n > 0) {
-    const uint32_t wg = d.tune("attention.append.wg");
-    const Grid g = elements(pc.n, wg);
-    d.dispatch(d.pipeline("attention_append", {{0, wg}}, 4, sizeof pc),
-               {k.buffer(d), v.buffer(d), kc.buffer_mut(d), vc.buffer_mut(d)}, pc, g.x, g.y);
-  }
-  return s;
-}
-
 // Keys one workgroup of attention_flash.comp may walk. lavapipe (Mesa 22.3) ends the loops of a shader
 // invocation once it has run 65535 loop iterations in all (LP_MAX_TGSI_LOOP_ITERATIONS), silently; longer
 // key ranges are split over workgroups and merged, on every device (a merge of a few splits costs little).
@@ -107,7 +101,7 @@ uint64_t loop_budget_keys(uint64_t D, uint64_t wg, uint64_t block) {
 // Attention of every query row over its keys in ranges of at most `want_keys` keys (and the loop budget):
 // one range writes o directly; several write partials [acc (D), max, sum] per (row, range) that
 // attention_merge.comp combines. Tunables attention.<variant>.{wg, block, merge_wg}.
-Tensor attend(Device& d, const std::string& variant, OpArgs& a, const Attn& s, uint64_t want_keys) {
+Tensor attend(Device& d, const std::string& variant, OpArgs& a, const AttnShape& s, uint64_t want_keys) {
   const std::string key = "attention." + variant + ".";
   const uint32_t wg = d.tune(key + "wg");
   // Key blocks measured on an H200: flash, 512 tokens over 4096 keys: 8.0 ms with 16, 8.8 with 32;
@@ -151,7 +145,7 @@ Tensor attend(Device& d, const std::string& variant, OpArgs& a, const Attn& s, u
 
 void flash(VariantCtx& c, OpArgs& a) {
   Device& d = c.device();
-  const Attn s = append_kv(d, a);
+  const AttnShape s = attention_append_kv(d, a);
   a.set("o", s.T > 0 ? attend(d, "flash", a, s, d.tune("attention.flash.max_keys"))
                      : Tensor::device(d, 0, s.n_q * s.D));
 }
@@ -161,7 +155,7 @@ void flash(VariantCtx& c, OpArgs& a) {
 void decode_split(VariantCtx& c, OpArgs& a) {
   if (a.in("q").rows() != 1) return flash(c, a);
   Device& d = c.device();
-  const Attn s = append_kv(d, a);
+  const AttnShape s = attention_append_kv(d, a);
   const uint64_t L = uint64_t(s.kv_len) + 1, block = d.tune("attention.decode_split.block");
   // 64 splits: on an H200 (132 SMs, 16 query heads) decode at 32768 keys took 219 us against 527 with 16.
   const uint64_t splits = std::max(1u, d.tune("attention.decode_split.splits"));
@@ -178,7 +172,7 @@ void register_vk_attention(Registry& r) {
                                rope, true));
   r.add_variant(vulkan_variant("attention", "vulkan:flash",
                                "append k, v; a workgroup per (token, query head), online softmax over key blocks", flash,
-                               true));
+                               false));
   r.add_variant(vulkan_variant("attention", "vulkan:decode_split",
                                "T = 1: keys split over workgroups, partials merged by a second kernel; T > 1: flash",
                                decode_split));

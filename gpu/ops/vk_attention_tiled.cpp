@@ -1,8 +1,102 @@
-// Vulkan variants: attention with flash-style tiles of queries (prefill) and split-KV decode.
+// Vulkan variant attention = vulkan:tiled (the family default): flash-attention-style query tiles for prompt chunks
+// (attention_tiled.comp): a workgroup takes `rows` query rows that share one KV head (tokens x the G query
+// heads of a GQA group) and streams that head's K/V through shared memory `keys` rows at a time, so K/V are
+// read once per query tile instead of once per (query, head) as in vulkan:flash. Long key ranges are split
+// over workgroups (lavapipe's loop limit; too few tiles for the device) and merged by attention_merge.comp.
+// Decode (T == 1) is vulkan:decode_split's.
+#include <bit>
+#include <cmath>
+
 #include "gpu/ops/vk_op.h"
 
 namespace hl::gpu {
 
-void register_vk_attention_tiled(Registry& r) {}
+namespace {
+
+// Tile shape and the per-invocation work split of attention_tiled.comp (its specialization constants).
+struct Tiles {
+  uint32_t wg, rows, keys, ns, dl, nd, nr;
+};
+
+uint64_t shared_bytes(uint64_t rows, uint64_t keys, uint64_t dv) { return 16 * (rows + keys) * dv + 4 * (rows * keys + 3 * rows); }
+
+Tiles tiles(const Device& d, int64_t D) {
+  Tiles t{d.tune("attention.tiled.wg"), d.tune("attention.tiled.rows"), d.tune("attention.tiled.keys"), 0, 0, 0, 0};
+  if (!std::has_single_bit(t.wg) || !std::has_single_bit(t.keys) || t.keys > t.wg || t.rows == 0)
+    fail("attention: tiled needs power-of-two wg {} >= keys {}, and rows {} > 0", t.wg, t.keys, t.rows);
+  const uint64_t dv = (uint64_t(D) + 3) / 4;
+  // Fewer query rows (then keys) per tile where the head dim does not fit shared memory.
+  while (shared_bytes(t.rows, t.keys, dv) > d.info().max_shared_memory && (t.rows > 1 || t.keys > 1))
+    (t.rows > 1 ? t.rows : t.keys) /= 2;
+  if (shared_bytes(t.rows, t.keys, dv) > d.info().max_shared_memory)
+    fail("attention: head dim {} does not fit this device's {} bytes of shared memory", D, d.info().max_shared_memory);
+  t.ns = (t.rows + t.wg / t.keys - 1) / (t.wg / t.keys);
+  t.dl = u32(std::min<uint64_t>(t.wg, dv));
+  t.nd = u32((dv + t.dl - 1) / t.dl);
+  t.nr = (t.rows + t.wg / t.dl - 1) / (t.wg / t.dl);
+  return t;
+}
+
+// Keys one workgroup may walk on lavapipe, which silently ends an invocation's loops after 65535
+// iterations in all: loop trips of one key block and of the rest, counted as if nothing were unrolled.
+uint64_t loop_budget_keys(const Tiles& t, uint64_t D) {
+  const uint64_t dv = (D + 3) / 4, stage = (t.keys * dv * 4 + t.wg - 1) / t.wg, per_row = (t.rows + t.wg - 1) / t.wg;
+  const uint64_t block = 1 + 2 * stage + dv * (1 + t.ns) + 2 * t.ns + per_row * (2 + 2 * t.keys) +
+                         t.nr * t.nd + t.keys * (1 + t.nd * (1 + t.nr)) + t.nr * (1 + t.nd);
+  const uint64_t rest = (t.rows * dv * 4 + t.wg - 1) / t.wg + per_row + t.nr * t.nd + t.nr * (1 + 4 * t.nd);
+  return std::max<uint64_t>(1, (60000 - rest) / block) * t.keys;
+}
+
+void tiled(VariantCtx& c, OpArgs& a) {
+  if (a.in("q").rows() <= 1) return Registry::get().variant("attention", "vulkan:decode_split").run(c, a);
+  Device& d = c.device();
+  const AttnShape s = attention_append_kv(d, a);
+  const Tiles t = tiles(d, s.D);
+  const uint64_t G = s.n_q / s.n_kv, L = s.kv_len + s.T;  // keys of the last query row
+  const uint64_t row_tiles = (s.T * G + t.rows - 1) / t.rows, groups = s.n_kv * row_tiles;
+  // Splits: as lavapipe's loop limit and attention.tiled.max_keys require, and more while the tiles alone
+  // would leave the device idle (fewer than min_groups workgroups), down to split_min_keys keys each.
+  uint64_t keys = std::min<uint64_t>(L, d.tune("attention.tiled.max_keys"));
+  if (d.info().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE) keys = std::min(keys, loop_budget_keys(t, s.D));
+  const uint64_t wanted = (d.tune("attention.tiled.min_groups") + groups - 1) / groups;
+  const uint64_t idle = std::min(wanted, std::max<uint64_t>(1, L / d.tune("attention.tiled.split_min_keys")));
+  keys = std::min(keys, (L + idle - 1) / idle);
+  keys = (keys + t.keys - 1) / t.keys * t.keys;  // whole key blocks
+  const uint32_t splits = u32((L + keys - 1) / keys);
+  Tensor o = Tensor::device(d, s.T, s.n_q * s.D);
+  Tensor part = splits == 1 ? o : Tensor::device(d, s.T * s.n_q * splits, s.D + 2);
+  if (part.bytes() > d.info().max_storage_buffer_range)
+    fail("attention: {} tokens over {} keys need {} bytes of partial results; use shorter prompt chunks", s.T, L,
+         part.bytes());
+  struct {
+    uint32_t T, n_q, group, kv_len, tiles, splits, split_keys;
+    float scale;
+  } pc{u32(s.T), u32(s.n_q), u32(G), u32(s.kv_len), u32(row_tiles), splits, u32(keys), float(1.0 / std::sqrt(double(s.D)))};
+  const auto& p = d.pipeline(
+      "attention_tiled",
+      {{0, t.wg}, {1, u32(s.D)}, {2, t.rows}, {3, t.keys}, {4, t.ns}, {5, t.dl}, {6, t.nd}, {7, t.nr}}, 5, sizeof pc);
+  const Grid g = grid(groups * splits);
+  d.dispatch(p, {a.in("q").buffer(d), a.t.at("k_cache").buffer(d), a.t.at("v_cache").buffer(d), a.in("gate").buffer(d),
+                 part.buffer_mut(d)},
+             pc, g.x, g.y);
+  if (splits > 1) {
+    struct {
+      uint32_t rows, D, splits;
+    } mc{u32(s.T * s.n_q), u32(s.D), splits};
+    const Grid mg = grid(mc.rows);
+    d.dispatch(d.pipeline("attention_merge", {{0, d.tune("attention.tiled.merge_wg")}}, 3, sizeof mc),
+               {part.buffer(d), a.in("gate").buffer(d), o.buffer_mut(d)}, mc, mg.x, mg.y);
+  }
+  a.set("o", o);
+}
+
+}  // namespace
+
+void register_vk_attention_tiled(Registry& r) {
+  r.add_variant(vulkan_variant("attention", "vulkan:tiled",
+                               "append k, v; a workgroup per tile of query rows sharing a KV head walks K/V tiles "
+                               "through shared memory (online softmax); T = 1: decode_split",
+                               tiled, true));
+}
 
 }  // namespace hl::gpu

@@ -7,8 +7,23 @@
 
 namespace hl::gpu {
 
-namespace {
+// The shape of one ssm_scan call, checked like the reference's (every Vulkan ssm_scan variant).
+ScanShape ssm_scan_shape(OpArgs& a) {
+  const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &beta = a.in("beta"), &g = a.in("g");
+  Tensor& state = a.state("state");
+  const int64_t T = q.rows(), nk = a.iparam("n_k_heads"), nv = beta.cols();
+  const int64_t dk = nk > 0 ? q.cols() / nk : 0, dv = nv > 0 ? v.cols() / nv : 0;
+  const bool ok = nk > 0 && nv > 0 && nv % nk == 0 && dk > 0 && dv > 0 && q.cols() == nk * dk && k.cols() == q.cols() &&
+                  v.cols() == nv * dv && k.rows() == T && v.rows() == T && beta.rows() == T && g.rows() == T &&
+                  g.cols() == nv && state.rows() == nv && state.cols() == dk * dv;
+  if (!ok)
+    fail("ssm_scan: q [{}, {}], k [{}, {}], v [{}, {}], beta [{}, {}], g [{}, {}], state [{}, {}] do not fit {} key heads",
+         q.rows(), q.cols(), k.rows(), k.cols(), v.rows(), v.cols(), beta.rows(), beta.cols(), g.rows(), g.cols(),
+         state.rows(), state.cols(), nk);
+  return {T, nk, nv, dk, dv};
+}
 
+namespace {
 
 void ssm_conv(VariantCtx& c, OpArgs& a) {
   Device& d = c.device();
@@ -102,15 +117,7 @@ void ssm_scan(VariantCtx& c, OpArgs& a, bool per_token) {
   Device& d = c.device();
   const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &beta = a.in("beta"), &g = a.in("g");
   Tensor& state = a.state("state");
-  const int64_t T = q.rows(), nk = a.iparam("n_k_heads"), nv = beta.cols();
-  const int64_t dk = nk > 0 ? q.cols() / nk : 0, dv = nv > 0 ? v.cols() / nv : 0;
-  const bool ok = nk > 0 && nv > 0 && nv % nk == 0 && dk > 0 && dv > 0 && q.cols() == nk * dk && k.cols() == q.cols() &&
-                  v.cols() == nv * dv && k.rows() == T && v.rows() == T && beta.rows() == T && g.rows() == T &&
-                  g.cols() == nv && state.rows() == nv && state.cols() == dk * dv;
-  if (!ok)
-    fail("ssm_scan: q [{}, {}], k [{}, {}], v [{}, {}], beta [{}, {}], g [{}, {}], state [{}, {}] do not fit {} key heads",
-         q.rows(), q.cols(), k.rows(), k.cols(), v.rows(), v.cols(), beta.rows(), beta.cols(), g.rows(), g.cols(),
-         state.rows(), state.cols(), nk);
+  const auto [T, nk, nv, dk, dv] = ssm_scan_shape(a);
 
   // Tunables: columns per workgroup, invocations per column (a power of two), tokens staged at a time.
   const std::string key = std::string("ssm_scan.") + (per_token ? "per_token." : "block_resident.");
@@ -161,7 +168,7 @@ void register_vk_deltanet(Registry& r) {
   r.add_variant(vulkan_variant("ssm_scan", "vulkan:block_resident",
                                "one dispatch; a workgroup per (value head, column block) keeps its state slice in "
                                "registers over all tokens",
-                               [](VariantCtx& c, OpArgs& a) { ssm_scan(c, a, false); }, true));
+                               [](VariantCtx& c, OpArgs& a) { ssm_scan(c, a, false); }));  // chunked is the default
   r.add_variant(vulkan_variant("ssm_scan", "vulkan:per_token",
                                "one dispatch per token, the state through device memory each time (decode-loop baseline)",
                                [](VariantCtx& c, OpArgs& a) { ssm_scan(c, a, true); }, false, true));

@@ -1,6 +1,7 @@
 // Vulkan variants of matmul (and lm_head, the same product with a vocabulary-sized output):
 // tiled (shared-memory tiles, for many tokens), rowdot (a workgroup per output row, for decode), and
-// auto (rowdot up to rowdot.max_tokens tokens, tiled above), the family default.
+// auto (rowdot up to rowdot.max_tokens tokens, tiled above), the family default. auto sends quantized
+// weights to the kernels that read their blocks (gpu/ops/vk_quant.cpp): qmatvec for decode, qcols above.
 #include "gpu/ops/vk_op.h"
 
 namespace hl::gpu {
@@ -42,18 +43,23 @@ void rowdot(VariantCtx& c, OpArgs& a) {
   a.set("y", y);
 }
 
-void automatic(VariantCtx& c, OpArgs& a) {
+void automatic(VariantCtx& c, OpArgs& a, const std::string& op) {
   const int64_t T = a.in("x").rows();
+  if (a.weight("w").quantized() && vk_quant_decodes(a.weight("w"))) {
+    const bool decode = T <= int64_t(c.device().tune("matmul.auto.qmatvec_tokens"));
+    return Registry::get().variant(op, decode ? "vulkan:qmatvec" : "vulkan:qcols").run(c, a);
+  }
   (T <= int64_t(c.device().tune("matmul.auto.rowdot_tokens")) ? rowdot : tiled)(c, a);
 }
 
 }  // namespace
 
 void register_vk_matmul(Registry& r) {
-  for (const char* op : {"matmul", "lm_head"}) {
+  for (std::string op : {"matmul", "lm_head"}) {
     r.add_variant(vulkan_variant(op, "vulkan:tiled", "shared-memory tiles of TILE x TILE outputs", tiled));
     r.add_variant(vulkan_variant(op, "vulkan:rowdot", "a workgroup per output row, weights read once per 8 tokens", rowdot));
-    r.add_variant(vulkan_variant(op, "vulkan:auto", "rowdot for up to 8 tokens, tiled above", automatic, true));
+    r.add_variant(vulkan_variant(op, "vulkan:auto", "rowdot for up to 8 tokens, tiled above; quantized weights: qmatvec, qcols",
+                                 [op](VariantCtx& c, OpArgs& a) { automatic(c, a, op); }, true));
   }
 }
 

@@ -43,6 +43,24 @@ inline Variant vulkan_variant(std::string op, std::string name, std::string summ
   return v;
 }
 
+// ssm_scan's dimensions, checked against every input (gpu/ops/vk_deltanet.cpp; every Vulkan ssm_scan variant).
+struct ScanShape {
+  int64_t T, nk, nv, dk, dv;
+};
+ScanShape ssm_scan_shape(OpArgs& a);
+
+// attention: checks the shapes and appends k, v at rows [kv_len, kv_len + T) of the caches
+// (attention_append.comp; gpu/ops/vk_attention.cpp; every Vulkan attention variant).
+struct AttnShape {
+  int64_t T, n_q, n_kv, D, kv_len;
+};
+AttnShape attention_append_kv(Device& d, OpArgs& a);
+
+// Quantized weights read as ggml blocks (gpu/ops/vk_quant.cpp): whether the shaders decode this weight's
+// storage type, and its raw rows on the device.
+bool vk_quant_decodes(const WeightRef& w);
+Tensor vk_quant_rows(VariantCtx& c, const WeightRef& w, const std::string& what);
+
 // Registration of each Vulkan op file (called from gpu/ops/all_ops.cpp).
 void register_vk_elementwise(Registry& r);  // add
 void register_vk_norms(Registry& r);        // rmsnorm
@@ -54,5 +72,6 @@ void register_vk_quant(Registry& r);        // matmul, lm_head, moe_experts on q
 void register_vk_ssm_chunked(Registry& r);  // ssm_scan, chunk-parallel
 void register_vk_route_pack(Registry& r);   // moe_experts, route-packed grouped GEMM (prefill)
 void register_vk_attention_tiled(Registry& r);  // attention, query-tiled prefill
+void register_halide_variants(Registry& r);     // halide:*, halide-vulkan:* (gpu/halide/; empty without HYBRIDLAB_HALIDE)
 
 }  // namespace hl::gpu

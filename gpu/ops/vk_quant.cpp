@@ -1,8 +1,113 @@
-// Vulkan variants: matmul and lm_head on quantized weights (Q4_K, Q5_K, Q6_K, Q8_0), moe_experts decode on quantized experts.
+// Vulkan variants of matmul and lm_head on quantized weights (GGUF: Q4_K, Q5_K, Q6_K, Q8_0, F16), reading
+// the ggml blocks directly (gpu/shaders/quant_blocks.glsl): qmatvec (decode: rows staged through shared
+// memory, x in registers) and qcols (prompt chunks: dequantized tiles reused for up to max_cols tokens).
+// The family default vulkan:auto (gpu/ops/vk_matmul.cpp) routes quantized weights here; moe_experts and
+// shared_expert read quantized experts in gpu/ops/vk_moe.cpp.
+#include <bit>
+
 #include "gpu/ops/vk_op.h"
 
 namespace hl::gpu {
 
-void register_vk_quant(Registry& r) {}
+// Shared with vk_matmul.cpp and vk_moe.cpp (declared there).
+bool vk_quant_decodes(const WeightRef& w) {
+  switch (w.storage_type()) {
+    case quant::Type::F32: case quant::Type::F16: case quant::Type::Q8_0:
+    case quant::Type::Q4_K: case quant::Type::Q5_K: case quant::Type::Q6_K: return w.cols % 32 == 0;
+    default: return false;
+  }
+}
+
+// The raw rows of `w` on the device (WeightStore::device_raw), checked for the kernels: a decodable type,
+// whole 32-value units per row, byte offsets within 32 bits, bindable as one storage buffer.
+Tensor vk_quant_rows(VariantCtx& c, const WeightRef& w, const std::string& what) {
+  if (!vk_quant_decodes(w))
+    fail("{}: weight '{}' is {} [{}, {}]; the quantized kernels read f32, f16, q8_0, q4_K, q5_K or q6_K rows of a "
+         "multiple of 32 values", what, w.name(), quant::type_name(w.storage_type()), w.rows, w.cols);
+  Device& d = c.device();
+  Tensor raw = c.weights->device_raw(w);
+  if (raw.bytes() > d.info().max_storage_buffer_range || raw.bytes() > UINT32_MAX)
+    fail("{}: weight '{}' holds {} MiB of blocks, beyond this device's storage-buffer range of {} MiB (or 4 GiB)", what,
+         w.name(), raw.bytes() >> 20, d.info().max_storage_buffer_range >> 20);
+  return raw;
+}
+
+namespace {
+
+struct Operands {
+  const Tensor& x;
+  Tensor w;  // raw rows
+  uint32_t type, T, K, N, row_bytes;
+};
+
+Operands operands(VariantCtx& c, OpArgs& a, const std::string& what) {
+  const WeightRef& w = a.weight("w");
+  if (!w.quantized())
+    fail("{}: weight '{}' is f32; this variant reads quantized (GGUF block) weights, use vulkan:auto", what, w.name());
+  const Tensor& x = a.in("x");
+  if (x.cols() != w.cols) fail("{}: input has {} columns but the weight expects {}", what, x.cols(), w.cols);
+  return {x, vk_quant_rows(c, w, what), uint32_t(w.storage_type()), u32(x.rows()), u32(w.cols), u32(w.rows),
+          u32(int64_t(quant::row_bytes(w.storage_type(), w.cols)))};
+}
+
+void qmatvec(VariantCtx& c, OpArgs& a, const std::string& op) {
+  Device& d = c.device();
+  const Operands o = operands(c, a, op + " vulkan:qmatvec");
+  // Staged rows: as many as the tunable asks and shared memory holds (16-byte units, plus one for the skew).
+  const uint64_t smem = d.info().max_shared_memory;
+  if (o.row_bytes + 32ull > smem)
+    fail("{} vulkan:qmatvec: a row of {} bytes does not fit {} bytes of shared memory", op, o.row_bytes, smem);
+  const uint32_t rows = uint32_t(std::clamp<uint64_t>(d.tune(op + ".qmatvec.rows"), 1, (smem - 32) / o.row_bytes));
+  const uint32_t stage = (rows * o.row_bytes + 15) / 16 + 1;
+  struct {
+    uint32_t T, K, N, row_bytes;
+  } pc{o.T, o.K, o.N, o.row_bytes};
+  Tensor y = Tensor::device(d, o.T, o.N);
+  const auto& p = d.pipeline("qmatvec", {{0, d.tune(op + ".qmatvec.wg")}, {1, o.type}, {2, rows},
+                                         {3, d.tune(op + ".qmatvec.pass")}, {4, stage}}, 3, sizeof pc);
+  const Grid g = grid((uint64_t(o.N) + rows - 1) / rows);
+  d.dispatch(p, {o.x.buffer(d), o.w.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
+  a.set("y", y);
+}
+
+void qcols(VariantCtx& c, OpArgs& a, const std::string& op) {
+  Device& d = c.device();
+  const Operands o = operands(c, a, op + " vulkan:qcols");
+  const uint32_t wg = d.tune(op + ".qcols.wg"), rows = d.tune(op + ".qcols.rows"), tm = d.tune(op + ".qcols.tm"),
+                 units = d.tune(op + ".qcols.units");
+  // Columns per workgroup: max_cols, or the next power of two of a shorter chunk (few pipelines).
+  const uint32_t cols = std::min(d.tune(op + ".qcols.max_cols"), std::bit_ceil(o.T));
+  if (cols == 0 || units == 0) fail("{} vulkan:qcols: tunables max_cols and units must be at least 1", op);
+  if (tm == 0 || rows % tm || wg % (rows / tm))
+    fail("{} vulkan:qcols: tunables rows {} / tm {} must divide the workgroup of {}", op, rows, tm, wg);
+  const uint64_t smem = 4ull * (rows + cols) * (32ull * units + 1);
+  if (smem > d.info().max_shared_memory)
+    fail("{} vulkan:qcols: {} rows and {} columns of {} values need {} bytes of shared memory, this device has {}", op,
+         rows, cols, 32 * units, smem, d.info().max_shared_memory);
+  struct {
+    uint32_t T, K, N, row_bytes, col_chunks;
+  } pc{o.T, o.K, o.N, o.row_bytes, (o.T + cols - 1) / cols};
+  Tensor y = Tensor::device(d, o.T, o.N);
+  const auto& p = d.pipeline("qcols", {{0, wg}, {1, o.type}, {2, rows}, {3, cols}, {4, tm}, {5, units}}, 3, sizeof pc);
+  const Grid g = grid(uint64_t((o.N + rows - 1) / rows) * pc.col_chunks);
+  d.dispatch(p, {o.x.buffer(d), o.w.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
+  a.set("y", y);
+}
+
+}  // namespace
+
+void register_vk_quant(Registry& r) {
+  for (std::string op : {"matmul", "lm_head"}) {
+    Variant mv = vulkan_variant(op, "vulkan:qmatvec",
+                                "quantized weights (ggml blocks), decode: rows staged in shared memory, x in registers",
+                                [op](VariantCtx& c, OpArgs& a) { qmatvec(c, a, op); });
+    Variant mc = vulkan_variant(op, "vulkan:qcols",
+                                "quantized weights (ggml blocks), prompt chunks: dequantized tiles reused by max_cols tokens",
+                                [op](VariantCtx& c, OpArgs& a) { qcols(c, a, op); });
+    mv.quantized_weights_only = mc.quantized_weights_only = true;
+    r.add_variant(std::move(mv));
+    r.add_variant(std::move(mc));
+  }
+}
 
 }  // namespace hl::gpu

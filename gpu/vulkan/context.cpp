@@ -68,11 +68,12 @@ uint32_t layer_version(const Functions& f, const char* name) {
   return 0;
 }
 
-bool has_instance_extension(const Functions& f, const char* name) {
+// An instance extension of the implementation (layer null) or of the named layer.
+bool has_instance_extension(const Functions& f, const char* name, const char* layer = nullptr) {
   uint32_t n = 0;
-  check(f.vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr), "vkEnumerateInstanceExtensionProperties");
+  check(f.vkEnumerateInstanceExtensionProperties(layer, &n, nullptr), "vkEnumerateInstanceExtensionProperties");
   std::vector<VkExtensionProperties> exts(n);
-  check(f.vkEnumerateInstanceExtensionProperties(nullptr, &n, exts.data()), "vkEnumerateInstanceExtensionProperties");
+  check(f.vkEnumerateInstanceExtensionProperties(layer, &n, exts.data()), "vkEnumerateInstanceExtensionProperties");
   return std::any_of(exts.begin(), exts.end(),
                      [&](const auto& e) { return std::string_view(e.extensionName) == name; });
 }
@@ -94,6 +95,8 @@ VkInstance create_instance(Functions& f, Context::ValidationLog* log) {
     ci.flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
   }
   VkDebugUtilsMessengerCreateInfoEXT mi{};
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  const VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
   if (log) {
     if (!layer_version(f, validation_layer))
       throw Error(
@@ -104,6 +107,15 @@ VkInstance create_instance(Functions& f, Context::ValidationLog* log) {
     extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);  // the layer provides it
     mi = messenger_info(log);
     ci.pNext = &mi;
+    // Synchronization validation as well (hazards between dispatches, copies and host access), where the
+    // layer offers it; HYBRIDLAB_SYNC_VALIDATION=0 leaves it off.
+    if (env("HYBRIDLAB_SYNC_VALIDATION") != "0" &&
+        has_instance_extension(f, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME, validation_layer)) {
+      extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+      features.enabledValidationFeatureCount = 1;
+      features.pEnabledValidationFeatures = &sync;
+      mi.pNext = &features;
+    }
   }
   ci.enabledLayerCount = uint32_t(layers.size());
   ci.ppEnabledLayerNames = layers.data();

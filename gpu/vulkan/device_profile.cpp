@@ -55,9 +55,44 @@ const Table& common() {
       {"moe_experts.per_token.rows", 8},      // weight rows per subgroup pass
       {"shared_expert.fused.rows", 8},
       // -- quantized matmul and experts (gpu/ops/vk_quant.cpp)
+      {"matmul.auto.qmatvec_tokens", 1},  // auto on quantized weights: qmatvec up to this many tokens, qcols above
+      {"matmul.qmatvec.wg", 128},
+      {"matmul.qmatvec.rows", 16},        // rows staged per workgroup (fewer where shared memory is short)
+      {"matmul.qmatvec.pass", 2},         // rows a subgroup decodes per load of x
+      {"matmul.qcols.rows", 32},          // weight rows per workgroup
+      {"matmul.qcols.max_cols", 32},      // tokens per workgroup: each dequantized weight tile serves them all
+      {"matmul.qcols.tm", 2},             // rows per invocation (register tile TM x max_cols / columns of invocations)
+      {"matmul.qcols.units", 2},          // 32-value units per shared-memory step
+      {"lm_head.qmatvec.wg", 128},
+      {"lm_head.qmatvec.rows", 16},
+      {"lm_head.qmatvec.pass", 2},
+      {"lm_head.qcols.rows", 32},
+      {"lm_head.qcols.max_cols", 32},
+      {"lm_head.qcols.tm", 2},
+      {"lm_head.qcols.units", 2},
       // -- chunked ssm_scan (gpu/ops/vk_ssm_chunked.cpp)
+      {"ssm_scan.chunked.chunk", 64},       // C: tokens per chunk (16, 32, 64 or 128)
+      {"ssm_scan.chunked.tile", 64},        // output tile (BM = BN, capped at C) of the per-chunk products
+      {"ssm_scan.chunked.micro", 4},        // outputs per invocation along each side of a tile
+      {"ssm_scan.chunked.cols", 32},        // value columns per workgroup of the state pass
+      {"ssm_scan.chunked.segment", 2048},   // tokens per pass (scratch grows with it); .wg: state pass, solve
+      {"ssm_scan.chunked.min_tokens", 2},   // fewer tokens (decode): vulkan:block_resident
       // -- route-packed moe_experts (gpu/ops/vk_route_pack.cpp)
+      {"moe_experts.route_pack.min_tokens", 2},   // fewer tokens (decode): the per-token kernels
+      {"moe_experts.route_pack.block", 256},      // entries binned per workgroup (a multiple of 32)
+      {"moe_experts.route_pack.rows", 16},        // grouped GEMM: packed rows per tile (also the tile list's unit)
+      {"moe_experts.route_pack.cols", 64},        // output columns per tile
+      {"moe_experts.route_pack.depth", 16},       // reduction depth per shared-memory slice
+      {"moe_experts.route_pack.thread_rows", 2},  // outputs per invocation: thread_rows x thread_cols,
+      {"moe_experts.route_pack.thread_cols", 4},  //   so (rows / thread_rows) * (cols / thread_cols) invocations
+      {"moe_experts.route_pack.q_cols", 32},       // quantized weights (slices of 128 values): columns per tile
+      {"moe_experts.route_pack.q_thread_cols", 2},  //   (halved where shared memory is short) and per invocation
       // -- tiled attention (gpu/ops/vk_attention_tiled.cpp)
+      {"attention.tiled.rows", 32},                // query rows (tokens x GQA heads) per workgroup; fewer if shared memory is short
+      {"attention.tiled.keys", 8},                 // keys per shared-memory K/V tile (a power of two <= wg)
+      {"attention.tiled.max_keys", UINT32_MAX},    // keys one workgroup walks before the range is split
+      {"attention.tiled.min_groups", 256},         // split keys while fewer workgroups than this would run ...
+      {"attention.tiled.split_min_keys", 512},     // ... but keep at least this many keys per split
   };
   return t;
 }

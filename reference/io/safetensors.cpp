@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "quant/blocks.h"
+#include "quant/error.h"
 
 namespace hl {
 
@@ -59,7 +60,8 @@ std::string TensorView::shape_str() const { return hl::shape_str(shape); }
 template <class Out>
 static void convert(const TensorView& v, int64_t first, int64_t n, Out* out) {
   if (first < 0 || n < 0 || first + n > v.numel())
-    fail("tensor '{}': element range [{}, {}) outside its {} elements", v.name, first, first + n, v.numel());
+    fail("tensor {}: element range [{}, {}) outside its {} elements", quant::printable(v.name), first, first + n, v.numel());
+  if (n == 0) return;  // an empty tensor's buffers may be null (memcpy must not see them)
   const uint8_t* p = v.data + size_t(first) * dtype_size(v.dtype);
   switch (v.dtype) {
     case DType::F32:
@@ -76,7 +78,7 @@ static void convert(const TensorView& v, int64_t first, int64_t n, Out* out) {
       for (int64_t i = 0; i < n; ++i) { uint16_t h; std::memcpy(&h, p + 2 * i, 2); out[i] = Out(quant::bf16_to_fp32(h)); }
       return;
     default:
-      fail("tensor '{}': dtype {} is not a floating-point type", v.name, dtype_name(v.dtype));
+      fail("tensor {}: dtype {} is not a floating-point type", quant::printable(v.name), dtype_name(v.dtype));
   }
 }
 
@@ -88,13 +90,13 @@ std::vector<int64_t> TensorView::read_i64() const {
   for (size_t i = 0; i < v.size(); ++i) {
     if (dtype == DType::I64) std::memcpy(&v[i], data + 8 * i, 8);
     else if (dtype == DType::I32) { int32_t x; std::memcpy(&x, data + 4 * i, 4); v[i] = x; }
-    else fail("tensor '{}': dtype {} is not an integer type", name, dtype_name(dtype));
+    else fail("tensor {}: dtype {} is not an integer type", quant::printable(name), dtype_name(dtype));
   }
   return v;
 }
 
 template <class S> Mat<S> TensorView::to_mat(int64_t rows, int64_t cols) const {
-  if (rows * cols != numel()) fail("tensor '{}' {} cannot be viewed as [{}, {}]", name, shape_str(), rows, cols);
+  if (rows * cols != numel()) fail("tensor {} {} cannot be viewed as [{}, {}]", quant::printable(name), shape_str(), rows, cols);
   Mat<S> m(rows, cols);
   convert(*this, 0, numel(), m.data());
   return m;
@@ -140,22 +142,31 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
     v.file = map;
     try {
       if (!parse_dtype(e.at("dtype").get<std::string>(), &v.dtype))
-        fail("'{}': tensor '{}' has unsupported dtype {}", path, v.name, e.at("dtype").dump());
+        fail("'{}': tensor {} has unsupported dtype {}", path, quant::printable(v.name), e.at("dtype").dump());
+      // Non-negative integers only: nlohmann's get<int64_t>() of 1e300 is undefined behaviour.
+      for (const char* key : {"shape", "data_offsets"})
+        for (const auto& x : e.at(key))
+          if (!x.is_number_unsigned()) fail("'{}': tensor {} has a malformed header entry", path, quant::printable(v.name));
       v.shape = e.at("shape").get<std::vector<int64_t>>();
       auto off = e.at("data_offsets").get<std::vector<uint64_t>>();
       if (off.size() != 2 || off[0] > off[1] || off[1] > data_size)
-        fail("'{}': tensor '{}' data offsets {} lie outside the data section ({} bytes)", path, v.name,
+        fail("'{}': tensor {} data offsets {} lie outside the data section ({} bytes)", path, quant::printable(v.name),
              e.at("data_offsets").dump(), data_size);
+      int64_t count = 1;  // numel(), checked: [2^40, 2^40] must not overflow it
       for (auto d : v.shape)
-        if (d < 0 || d > (int64_t(1) << 40)) fail("'{}': tensor '{}' has an invalid shape {}", path, v.name, v.shape_str());
+        if (d < 0 || d > (int64_t(1) << 40) || __builtin_mul_overflow(count, d, &count))
+          fail("'{}': tensor {} has an invalid shape {}", path, quant::printable(v.name), v.shape_str());
       v.data = base + off[0];
       v.nbytes = off[1] - off[0];
     } catch (const nlohmann::json::exception&) {
-      fail("'{}': tensor '{}' has a malformed header entry", path, v.name);
+      fail("'{}': tensor {} has a malformed header entry", path, quant::printable(v.name));
     }
-    if (uint64_t(v.numel()) * dtype_size(v.dtype) != v.nbytes)
-      fail("'{}': tensor '{}' {} {} needs {} bytes but its offsets span {}", path, v.name, dtype_name(v.dtype),
-           v.shape_str(), uint64_t(v.numel()) * dtype_size(v.dtype), v.nbytes);
+    // Checked too: [2^31, 2^31] F64 needs 2^65 bytes, which would wrap to 0.
+    uint64_t need = 0;
+    const bool huge = __builtin_mul_overflow(uint64_t(v.numel()), dtype_size(v.dtype), &need);
+    if (huge || need != v.nbytes)
+      fail("'{}': tensor {} {} {} needs {} bytes but its offsets span {}", path, quant::printable(v.name), dtype_name(v.dtype),
+           v.shape_str(), huge ? std::string("more than 2^64") : std::to_string(need), v.nbytes);
     f.tensors_.emplace(v.name, std::move(v));
   }
   return f;
@@ -178,16 +189,19 @@ SafetensorsSet SafetensorsSet::open_dir(const std::string& dir) {
   const std::string index = dir + "/model.safetensors.index.json";
   if (std::ifstream in(index); in) {
     nlohmann::json j;
+    const auto malformed = [&] { fail("'{}': malformed index (expected a weight_map of tensor name -> shard file)", index); };
     try {
       in >> j;
+      if (!j.is_object() || !j.contains("weight_map") || !j.at("weight_map").is_object()) malformed();
       for (auto& [name, file] : j.at("weight_map").items()) files.push_back(file.get<std::string>());
     } catch (const nlohmann::json::exception&) {
-      fail("'{}': malformed index (expected a weight_map of tensor name -> shard file)", index);
+      malformed();
     }
     std::sort(files.begin(), files.end());
     files.erase(std::unique(files.begin(), files.end()), files.end());
-    for (auto& f : files)
-      if (f.find('/') != std::string::npos) fail("'{}': shard name '{}' must be a plain file name", index, f);
+    for (auto& f : files)  // control characters too: the name ends up in one-line messages
+      if (f.find('/') != std::string::npos || std::any_of(f.begin(), f.end(), [](unsigned char c) { return c < 32 || c == 127; }))
+        fail("'{}': shard name {} must be a plain file name", index, quant::printable(f));
   } else {
     DIR* d = opendir(dir.c_str());
     if (!d) fail("cannot open model directory '{}'", dir);
@@ -202,7 +216,7 @@ SafetensorsSet SafetensorsSet::open_dir(const std::string& dir) {
   for (auto& f : files) {
     auto sf = SafetensorsFile::open(dir + "/" + f);
     for (auto& [name, v] : sf.tensors())
-      if (!s.tensors_.emplace(name, v).second) fail("'{}': tensor '{}' appears in more than one shard", dir, name);
+      if (!s.tensors_.emplace(name, v).second) fail("'{}': tensor {} appears in more than one shard", dir, quant::printable(name));
   }
   return s;
 }

@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "common.h"
+#include "quant/error.h"
 
 namespace hl {
 
@@ -47,6 +49,18 @@ namespace {
 template <class T>
 T get(const nlohmann::json& j, const char* key) {
   if (!j.contains(key)) fail("config.json: missing field '{}'", key);
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // Checked before converting: nlohmann's get<int>() of 1e60 is undefined behaviour, of 2^40 it wraps, of 2.5 it
+    // truncates.
+    const nlohmann::json& v = j.at(key);
+    if (!v.is_number() || (v.is_number_float() && std::trunc(v.get<double>()) != v.get<double>()))
+      fail("config.json: field '{}' has the wrong type (expected an integer)", key);
+    constexpr auto lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+    const bool in_range = v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(hi)
+                          : v.is_number_integer() ? v.get<int64_t>() >= lo && v.get<int64_t>() <= hi
+                                                  : v.get<double>() >= double(lo) && v.get<double>() <= double(hi);
+    if (!in_range) fail("config.json: field '{}' = {} is out of range", key, v.dump());
+  }
   try {
     return j.at(key).get<T>();
   } catch (const nlohmann::json::exception&) {
@@ -68,7 +82,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& root) {
   const nlohmann::json& j = root.contains("text_config") ? root.at("text_config") : root;
   const std::string type = get_or<std::string>(j, "model_type", "");
   if (!type.empty() && type != "qwen3_5_moe_text" && type != "qwen3_5_moe")
-    fail("config.json: model_type '{}' is not a Qwen3.5/3.6 MoE text model", type);
+    fail("config.json: model_type {} is not a Qwen3.5/3.6 MoE text model", quant::printable(type));
 
   ModelConfig c;
   c.hidden = get<int>(j, "hidden_size");

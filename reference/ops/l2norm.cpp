@@ -8,7 +8,13 @@ template <class S> Mat<S> l2norm(const Mat<S>& x, int d, S scale, double eps) {
   for (int64_t r = 0; r < x.rows(); ++r)
     for (int64_t g = 0; g < x.cols(); g += d) {
       auto xs = x.row(r).segment(g, d);
-      y.row(r).segment(g, d) = xs * (scale / std::sqrt(xs.squaredNorm() + S(eps)));
+      const S ss = xs.squaredNorm();
+      if (!std::isfinite(ss) && xs.allFinite()) {  // squares overflow: normalise x / max|x| (as rmsnorm does)
+        const S m = xs.cwiseAbs().maxCoeff();
+        y.row(r).segment(g, d) = (xs / m) * (scale / std::sqrt((xs / m).squaredNorm() + S(eps) / m / m));
+        continue;
+      }
+      y.row(r).segment(g, d) = xs * (scale / std::sqrt(ss + S(eps)));
     }
   return y;
 }

@@ -80,11 +80,13 @@ inline void require_close(const std::string& op, const std::string& variant, con
 // Weights for OpArgs from host matrices.
 inline WeightRef weight(const std::string& name, Mat<float> m) { return whole(host_source(name, std::move(m))); }
 
-// Every Vulkan variant of an op.
-inline std::vector<std::string> vulkan_variants(const std::string& op) {
+// Every Vulkan variant of an op (quantized: only those that read quantized weights; else those that take f32).
+inline std::vector<std::string> vulkan_variants(const std::string& op, bool quantized = false) {
   std::vector<std::string> v;
   for (auto* x : gpu::Registry::get().variants(op))
-    if (x->family == "vulkan") v.push_back(x->name);
+    if (x->family == "vulkan" && (quantized || !x->quantized_weights_only) &&
+        gpu::Registry::get().availability(*x, &device()).empty())  // e.g. cooperative-matrix builds
+      v.push_back(x->name);
   return v;
 }
 

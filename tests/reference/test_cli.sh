@@ -67,4 +67,60 @@ bad unknown-device "no-such-gpu" "$bin" run --model "$tiny" --tokens "$t/tok.txt
 bad unknown-experiment "unknown experiment 'nope'" "$bin" experiment nope
 bad no-subcommand "" "$bin"
 
+# ---- hardening (issue 8): the bad inputs not covered above that the command line reaches. The rest are tested through
+# the API: tests/reference/test_io.cpp, tests/quant/test_gguf.cpp, tests/gpu/test_vk_runtime.cpp, test_hardening.cpp.
+st() {  # st FILE HEADER DATA_BYTES [HEADER_LENGTH]: a safetensors file (u64 header length, header, zero data)
+  local n=${4:-${#2}} i
+  { for i in 0 1 2 3 4 5 6 7; do printf "\\x$(printf %02x $(( (n >> (8 * i)) & 255 )))"; done
+    printf '%s' "$2"; head -c "$3" /dev/zero; } >"$1"
+}
+ckpt() {  # ckpt DIR: a checkpoint directory with hf-tiny's config.json and no weights yet
+  mkdir -p "$1" && cp "$tiny/config.json" "$1/"
+}
+ckpt "$t/nocfg" && rm "$t/nocfg/config.json" && ln -s "$tiny/model.safetensors" "$t/nocfg/model.safetensors"
+ckpt "$t/text" && echo "hello, this is not a checkpoint" >"$t/text/model.safetensors"
+ckpt "$t/hlen" && st "$t/hlen/model.safetensors" '{}' 0 4096
+ckpt "$t/offs" && st "$t/offs/model.safetensors" '{"lm_head.weight":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}' 8
+ckpt "$t/dtype" && st "$t/dtype/model.safetensors" '{"lm_head.weight":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}}' 1
+ckpt "$t/shape" && sed 's/"vocab_size": 512/"vocab_size": 500/' "$tiny/config.json" >"$t/shape/config.json" \
+  && ln -s "$tiny/model.safetensors" "$t/shape/model.safetensors"
+ckpt "$t/shard" && echo '{"weight_map": {"lm_head.weight": "model-00001-of-00002.safetensors"}}' >"$t/shard/model.safetensors.index.json"
+ckpt "$t/index" && echo '{"weight_map": ["not", "a", "map"]}' >"$t/index/model.safetensors.index.json"
+echo "1 2147483648" >"$t/big.txt"
+run_tiny() { "$bin" run --tokens "$t/tok.txt" --out "$t/x.safetensors" "$@"; }
+bad missing-config "cannot open config file" run_tiny --model "$t/nocfg"
+bad not-safetensors "header length" run_tiny --model "$t/text"
+bad header-length "header length 4096 runs past the end of the file" run_tiny --model "$t/hlen"
+bad data-offsets "data offsets .0,16. lie outside the data section (8 bytes)" run_tiny --model "$t/offs"
+bad unsupported-dtype 'unsupported dtype "F8_E4M3"' run_tiny --model "$t/dtype"
+bad shape-mismatch "'model.embed_tokens.weight' has shape .512, 128., expected .500, 128." run_tiny --model "$t/shape"
+bad missing-shard "cannot open '$t/shard/model-00001-of-00002.safetensors'" run_tiny --model "$t/shard"
+bad malformed-index "malformed index" run_tiny --model "$t/index"
+bad token-overflow "'2147483648' (token 1) is not a non-negative integer id" "$bin" run --model "$tiny" --tokens "$t/big.txt" --out "$t/x.safetensors"
+bad no-vulkan-device "no usable Vulkan driver" env VK_ICD_FILENAMES=/nonexistent VK_DRIVER_FILES=/nonexistent \
+  "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/x.safetensors" --ops '*=vulkan'
+bad no-vulkan-device-list "no usable Vulkan driver" env VK_ICD_FILENAMES=/nonexistent VK_DRIVER_FILES=/nonexistent "$bin" devices
+bad ops-not-pair "--ops entry 'matmul' is not op=variant" run_tiny --model "$tiny" --ops 'matmul'
+bad unknown-family "no op has a variant or family 'cuda'" run_tiny --model "$tiny" --ops '*=cuda'
+
+# ---- GGUF (issue 5): convert an HF checkpoint, synthesise a preset, run either file; bad GGUF input.
+ok convert-f32 "$bin" convert --model "$tiny" --out "$t/tiny.gguf" --quant f32
+ok convert-q4km "$bin" convert --model "$tiny" --out "$t/tiny-q4km.gguf" --quant q4_k_m
+ok run-gguf "$bin" run --model "$t/tiny.gguf" --tokens "$t/tok.txt" --out "$t/g.safetensors" --prefill-chunk 3 --decode-from 5
+ok run-gguf-q4km "$bin" run --model "$t/tiny-q4km.gguf" --tokens "$t/tok.txt" --out "$t/gq.safetensors"
+ok synth "$bin" synth --preset tiny --seed 3 --quant q4_k_m --out "$t/synth.gguf" --layers 2 --check 2
+grep -q "hidden RMS after layer 1" "$t/out" || { echo "FAIL synth --check printed no hidden-state RMS"; fails=$((fails + 1)); }
+ok run-synth-gguf "$bin" run --model "$t/synth.gguf" --layers 2 --tokens "$t/tok.txt" --out "$t/s.safetensors"
+head -c 100000 "$t/tiny.gguf" >"$t/truncated.gguf"
+echo "not a gguf" >"$t/junk.gguf"
+bad convert-quant "unknown quantization 'q3_k'" "$bin" convert --model "$tiny" --out "$t/x.gguf" --quant q3_k
+bad convert-missing "is not a directory" "$bin" convert --model "$t/nope" --out "$t/x.gguf"
+bad convert-unwritable "cannot create" "$bin" convert --model "$tiny" --out "$t/no/such/dir/x.gguf"
+bad synth-preset "unknown preset" "$bin" synth --preset nope --out "$t/x.gguf"
+bad synth-layers "the preset has 4 layers" "$bin" synth --preset tiny --out "$t/x.gguf" --layers 9
+bad run-gguf-missing "cannot open" "$bin" run --model "$t/nope.gguf" --tokens "$t/tok.txt" --out "$t/x.safetensors"
+bad run-gguf-truncated "beyond the end of the file" "$bin" run --model "$t/truncated.gguf" --tokens "$t/tok.txt" --out "$t/x.safetensors"
+bad run-gguf-junk "not a GGUF file" "$bin" run --model "$t/junk.gguf" --tokens "$t/tok.txt" --out "$t/x.safetensors"
+bad run-gguf-layers "the model has 2 layers" "$bin" run --model "$t/synth.gguf" --layers 3 --tokens "$t/tok.txt" --out "$t/x.safetensors"
+
 [ $fails -eq 0 ] && echo "all CLI checks passed" || { echo "$fails CLI checks failed"; exit 1; }

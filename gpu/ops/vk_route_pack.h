@@ -1,0 +1,30 @@
+// The stages of moe_experts = vulkan:route_pack (gpu/ops/vk_route_pack.cpp), exposed for their own tests.
+// Stage 1, the routes expert/weight [T, k], is the moe_router op. Entries are i = t * k + j (token, slot).
+#pragma once
+#include "gpu/ops/vk_op.h"
+
+namespace hl::gpu::route_pack {
+
+// Stage 2: entries per expert in each block of moe_experts.route_pack.block consecutive entries of
+// expert [T, k] (i32): [blocks, E] (i32). Integer atomics only, so deterministic.
+Tensor block_counts(Device& d, const Tensor& expert, int64_t E);
+
+// Stage 3: the entries grouped by expert.
+struct Packed {
+  Tensor offsets;  // [1, E + 1] i32: first packed row of each expert; offsets[E] = T * k
+  Tensor tiles;    // [1, E + 1] i32: first row tile of each expert, tiles of tile_rows rows; tiles[E] = all
+  Tensor rows;     // [1, T * k] i32: entry ids by expert, in (token, slot) order within an expert
+  int64_t E = 0, k = 0, tile_rows = 0;
+};
+Packed pack(Device& d, const Tensor& expert, int64_t E);
+
+// Stage 4: each entry's expert output down_e(silu(gate_e x_t) * up_e x_t), unweighted, [T * k, H] by entry
+// id; experts stacked in gate, up [E*F, H] and down [E*H, F]: f32, or quantized (GGUF blocks decoded in the
+// kernel) where the quantized kernels read the type (gpu/ops/vk_quant.cpp), else dequantized to f32.
+Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const WeightRef& gate, const WeightRef& up,
+                      const WeightRef& down);
+
+// Stage 5: y [T, H] = sum over slots j, in slot order, of weight[t, j] * ye[t * k + j].
+Tensor scatter(Device& d, const Tensor& ye, const Tensor& weight);
+
+}  // namespace hl::gpu::route_pack

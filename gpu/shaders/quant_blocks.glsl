@@ -1,0 +1,159 @@
+// Decoding ggml block rows (reference/quant/blocks.h) read as 32-bit words: shared by every kernel that
+// reads quantized weights directly (raw rows as uploaded by WeightStore::device_raw). No 8/16-bit storage
+// is needed: bytes are cut out of words.
+//
+// Before including, define HLQ_WORD(buf, i): word i of weight source `buf` (for example
+// `#define HLQ_WORD(buf, i) wq[i]`, or a switch over several buffers). Call the functions with the type
+// and buf as constants (specialization constants or literals): everything inlines and the type switches
+// fold away.
+//
+// A row is cut into units of 32 values, each two runs of 16 consecutive values ("lo" and "hi", not
+// adjacent in K-quants); hlq_unit_runs gives where they sit in the row, hlq_unit decodes them:
+//   value = mul * q - sub  per run, q an exact small integer held as a float (F16/F32: q is the value).
+// Types (ggml ids): F32 0, F16 1, Q8_0 8, Q4_K 12, Q5_K 13, Q6_K 14. Rows must hold whole units
+// (cols % 32 == 0; K-quants: cols % 256 == 0) and start on a 4-byte boundary where the type's row bytes
+// are a multiple of 4; Q8_0 (34-byte blocks) and Q6_K (210) only need 2-byte alignment.
+#ifndef HL_QUANT_BLOCKS_GLSL
+#define HL_QUANT_BLOCKS_GLSL
+
+const uint HLQ_F32 = 0u, HLQ_F16 = 1u, HLQ_Q8_0 = 8u, HLQ_Q4_K = 12u, HLQ_Q5_K = 13u, HLQ_Q6_K = 14u;
+
+uint hlq_units_per_block(uint type) { return type >= HLQ_Q4_K ? 8u : 1u; }  // F16/F32: a "block" is one unit
+
+uint hlq_block_bytes(uint type) {
+  switch (type) {
+    case HLQ_F32: return 128u;
+    case HLQ_F16: return 64u;
+    case HLQ_Q8_0: return 34u;
+    case HLQ_Q4_K: return 144u;
+    case HLQ_Q5_K: return 176u;
+    default: return 210u;  // Q6_K
+  }
+}
+
+// Every field starts on a 4-byte boundary (block bytes a multiple of 4): plain word loads suffice.
+bool hlq_word_aligned(uint type) { return type != HLQ_Q8_0 && type != HLQ_Q6_K; }
+
+// Row offsets (in values) of unit u's lo and hi runs.
+uvec2 hlq_unit_runs(uint type, uint u) {
+  const uint b = u / hlq_units_per_block(type), j = u % hlq_units_per_block(type);
+  if (type == HLQ_Q4_K || type == HLQ_Q5_K) {  // (group j/2 of 64 values, half j%2): nibbles of 16 qs bytes
+    const uint lo = 256u * b + 64u * (j >> 1u) + 16u * (j & 1u);
+    return uvec2(lo, lo + 32u);
+  }
+  if (type == HLQ_Q6_K) {  // (half j/4 of 128, ql half (j/2)%2, 16 of 32): nibbles of 16 ql bytes
+    const uint lo = 256u * b + 128u * (j >> 2u) + 32u * ((j >> 1u) & 1u) + 16u * (j & 1u);
+    return uvec2(lo, lo + 64u);
+  }
+  return uvec2(32u * u, 32u * u + 16u);
+}
+
+uint hlq_u8(uint buf, uint byte) { return (HLQ_WORD(buf, byte >> 2u) >> (8u * (byte & 3u))) & 0xFFu; }
+uint hlq_u16(uint buf, uint byte) { return (HLQ_WORD(buf, byte >> 2u) >> (8u * (byte & 2u))) & 0xFFFFu; }  // 2-aligned
+float hlq_f16(uint buf, uint byte) { return unpackHalf2x16(hlq_u16(buf, byte)).x; }
+float hlq_i8(uint buf, uint byte) { return float(int(hlq_u8(buf, byte) << 24u) >> 24); }
+
+// 16 bytes from `byte` (4-aligned for word-aligned types, else 2-aligned: then a fifth word supplies the
+// upper half of the last one, with constant 16-bit shifts; buffers carry spare words for that read).
+uvec4 hlq_load16(uint type, uint buf, uint byte) {
+  const uint i = byte >> 2u;
+  const uvec4 w = uvec4(HLQ_WORD(buf, i), HLQ_WORD(buf, i + 1u), HLQ_WORD(buf, i + 2u), HLQ_WORD(buf, i + 3u));
+  if (hlq_word_aligned(type)) return w;
+  const uvec4 n = uvec4(w.yzw, HLQ_WORD(buf, i + 4u));
+  return (byte & 2u) == 0u ? w : (w >> 16u) | (n << 16u);
+}
+
+// The four bytes of w as floats, minus bias, exactly: 2^23 + b has b in its low mantissa bits, which spares
+// the integer-to-float conversions (quarter rate on NVIDIA).
+vec4 hlq_bytes(uint w, float bias) {
+  return uintBitsToFloat((uvec4(w, w >> 8u, w >> 16u, w >> 24u) & 0xFFu) | 0x4B000000u) - (8388608.0 + bias);
+}
+
+// Byte i (0..11) of a K-quant's 12 scale bytes, and ggml's get_scale_min_k4 for sub-block j (0..7).
+uint hlq_scale_byte(uvec3 s, uint i) { return ((i < 4u ? s.x : i < 8u ? s.y : s.z) >> (8u * (i & 3u))) & 0xFFu; }
+uvec2 hlq_scale_min_k4(uvec3 s, uint j) {
+  if (j < 4u) return uvec2(hlq_scale_byte(s, j) & 63u, hlq_scale_byte(s, j + 4u) & 63u);
+  return uvec2((hlq_scale_byte(s, j + 4u) & 15u) | ((hlq_scale_byte(s, j - 4u) >> 6u) << 4u),
+               (hlq_scale_byte(s, j + 4u) >> 4u) | ((hlq_scale_byte(s, j) >> 6u) << 4u));
+}
+
+// Unit u of the row starting at byte `row`: q[0..3] the lo run, q[4..7] the hi run, and
+// ms = (mul_lo, sub_lo, mul_hi, sub_hi) with mul and sub formed as ggml forms them (d * sc, dmin * m).
+void hlq_unit(uint type, uint buf, uint row, uint u, out vec4 q[8], out vec4 ms) {
+  const uint j = u % hlq_units_per_block(type), b = row + (u / hlq_units_per_block(type)) * hlq_block_bytes(type);
+  uvec4 lo, hi;
+  float bias = 0.0;
+  if (type == HLQ_Q4_K || type == HLQ_Q5_K) {
+    // { f16 d, dmin; u8 scales[12]; (Q5_K: u8 qh[32];) u8 qs[128] }: value 64g + 32h + l is nibble h of
+    // qs[32g + l] (Q5_K: plus bit 2g + h of qh[l] as bit 4), sub-block 2g + h.
+    const uint g = j >> 1u, l0 = 16u * (j & 1u);
+    const vec2 dm = unpackHalf2x16(HLQ_WORD(buf, b >> 2u));
+    const uvec3 sc = uvec3(HLQ_WORD(buf, (b >> 2u) + 1u), HLQ_WORD(buf, (b >> 2u) + 2u), HLQ_WORD(buf, (b >> 2u) + 3u));
+    const uvec2 a = hlq_scale_min_k4(sc, 2u * g), c = hlq_scale_min_k4(sc, 2u * g + 1u);
+    ms = vec4(dm.x * float(a.x), dm.y * float(a.y), dm.x * float(c.x), dm.y * float(c.y));
+    const uvec4 qs = hlq_load16(type, buf, b + (type == HLQ_Q5_K ? 48u : 16u) + 32u * g + l0);
+    lo = qs & 0x0F0F0F0Fu;
+    hi = (qs >> 4u) & 0x0F0F0F0Fu;
+    if (type == HLQ_Q5_K) {
+      const uvec4 qh = hlq_load16(type, buf, b + 16u + l0);
+      lo |= ((qh >> (2u * g)) & 0x01010101u) << 4u;
+      hi |= ((qh >> (2u * g + 1u)) & 0x01010101u) << 4u;
+    }
+  } else if (type == HLQ_Q6_K) {
+    // { u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d }: value 128h + 32k + l = d * sc[8h + 2k + l/16] * (q - 32),
+    // q = nibble (k >= 2) of ql[64h + 32(k%2) + l] | bits 2k.. of qh[32h + l] << 4. lo: k = kk, hi: k = kk + 2.
+    const uint h = j >> 2u, kk = (j >> 1u) & 1u, l0 = 16u * (j & 1u);
+    const uvec4 ql = hlq_load16(type, buf, b + 64u * h + 32u * kk + l0);
+    const uvec4 qh = hlq_load16(type, buf, b + 128u + 32u * h + l0);
+    lo = (ql & 0x0F0F0F0Fu) | (((qh >> (2u * kk)) & 0x03030303u) << 4u);
+    hi = ((ql >> 4u) & 0x0F0F0F0Fu) | (((qh >> (2u * kk + 4u)) & 0x03030303u) << 4u);
+    const float d = hlq_f16(buf, b + 208u);
+    const uint si = b + 192u + 8u * h + 2u * kk + (l0 >> 4u);
+    ms = vec4(d * hlq_i8(buf, si), 0.0, d * hlq_i8(buf, si + 4u), 0.0);
+    bias = 32.0;
+  } else if (type == HLQ_Q8_0) {
+    // { f16 d; i8 qs[32] }: value d * q; bytes biased by 128 (xor) to read them unsigned.
+    const float d = hlq_f16(buf, b);
+    lo = hlq_load16(type, buf, b + 2u) ^ 0x80808080u;
+    hi = hlq_load16(type, buf, b + 18u) ^ 0x80808080u;
+    ms = vec4(d, 0.0, d, 0.0);
+    bias = 128.0;
+  } else {  // F16, F32: the values themselves
+    const uint w = b >> 2u;
+    for (uint k = 0u; k < 8u; ++k)
+      q[k] = type == HLQ_F16 ? vec4(unpackHalf2x16(HLQ_WORD(buf, w + 2u * k)), unpackHalf2x16(HLQ_WORD(buf, w + 2u * k + 1u)))
+                             : uintBitsToFloat(uvec4(HLQ_WORD(buf, w + 4u * k), HLQ_WORD(buf, w + 4u * k + 1u),
+                                                     HLQ_WORD(buf, w + 4u * k + 2u), HLQ_WORD(buf, w + 4u * k + 3u)));
+    ms = vec4(1.0, 0.0, 1.0, 0.0);
+    return;
+  }
+  for (uint k = 0u; k < 4u; ++k) {
+    q[k] = hlq_bytes(lo[k], bias);
+    q[k + 4u] = hlq_bytes(hi[k], bias);
+  }
+}
+
+// The 32 dequantized values, bit-exact to reference/quant/blocks.cpp (precise: no fused multiply-add).
+void hlq_dequant(vec4 q[8], vec4 ms, out vec4 v[8]) {
+  for (uint k = 0u; k < 4u; ++k) {
+    precise vec4 a = ms.x * q[k] - ms.y;
+    precise vec4 b = ms.z * q[k + 4u] - ms.w;
+    v[k] = a;
+    v[k + 4u] = b;
+  }
+}
+
+// (sum of x over the lo run, over the hi run), for hlq_unit_dot; x[0..3] lo, x[4..7] hi.
+vec2 hlq_run_sums(vec4 x[8]) {
+  return vec2(dot(x[0] + x[1] + x[2] + x[3], vec4(1.0)), dot(x[4] + x[5] + x[6] + x[7], vec4(1.0)));
+}
+
+// sum over the unit of value * x, factored per run: mul * (q . x) - sub * sum(x) (one multiply-add per value;
+// the run sums are shared by every row decoded against the same x).
+float hlq_unit_dot(vec4 q[8], vec4 ms, vec4 x[8], vec2 xs) {
+  const float lo = dot(q[0], x[0]) + dot(q[1], x[1]) + dot(q[2], x[2]) + dot(q[3], x[3]);
+  const float hi = dot(q[4], x[4]) + dot(q[5], x[5]) + dot(q[6], x[6]) + dot(q[7], x[7]);
+  return (ms.x * lo - ms.y * xs.x) + (ms.z * hi - ms.w * xs.y);
+}
+
+#endif

@@ -1,0 +1,137 @@
+// Vulkan variants on quantized (ggml block) weights against the reference, on fresh random inputs. The
+// weights are quantized_source()s: the kernels decode the raw blocks, the reference reads the dequantized
+// rows (bit-exact dequantizers, reference/quant/blocks.cpp), so both compute the oracle's function of the
+// same f32 weights.
+// Tolerances: what remains is f32 summation in another order than Eigen's. qcols dequantizes bit-exactly and
+// sums up to 2048 products per output (in 64-term partial sums); qmatvec and the expert kernels factor each
+// 16-value run's scale out (mul * sum(q x) - sub * sum(x)), which rounds differently again but at the same
+// level (both terms are of the size of the result: sub centres q). Rounding ~ sqrt(n) * 6e-8 per dot,
+// independent across outputs: measured at most 4.5e-7 relative L2 for matmul (any type, K up to 4096), so
+// 1e-6; the experts chain three such products through silu and apply the router weight before down (as the
+// f32 kernels do, test_vk_ops_moe.cpp): measured at most 6.3e-7, so 2e-6 as for f32 experts.
+#include "model/quant_source.h"
+#include "variant_check.h"
+
+using namespace hl;
+using namespace hl::test;
+using quant::Type;
+
+namespace {
+
+const std::vector<Type> kTypes{Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::Q8_0, Type::F16};
+
+WeightRef qweight(const std::string& name, const Mat<float>& m, Type t) { return whole(quantized_source(name, m, t)); }
+
+gpu::OpArgs matmul_args(std::mt19937_64& g, int T, int K, int N, Type t) {
+  return {{{"x", Tensor::from(randn(g, T, K))}}, {{"w", qweight("w", randn(g, N, K, 1.0 / std::sqrt(K)), t)}}, {}};
+}
+
+Tensor ids(const std::vector<int32_t>& v, int64_t rows, int64_t cols) {
+  IMat m(rows, cols);
+  std::copy(v.begin(), v.end(), m.data());
+  return Tensor::from_i32(std::move(m));
+}
+
+constexpr double kTol = 1e-6, kExpertTol = 2e-6;
+
+}  // namespace
+
+TEST_CASE("vk ops: quantized matmul, qmatvec and auto, every type", "[vk][ops][quant]") {
+  std::mt19937_64 g(21);
+  for (Type t : kTypes)
+    for (auto [K, N] : {std::pair{256, 37}, {512, 5}, {2048, 67}})
+      for (int T : {1, 3}) {
+        INFO(quant::type_name(t) << " K " << K << " N " << N << " T " << T);
+        const gpu::OpArgs a = matmul_args(g, T, K, N, t);
+        for (const char* op : {"matmul", "lm_head"})
+          for (const char* v : {"vulkan:qmatvec", "vulkan:auto"}) require_close(op, v, a, kTol);
+      }
+}
+
+TEST_CASE("vk ops: quantized matmul, qcols over token counts and every type", "[vk][ops][quant]") {
+  std::mt19937_64 g(22);
+  for (Type t : kTypes)
+    for (auto [K, N] : {std::pair{256, 37}, {512, 19}, {2048, 33}})
+      for (int T : {1, 3, 8, 40, 65}) {
+        if (K == 2048 && T != 40) continue;  // lavapipe time: one wide case per type
+        INFO(quant::type_name(t) << " K " << K << " N " << N << " T " << T);
+        const gpu::OpArgs a = matmul_args(g, T, K, N, t);
+        require_close("matmul", "vulkan:qcols", a, kTol);
+        if (T == 8) require_close("lm_head", "vulkan:auto", a, kTol);  // auto's prompt path
+      }
+}
+
+TEST_CASE("vk ops: quantized matmul, other tunings", "[vk][ops][quant]") {
+  std::mt19937_64 g(23);
+  for (Type t : {Type::Q6_K, Type::Q8_0}) {  // the 2-byte aligned blocks
+    const gpu::OpArgs a = matmul_args(g, 65, 512, 37, t);
+    for (uint32_t cols : {1u, 8u, 16u, 40u, 64u}) {
+      vk::ScopedTuning s(device().ctx().profile(), {{"matmul.qcols.max_cols", cols}});
+      require_close("matmul", "vulkan:qcols", a, kTol);
+    }
+    for (auto [rows, tm, units] : {std::tuple{16u, 1u, 3u}, {64u, 4u, 2u}}) {
+      vk::ScopedTuning s(device().ctx().profile(), {{"matmul.qcols.rows", rows}, {"matmul.qcols.tm", tm}, {"matmul.qcols.units", units}});
+      require_close("matmul", "vulkan:qcols", a, kTol);
+    }
+    const gpu::OpArgs d = matmul_args(g, 2, 512, 37, t);
+    for (auto [rows, pass] : {std::pair{1u, 1u}, {3u, 2u}, {7u, 3u}, {64u, 4u}}) {
+      vk::ScopedTuning s(device().ctx().profile(), {{"matmul.qmatvec.rows", rows}, {"matmul.qmatvec.pass", pass}});
+      require_close("matmul", "vulkan:qmatvec", d, kTol);
+    }
+  }
+}
+
+TEST_CASE("vk ops: quantized matmul, the model's shapes at decode", "[vk][ops][quant]") {
+  std::mt19937_64 g(24);
+  // 2048 -> 512 (an expert's width), 2048 -> 4096 (z), 4096 -> 2048 (out, 2304-byte q4_K rows: fewer staged).
+  for (auto [K, N, t] : {std::tuple{2048, 512, Type::Q6_K}, {2048, 4096, Type::Q4_K}, {4096, 2048, Type::Q8_0}}) {
+    INFO(quant::type_name(t) << " " << K << " -> " << N);
+    require_close("matmul", "vulkan:auto", matmul_args(g, 1, K, N, t), kTol);
+  }
+}
+
+TEST_CASE("vk ops: quantized variants refuse f32 weights", "[vk][ops][quant]") {
+  std::mt19937_64 g(25);
+  gpu::OpArgs a{{{"x", Tensor::from(randn(g, 1, 64))}}, {{"w", weight("w", randn(g, 8, 64))}}, {}};
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  for (const char* v : {"vulkan:qmatvec", "vulkan:qcols"})
+    REQUIRE_THROWS_WITH(gpu::Registry::get().variant("matmul", v).run(ctx, a), Catch::Contains("is f32"));
+}
+
+TEST_CASE("vk ops: moe_experts and shared_expert on quantized experts", "[vk][ops][quant]") {
+  std::mt19937_64 g(26);
+  // (gate, up, down) types: the GGUF mix (q4_K, q6_K down), different gate and up types, and f32 down beside
+  // quantized gate/up (read as raw f32 rows).
+  const std::vector<std::array<Type, 3>> mixes{
+      {Type::Q4_K, Type::Q4_K, Type::Q6_K}, {Type::Q5_K, Type::Q8_0, Type::F16}, {Type::Q4_K, Type::Q4_K, Type::F32}};
+  auto w = [&](const std::string& name, int64_t r, int64_t c, Type t) {
+    Mat<float> m = randn(g, r, c, 1.0 / std::sqrt(double(c)));
+    return t == Type::F32 ? weight(name, std::move(m)) : qweight(name, m, t);
+  };
+  const int E = 8, k = 2, H = 256, F = 256;
+  for (auto& mix : mixes)
+    for (int T : {1, 5}) {
+      INFO(quant::type_name(mix[0]) << "/" << quant::type_name(mix[1]) << "/" << quant::type_name(mix[2]) << " T " << T);
+      // Expert 0 is in every token's route, expert E-1 in none.
+      std::vector<int32_t> route;
+      for (int t = 0; t < T; ++t) route.insert(route.end(), {0, int32_t(1 + g() % uint64_t(E - 2))});
+      Mat<float> rw = randn(g, T, k).cwiseAbs();
+      rw = (rw.array().colwise() / rw.rowwise().sum().array()).matrix();
+      gpu::OpArgs a{{{"x", Tensor::from(randn(g, T, H))}, {"expert", ids(route, T, k)}, {"weight", Tensor::from(rw)}},
+                    {{"gate", w("gate", E * F, H, mix[0])}, {"up", w("up", E * F, H, mix[1])}, {"down", w("down", E * H, F, mix[2])}},
+                    {{"n_experts", E}}};
+      require_close("moe_experts", "vulkan:per_token", a, kExpertTol);
+      gpu::OpArgs s{{{"x", a.in("x")}},
+                    {{"gate", w("sgate", F, H, mix[0])}, {"up", w("sup", F, H, mix[1])}, {"down", w("sdown", H, F, mix[2])},
+                     {"gate_w", weight("gate_w", randn(g, 1, H, 1.0 / std::sqrt(H)))}},
+                    {}};
+      require_close("shared_expert", "vulkan:fused", s, kExpertTol);
+    }
+  // The model's widths (H = 2048, F = 512), four experts, one token.
+  gpu::OpArgs a{{{"x", Tensor::from(randn(g, 1, 2048))}, {"expert", ids({3, 1}, 1, 2)}, {"weight", Tensor::from(Mat<float>{{0.7f, 0.3f}})}},
+                {{"gate", w("gate", 4 * 512, 2048, Type::Q4_K)}, {"up", w("up", 4 * 512, 2048, Type::Q4_K)},
+                 {"down", w("down", 4 * 2048, 512, Type::Q6_K)}},
+                {{"n_experts", 4}}};
+  require_close("moe_experts", "vulkan:per_token", a, kExpertTol);
+}

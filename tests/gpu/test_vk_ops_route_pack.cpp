@@ -1,0 +1,207 @@
+// moe_experts = vulkan:route_pack: each stage against a host computation of the same quantity (block counts,
+// offsets and tile list, packed rows, per-entry expert outputs, the weighted scatter), the whole variant
+// against the reference, and run-to-run determinism.
+// Tolerances:
+// - counts, offsets, tiles, packed rows: integers, exact.
+// - per-entry expert outputs and the whole variant: f32 dot products over H (<= 256 terms) and F (<= 128)
+//   accumulated sequentially along K, against Eigen's blocked order (and, for the whole variant, slot order
+//   against the reference's ascending-expert order): rounding ~ sqrt(n) * 6e-8 per dot, far less in relative
+//   L2 over a whole output (errors are independent): 2e-6, as for vulkan:per_token.
+// - the scatter alone: k products summed in the same order as the host, perhaps fused (fma): 1e-6.
+// - quantized experts: blocks decoded bit-exactly (quant_blocks.glsl) into the same f32 GEMM, against the
+//   host's dequantized weights: the f32 bound, 2e-6.
+#include "gpu/ops/vk_route_pack.h"
+#include "model/quant_source.h"
+#include "ops/expert_mlp.h"
+#include "variant_check.h"
+
+using namespace hl;
+using namespace hl::test;
+using quant::Type;
+
+namespace {
+
+// Routes of T tokens over E experts, k distinct per token: expert 0 in every route, expert E - 1 in none.
+IMat make_routes(std::mt19937_64& g, int T, int E, int k) {
+  IMat r(T, k);
+  for (int t = 0; t < T; ++t) {
+    std::vector<int32_t> e(static_cast<size_t>(E - 2));
+    std::iota(e.begin(), e.end(), 1);
+    std::shuffle(e.begin(), e.end(), g);
+    e.resize(size_t(k));
+    e[size_t(g() % uint64_t(k))] = 0;
+    for (int j = 0; j < k; ++j) r(t, j) = e[size_t(j)];
+  }
+  return r;
+}
+
+// Positive router weights, each row summing to 1.
+Mat<float> make_weights(std::mt19937_64& g, int T, int k) {
+  Mat<float> w = randn(g, T, k).cwiseAbs();
+  return (w.array().colwise() / w.rowwise().sum().array()).matrix();
+}
+
+std::vector<int32_t> row(const Tensor& t) {
+  const IMat& m = t.i32();
+  return {m.data(), m.data() + m.size()};
+}
+
+struct Shape {
+  int E, k, H, F;
+};
+constexpr Shape kShapes[] = {{8, 2, 128, 48}, {32, 8, 256, 128}};
+constexpr int kTokens[] = {1, 5, 64, 200};
+
+// Expert weights gate, up [E*F, H], down [E*H, F] of types (gate, up, down); F32: host f32 sources.
+std::map<std::string, WeightRef> expert_weights(std::mt19937_64& g, const Shape& s, std::array<Type, 3> types) {
+  auto w = [&](const char* name, int64_t r, int64_t c, Type t) {
+    Mat<float> m = randn(g, r, c, 1.0 / std::sqrt(double(c)));
+    return t == Type::F32 ? weight(name, std::move(m)) : whole(quantized_source(name, m, t));
+  };
+  return {{"gate", w("gate", s.E * s.F, s.H, types[0])}, {"up", w("up", s.E * s.F, s.H, types[1])},
+          {"down", w("down", s.E * s.H, s.F, types[2])}};
+}
+
+gpu::OpArgs experts_args(std::mt19937_64& g, const Shape& s, int T, std::array<Type, 3> types = {Type::F32, Type::F32, Type::F32}) {
+  return {{{"x", Tensor::from(randn(g, T, s.H))},
+           {"expert", Tensor::from_i32(make_routes(g, T, s.E, s.k))},
+           {"weight", Tensor::from(make_weights(g, T, s.k))}},
+          expert_weights(g, s, types),
+          {{"n_experts", s.E}}};
+}
+
+// (gate, up, down) types of the quantized cases: the GGUF mix (q4_K, q6_K down), mixed gate/up types, f32
+// down beside quantized gate/up, and q8_0 rows that end in a partial 128-value slice.
+struct QuantCase {
+  std::array<Type, 3> types;
+  Shape shape;
+};
+const QuantCase kQuantCases[] = {{{Type::Q4_K, Type::Q4_K, Type::Q6_K}, {8, 2, 256, 256}},
+                                 {{Type::Q5_K, Type::Q8_0, Type::F16}, {8, 2, 256, 256}},
+                                 {{Type::Q4_K, Type::Q6_K, Type::F32}, {6, 3, 256, 40}},
+                                 {{Type::Q8_0, Type::Q8_0, Type::Q8_0}, {5, 2, 160, 96}}};
+
+}  // namespace
+
+TEST_CASE("vk route_pack: stages 2-3, block counts, offsets, tile list, packed rows", "[vk][ops]") {
+  std::mt19937_64 g(21);
+  for (uint32_t block : {32u, 256u})
+    for (uint32_t tile_rows : {16u, 3u})
+      for (const Shape& s : kShapes)
+        for (int T : kTokens) {
+          const vk::ScopedTuning tune(device().ctx().profile(),
+                                      {{"moe_experts.route_pack.block", block}, {"moe_experts.route_pack.rows", tile_rows}});
+          INFO("E " << s.E << ", k " << s.k << ", T " << T << ", block " << block << ", tile rows " << tile_rows);
+          const IMat r = make_routes(g, T, s.E, s.k);
+          const Tensor ex = Tensor::from_i32(r);
+          // Host: entries i = t * k + j in blocks of `block`, grouped by expert in entry order.
+          const int64_t N = r.size(), blocks = (N + block - 1) / block;
+          IMat want_counts = IMat::Zero(blocks, s.E);
+          std::vector<std::vector<int32_t>> by_expert(size_t(s.E));
+          for (int64_t i = 0; i < N; ++i) {
+            want_counts(i / block, r.data()[i])++;
+            by_expert[size_t(r.data()[i])].push_back(int32_t(i));
+          }
+          std::vector<int32_t> want_off{0}, want_tiles{0}, want_rows;
+          for (auto& v : by_expert) {
+            want_rows.insert(want_rows.end(), v.begin(), v.end());
+            want_off.push_back(int32_t(want_rows.size()));
+            want_tiles.push_back(want_tiles.back() + int32_t((v.size() + tile_rows - 1) / tile_rows));
+          }
+          const Tensor counts = gpu::route_pack::block_counts(device(), ex, s.E);
+          CHECK(counts.i32() == want_counts);
+          const auto p = gpu::route_pack::pack(device(), ex, s.E);
+          CHECK(row(p.offsets) == want_off);
+          CHECK(row(p.tiles) == want_tiles);
+          CHECK(row(p.rows) == want_rows);
+          require_no_validation_messages();
+        }
+}
+
+TEST_CASE("vk route_pack: stages 4-5, grouped GEMM per entry and the weighted scatter", "[vk][ops]") {
+  std::mt19937_64 g(22);
+  // The default tiles, and small odd ones (partial tiles everywhere, K not a multiple of the depth; T = 5
+  // and the GGUF mix only, for lavapipe's time). Quantized T = 64: in the whole-variant test below.
+  const std::map<std::string, uint32_t> odd = {{"moe_experts.route_pack.rows", 4},
+                                               {"moe_experts.route_pack.cols", 8},
+                                               {"moe_experts.route_pack.depth", 8},
+                                               {"moe_experts.route_pack.thread_rows", 2},
+                                               {"moe_experts.route_pack.thread_cols", 1},
+                                               {"moe_experts.route_pack.q_cols", 8},
+                                               {"moe_experts.route_pack.q_thread_cols", 2}};
+  std::vector<QuantCase> cases;
+  for (Shape s : {kShapes[0], kShapes[1], Shape{5, 3, 37, 19}}) cases.push_back({{Type::F32, Type::F32, Type::F32}, s});
+  cases.insert(cases.end(), std::begin(kQuantCases), std::end(kQuantCases));
+  for (const auto* tiles : {static_cast<const std::map<std::string, uint32_t>*>(nullptr), &odd})
+    for (const auto& [types, s] : cases)
+      for (int T : {1, 5, 64}) {
+        const bool f32 = types[0] == Type::F32;
+        if ((tiles && (T != 5 || (!f32 && types != kQuantCases[0].types))) || (!f32 && T == 64)) continue;
+        const vk::ScopedTuning tune(device().ctx().profile(), tiles ? *tiles : std::map<std::string, uint32_t>{});
+        INFO("E " << s.E << ", k " << s.k << ", H " << s.H << ", F " << s.F << ", T " << T << ", types "
+                  << quant::type_name(types[0]) << "/" << quant::type_name(types[1]) << "/" << quant::type_name(types[2])
+                  << (tiles ? ", odd tiles" : ""));
+        const IMat r = make_routes(g, T, s.E, s.k);
+        const Mat<float> x = randn(g, T, s.H), w = make_weights(g, T, s.k);
+        const auto weights = expert_weights(g, s, types);
+        gpu::WeightStore ws(&device());
+        gpu::VariantCtx ctx{&device(), &ws};
+        // The host's values of the weights (dequantized where quantized).
+        const Mat<float> gate = ws.host(weights.at("gate")).f32(), up = ws.host(weights.at("up")).f32(),
+                         down = ws.host(weights.at("down")).f32();
+        Mat<float> want(int64_t(T) * s.k, s.H);
+        for (int t = 0; t < T; ++t)
+          for (int j = 0; j < s.k; ++j) {
+            const int e = r(t, j);
+            const ref::ExpertMats<float> m{gate.middleRows(e * s.F, s.F), up.middleRows(e * s.F, s.F),
+                                           down.middleRows(e * s.H, s.H)};
+            want.row(t * s.k + j) = ref::expert_mlp<float>(x.row(t), m);
+          }
+        const auto p = gpu::route_pack::pack(device(), Tensor::from_i32(r), s.E);
+        const Tensor ye = gpu::route_pack::grouped_swiglu(ctx, p, Tensor::from(x), weights.at("gate"), weights.at("up"),
+                                                          weights.at("down"));
+        INFO("grouped GEMM rel L2 " << rel_l2(ye.f32(), want));
+        CHECK(rel_l2(ye.f32(), want) <= 2e-6);
+        Mat<float> want_y = Mat<float>::Zero(T, s.H);
+        for (int t = 0; t < T; ++t)
+          for (int j = 0; j < s.k; ++j) want_y.row(t) += w(t, j) * want.row(t * s.k + j);
+        const Tensor y = gpu::route_pack::scatter(device(), Tensor::from(want), Tensor::from(w));
+        CHECK(rel_l2(y.f32(), want_y) <= 1e-6);
+        require_no_validation_messages();
+      }
+}
+
+TEST_CASE("vk route_pack: the whole variant against the reference, and deterministic", "[vk][ops]") {
+  std::mt19937_64 g(23);
+  // min_tokens 1: decode (T = 1) also takes the route-packed path here (the default hands it to per_token).
+  const vk::ScopedTuning tune(device().ctx().profile(), {{"moe_experts.route_pack.min_tokens", 1}});
+  for (const Shape& s : kShapes)
+    for (int T : kTokens) {
+      INFO("E " << s.E << ", k " << s.k << ", H " << s.H << ", F " << s.F << ", T " << T);
+      const gpu::OpArgs a = experts_args(g, s, T);
+      const auto e = compare_with_reference("moe_experts", "vulkan:route_pack", a).at("y");
+      INFO("rel L2 " << e.rel_l2 << ", max abs " << e.max_abs);
+      CHECK(e.finite);
+      CHECK(e.rel_l2 <= 2e-6);
+      // The same inputs twice: bit-identical outputs.
+      gpu::WeightStore ws(&device());
+      gpu::VariantCtx ctx{&device(), &ws};
+      Mat<float> first;
+      for (int run = 0; run < 2; ++run) {
+        gpu::OpArgs b = a;
+        gpu::Registry::get().variant("moe_experts", "vulkan:route_pack").run(ctx, b);
+        if (run == 0) first = b.t.at("y").f32();
+        else CHECK(std::memcmp(first.data(), b.t.at("y").f32().data(), size_t(first.size()) * 4) == 0);
+      }
+    }
+}
+
+TEST_CASE("vk route_pack: quantized experts, the whole variant against the reference", "[vk][ops][quant]") {
+  std::mt19937_64 g(24);
+  for (const auto& [types, s] : kQuantCases)
+    for (int T : {5, 64}) {
+      INFO(quant::type_name(types[0]) << "/" << quant::type_name(types[1]) << "/" << quant::type_name(types[2]) << ", E "
+                                      << s.E << ", k " << s.k << ", H " << s.H << ", F " << s.F << ", T " << T);
+      require_close("moe_experts", "vulkan:route_pack", experts_args(g, s, T, types), 2e-6);
+    }
+}
