@@ -56,7 +56,10 @@ size_t tensor_nbytes(Type type, const int64_t* ne, int n_dims, const std::string
   if (ne[0] % bs != 0)
     fail(fmt::format("tensor {}: ne[0] = {} is not a multiple of the {} block size {}", printable(name), ne[0],
                      type_name(type), bs));
-  size_t nbytes = size_t(ne[0] / bs) * block_bytes(type);
+  // ne[0] alone can overflow the byte count (2^62 + 8 f32 values wrapped to 32 bytes: tests/fuzz/corpus/gguf/crash-*).
+  size_t nbytes = 0;
+  if (__builtin_mul_overflow(size_t(ne[0] / bs), size_t(block_bytes(type)), &nbytes))
+    fail(fmt::format("tensor {}: overflow in byte size", printable(name)));
   for (int d = 1; d < n_dims; ++d)
     if (__builtin_mul_overflow(nbytes, size_t(ne[d]), &nbytes))
       fail(fmt::format("tensor {}: overflow in byte size", printable(name)));

@@ -372,3 +372,40 @@ TEST_CASE("hardening: --ops: line breaks and control characters are refused with
   CHECK_THAT(message_of([] { gpu::Plan::parse("a=b,\x1b[31m=x", nullptr); }), Catch::Contains("contains a control character"));
   CHECK(gpu::Plan::parse(" matmul=reference\r\n", nullptr).describe() == "all reference");  // line ends around entries are spacing
 }
+
+TEST_CASE("hardening: fuzz_gguf: a tensor byte size that overflows in ne[0] alone is rejected", "[hardening][fuzz]") {
+  // Found by fuzz_gguf (tests/fuzz/corpus/gguf/crash-row-bytes-overflow.gguf): an F32 tensor of ne = [2^62 + 8, 1]
+  // needs 2^64 + 32 bytes, but ne[0] * 4 was multiplied unchecked and wrapped to 32, which the 32 data bytes behind
+  // the header satisfied; a consumer sizing one row by ne[0] then asked for 2^62 + 8 floats (std::length_error).
+  auto gguf = [](int64_t ne0, uint32_t type) {
+    std::vector<uint8_t> b;
+    auto put = [&](auto v) {
+      const auto* p = reinterpret_cast<const uint8_t*>(&v);
+      b.insert(b.end(), p, p + sizeof v);
+    };
+    put(uint32_t(0x46554747));  // "GGUF"
+    put(uint32_t(3));
+    put(uint64_t(1));  // one tensor
+    put(uint64_t(0));  // no metadata
+    put(uint64_t(1));
+    b.push_back('t');
+    put(uint32_t(2));
+    put(ne0);
+    put(int64_t(1));
+    put(type);
+    put(uint64_t(0));  // offset
+    b.resize(96 + 32);  // the 65-byte header aligned to 32, then 32 data bytes
+    return b;
+  };
+  for (const auto& [ne0, type] : std::vector<std::pair<int64_t, uint32_t>>{
+           {(int64_t(1) << 62) + 8, 0},                  // f32, 4 bytes per value: 2^64 + 32 bytes
+           {std::numeric_limits<int64_t>::max(), 0},     // f32
+           {(int64_t(1) << 61) + 4, 28}}) {              // f64, 8 bytes per value: 2^64 + 32 bytes
+    INFO("ne[0] = " << ne0 << ", type " << type);
+    const std::string m = message_of([&] { quant::Reader::from_bytes(gguf(ne0, type), "fuzz.gguf"); });
+    CHECK_THAT(m, Catch::Contains("fuzz.gguf: tensor 't': overflow in byte size"));
+    CHECK(one_line(m));
+  }
+  const quant::Reader ok = quant::Reader::from_bytes(gguf(8, 0), "ok.gguf");  // the same file with ne[0] = 8 reads
+  CHECK(ok.tensors().at(0).nbytes == 32);
+}
