@@ -123,4 +123,49 @@ bad run-gguf-truncated "beyond the end of the file" "$bin" run --model "$t/trunc
 bad run-gguf-junk "not a GGUF file" "$bin" run --model "$t/junk.gguf" --tokens "$t/tok.txt" --out "$t/x.safetensors"
 bad run-gguf-layers "the model has 2 layers" "$bin" run --model "$t/synth.gguf" --layers 3 --tokens "$t/tok.txt" --out "$t/x.safetensors"
 
+# ---- hardening, GGUF: the bad inputs of the safetensors block above, in a GGUF file (one field of tiny.gguf patched).
+gguf_patch() {  # gguf_patch OUT TENSOR FIELD VALUE: tiny.gguf with FIELD (ne0, type or offset) of TENSOR's info set to
+                # VALUE; TENSOR "-" patches the header's counts instead (FIELD n_tensors or n_kv)
+  python3 - "$t/tiny.gguf" "$@" <<'EOF'
+import struct, sys
+src, dst, name, field, value = sys.argv[1:6]
+b = bytearray(open(src, 'rb').read())
+if name == '-':
+    struct.pack_into('<Q', b, {'n_tensors': 8, 'n_kv': 16}[field], int(value))
+else:
+    key = struct.pack('<Q', len(name)) + name.encode()
+    p = b.index(key) + len(key)  # the tensor info: n_dims u32, ne[n_dims] i64, type u32, offset u64
+    nd = struct.unpack_from('<I', b, p)[0]
+    assert 1 <= nd <= 4, nd
+    f, at = {'ne0': ('<q', p + 4), 'type': ('<I', p + 4 + 8 * nd), 'offset': ('<Q', p + 8 + 8 * nd)}[field]
+    struct.pack_into(f, b, at, int(value))
+open(dst, 'wb').write(b)
+EOF
+}
+gguf_patch "$t/g-kv.gguf" - n_kv 1099511627776
+gguf_patch "$t/g-nt.gguf" - n_tensors 1099511627776
+gguf_patch "$t/g-off.gguf" output_norm.weight offset 1099511627776
+gguf_patch "$t/g-shape.gguf" output_norm.weight ne0 64
+gguf_patch "$t/g-q40.gguf" output_norm.weight type 2
+gguf_patch "$t/g-type.gguf" output_norm.weight type 99
+run_gguf() { "$bin" run --tokens "$t/tok.txt" --out "$t/x.safetensors" --model "$@"; }
+bad gguf-metadata-count "truncated header: 1099511627776 metadata entries cannot fit in the" run_gguf "$t/g-kv.gguf"
+bad gguf-tensor-count "truncated header: 1099511627776 tensor infos cannot fit in the" run_gguf "$t/g-nt.gguf"
+bad gguf-data-offset "output_norm.weight.*: data at offset 1099511627776 + 512 bytes lies beyond the end of the file" \
+  run_gguf "$t/g-off.gguf"
+bad gguf-shape-mismatch "tensor 'output_norm.weight' has shape {64}, expected {128}" run_gguf "$t/g-shape.gguf"
+bad gguf-unsupported-type "tensor 'output_norm.weight' has type q4_0, which the oracle cannot dequantize" run_gguf "$t/g-q40.gguf"
+bad gguf-unknown-type "output_norm.weight.* has unknown ggml type id 99" run_gguf "$t/g-type.gguf"
+bad gguf-token-range "outside the vocabulary" "$bin" run --model "$t/tiny.gguf" --tokens "$t/range.txt" --out "$t/x.safetensors"
+bad gguf-empty-tokens "holds no tokens" "$bin" run --model "$t/tiny.gguf" --tokens "$t/empty.txt" --out "$t/x.safetensors"
+
+# A variant unavailable on the device, from the command line: Halide's own Vulkan runtime (the halide-vulkan:* variants)
+# is made to fail with a layer that does not exist, while hybridlab's runtime opens the device as usual. (hybridlab's
+# own Vulkan variants, unavailable on a device without subgroup arithmetic: test_hardening.cpp, through the registry.)
+if "$bin" ops 2>/dev/null | grep -q "halide-vulkan:rmsnorm:gpu_tuned"; then
+  bad variant-unavailable "variant 'halide-vulkan:rmsnorm:gpu_tuned' of op 'rmsnorm' is unavailable: Halide's Vulkan runtime found no usable device" \
+    env HL_VK_LAYERS=VK_LAYER_hybridlab_does_not_exist "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/x.safetensors" \
+    --ops 'rmsnorm=halide-vulkan:rmsnorm:gpu_tuned'
+fi
+
 [ $fails -eq 0 ] && echo "all CLI checks passed" || { echo "$fails CLI checks failed"; exit 1; }
