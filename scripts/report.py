@@ -228,12 +228,15 @@ def forward_markdown(report, images):
     for c in report["cases"]:
         lines += [f"## {c['label']}", "", f"{c['config']}", ""]
         lines += ["| plan | prefill tok/s | prompt | decode tok/s | dispatches / prefill token | dispatches / decode token | "
-                  "per-token fallback in prefill |", "|---|---|---|---|---|---|---|"]
+                  "per-token fallback in prefill | logits rel L2 vs reference | argmax agreement |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for r in c["results"]:
             p, d = r["prefill"], r["decode"]
-            lines.append(f"| {r['plan']} | {p['tok_per_s']:.1f} | {p['tokens']} | {d['tok_per_s']:.1f} | "
+            vs = r.get("vs_reference")
+            err = f"{vs['rel_l2']:.2e} | {vs['argmax_agreement']:.4f}" if vs else "(the reference) | "
+            lines.append(f"| {r['plan'] or 'all reference'} | {p['tok_per_s']:.1f} | {p['tokens']} | {d['tok_per_s']:.1f} | "
                          f"{p['dispatches_per_token']:.2f} | {d['dispatches_per_token']:.1f} | "
-                         f"{'**YES**' if r['prefill_per_token_fallback'] else 'no'} |")
+                         f"{'**YES**' if r['prefill_per_token_fallback'] else 'no'} | {err} |")
         vr = c.get("vulkan_vs_reference")
         if vr:
             lines += ["", f"Vulkan plan vs reference plan on the same prompt: logits relative L2 {vr['rel_l2']:.2e}, "

@@ -9,6 +9,7 @@
 #include <omp.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -166,6 +167,9 @@ std::string vk_unavailable(const Device& d) {
     case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: halide_vulkan_set_device_type("virtual-gpu"); break;
     default: break;
   }
+  // Halide's Vulkan context is released before hybridlab's runtime goes at exit (registered after it was
+  // made, so it runs first): left to static destruction, the NVIDIA driver crashed at exit (measured on the H200).
+  std::atexit([] { halide_device_release(nullptr, halide_vulkan_device_interface()); });
   Buffer<float> probe(16);
   if (probe.device_malloc(halide_vulkan_device_interface()) != 0)
     why = "Halide's Vulkan runtime found no usable device: " + (last_halide_error.empty() ? "no message" : last_halide_error);
