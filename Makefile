@@ -7,9 +7,10 @@
 #                        reports/<device>/<NAME>.{json,md}; CPU Vulkan devices default to QUICK shapes
 #   make experiments     list the experiments
 #   make report          rebuild reports/README.md, the index across devices and experiments
-#   make test-asan [ASAN_TESTS=<ctest regex>]
+#   make test-asan [ASAN_TESTS=<ctest regex>] [ASAN_TARGETS="<targets>"]
 #                        build the whole test suite with AddressSanitizer + UndefinedBehaviorSanitizer in
-#                        build-asan/ and run it (every test, or those ASAN_TESTS matches); leak suppressions
+#                        build-asan/ and run it (every test, or those ASAN_TESTS matches; ASAN_TARGETS builds only
+#                        those targets, which must hold the tests ASAN_TESTS selects); leak suppressions
 #                        (Mesa/Vulkan loader only) in tests/sanitizers/lsan.supp
 #   make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="safetensors gguf ..."]
 #                        build the libFuzzer targets of tests/fuzz/ with clang in build-fuzz/ and run each for
@@ -26,6 +27,7 @@ CMAKE = $(shell test -x $(CURDIR)/.venv/bin/cmake && echo $(CURDIR)/.venv/bin/cm
 CTEST = $(shell test -x $(CURDIR)/.venv/bin/ctest && echo $(CURDIR)/.venv/bin/ctest || echo ctest)
 ASAN_BUILD ?= build-asan
 ASAN_TESTS ?=
+ASAN_TARGETS ?=
 # Any sanitizer report fails the test that produced it (the build passes -fno-sanitize-recover=all).
 SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:strict_string_checks=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -50,7 +52,7 @@ test: all
 
 test-asan: deps
 	@[ -f $(ASAN_BUILD)/build.ninja ] || $(CMAKE) -S . -B $(ASAN_BUILD) -G Ninja -DHYBRIDLAB_SANITIZE=address,undefined
-	$(CMAKE) --build $(ASAN_BUILD) -j $(JOBS)
+	$(CMAKE) --build $(ASAN_BUILD) -j $(JOBS) $(if $(ASAN_TARGETS),--target $(ASAN_TARGETS))
 	cd $(ASAN_BUILD) && $(SANITIZER_ENV) $(CTEST) --output-on-failure -j $(JOBS) $(if $(ASAN_TESTS),-R '$(ASAN_TESTS)')
 
 fuzz: deps

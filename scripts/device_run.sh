@@ -24,7 +24,7 @@ exps=${*:-bandwidth norms ssm_conv ssm_scan attention matmul moe forward}
   for spec in $exps; do
     e=${spec%%:*}; limit=${spec#*:}; [ "$limit" = "$spec" ] && limit=${EXP_TIMEOUT:-$([ "$e" = forward ] && echo 200 || echo 150)}
     echo "== experiment $e (limit $limit s)"; start=$(date +%s)
-    timeout "$limit" $bin experiment "$e" --full 2>&1 | grep -v '^  ' ; echo "exit ${PIPESTATUS[0]} after $(( $(date +%s) - start )) s"
+    timeout "$limit" $bin experiment "$e" --full 2>&1 | tee "$OUT/exp-$e.log" | grep -v '^  ' ; echo "exit ${PIPESTATUS[0]} after $(( $(date +%s) - start )) s"
     tar czf "$OUT/reports.tar.gz" reports  # after each: a batch cut short still returns what it finished
   done
   python3 scripts/report.py --index reports
