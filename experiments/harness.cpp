@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <regex>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -92,7 +93,7 @@ Ceilings load_or_measure_ceilings(gpu::Device& dev, const Options& opt) {
   if (!fs::exists(path)) {
     std::fprintf(stderr, "experiment: no %s yet: measuring the bandwidth ceilings first\n", path.c_str());
     Options o = opt;
-    o.only_variant.clear();
+    o.only_variant.clear(), o.cases.clear(), o.tag.clear();
     run_on(dev, experiment("bandwidth"), o);
   }
   std::ifstream f(path);
@@ -211,6 +212,7 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
   uint64_t seed = 1;
   for (const Case& c : part.cases) {
     std::mt19937_64 rng(std::hash<std::string>{}(part.op + c.label) ^ seed++);
+    if (!cx.opt.cases.empty() && !std::regex_search(c.label, std::regex(cx.opt.cases))) continue;
     json jc = {{"op", part.op}, {"label", c.label}, {"shape", c.shape}, {"bytes", c.cost.bytes}, {"flops", c.cost.flops},
                {"results", json::array()}, {"peers", peers_for(exp_name, part.op, c.label, slug)}};
     const gpu::OpArgs inputs = c.inputs(rng);
@@ -388,7 +390,8 @@ void print_summary(const json& report) {
 void write_report(const json& report, const Options& opt) {
   const std::string dir = opt.out_dir + "/" + report["device"]["slug"].get<std::string>();
   fs::create_directories(dir);
-  const std::string path = dir + "/" + report["experiment"].get<std::string>() + ".json";
+  const std::string path =
+      dir + "/" + report["experiment"].get<std::string>() + (opt.tag.empty() ? "" : "-" + opt.tag) + ".json";
   std::ofstream(path) << report.dump(1) << "\n";
   const std::string cmd = fmt::format("{} '{}' '{}'", python(), root_path("scripts/report.py"), path);
   if (std::system(cmd.c_str()) != 0) fail("writing the markdown report failed: {}", cmd);
@@ -417,6 +420,7 @@ static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt) {
                  {"quick", cx.quick},
                  {"runs", opt.runs},
                  {"cases", json::array()}};
+  if (!opt.cases.empty()) report["cases_filter"] = opt.cases;
   const Projection proj;
   report["projection"] = {{"device", proj.device}, {"GBps", proj.gbps}, {"f32_TFLOPs", proj.f32_tflops}, {"f16_TFLOPs", proj.f16_tflops},
                           {"method", "rdna4_projected_us = max(bytes / 640 GB/s, flops / peak) divided by the fraction of this "

@@ -49,6 +49,8 @@ struct Options {
   std::string device;  // selector
   std::string out_dir = "reports";
   std::string only_variant;  // run just this variant (and the reference)
+  std::string cases;         // regex: run only the cases whose label it matches (inputs unchanged)
+  std::string tag;           // report files <experiment>-<tag>.{json,md} instead of <experiment>.*
   int runs = 20;
 };
 

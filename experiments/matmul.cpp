@@ -38,6 +38,7 @@ std::vector<Part> parts(const Context& cx) {
     dec.variants = {"reference", "vulkan:auto", "vulkan:qmatvec", "vulkan:qcols"};
     pre.variants = {"reference", "vulkan:auto", "vulkan:qcols"};
     dec.sweeps = pre.sweeps = {{std::string(s.op) + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}}};
+    dec.sweeps[std::string(s.op) + ".qmatvec.rows"] = {2, 4, 8, 16};  // rows staged per workgroup (occupancy)
     const double wq = double(quant::row_bytes(s.quant, in)) * double(o);
     for (int64_t n : ns) {
       Case c;

@@ -110,6 +110,8 @@ def markdown(report, images):
         + ("**QUICK shapes** (CPU Vulkan device; `FULL=1` for the model's shapes)" if report.get("quick") else "full model shapes")
         + f", median of {report.get('runs', '?')} timed runs after warm-up (Vulkan timestamp queries)",
     ]
+    if report.get("cases_filter"):
+        lines.append(f"- a partial run: only the cases whose label matches `{report['cases_filter']}`")
     ceil = report.get("ceilings")
     if ceil and report["experiment"] != "bandwidth":
         lines.append(
