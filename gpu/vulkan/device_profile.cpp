@@ -103,7 +103,9 @@ const Table& overrides(std::string_view profile) {
   // NVIDIA Hopper (H100/H200): warp 32, 48 KB static shared memory per workgroup through Vulkan
   // (more needs opt-in), KHR_cooperative_matrix with 16x16x16 f16/bf16 shapes. The ssm_scan values
   // were swept on the H200 (32 columns x 8-way split x 16 staged tokens was best or near best at every T).
-  static const Table hopper = {{"wg_size", 256}};
+  // qmatvec: 2 rows staged per workgroup, swept on the H200 (rows 2..16 x wg 64..256 x pass 1..4): the
+  // Q6_K lm_head 691 -> 305 us (more workgroups resident, more loads in flight); Q4_K 2048->8192 24 -> 20 us.
+  static const Table hopper = {{"wg_size", 256}, {"matmul.qmatvec.rows", 2}, {"lm_head.qmatvec.rows", 2}};
   // AMD RDNA4 (Radeon AI PRO R9700, RX 9070/9060; gfx1200/gfx1201), from published limits: waves of
   // 32 or 64 lanes (subgroup size control 32..64; compute defaults to wave32 on RADV), 64 KB LDS per
   // workgroup, WMMA 16x16x16 (f16/bf16 -> f32, 8-bit -> i32) exposed as KHR_cooperative_matrix.
