@@ -108,7 +108,10 @@ def markdown(report, images):
         f"Vulkan {d.get('vulkan', '?')}, subgroup {d.get('subgroup_size', '?')}, profile `{d.get('profile', '?')}`",
         f"- commit `{report['commit']}`, {report['date']}, "
         + ("**QUICK shapes** (CPU Vulkan device; `FULL=1` for the model's shapes)" if report.get("quick") else "full model shapes")
-        + f", median of {report.get('runs', '?')} timed runs after warm-up (Vulkan timestamp queries)",
+        + (", best of 3 wall-clock runs of the whole prompt and of the decode steps after a warm-up run (per-op "
+           "times: Vulkan timestamps for device ops, wall clock for host ops)" if report["experiment"] == "forward" else
+           f", median of {report.get('runs', '?')} timed runs after warm-up (Vulkan timestamp queries; host-timed "
+           "variants say so in their row)"),
     ]
     if report.get("cases_filter"):
         lines.append(f"- a partial run: only the cases whose label matches `{report['cases_filter']}`")

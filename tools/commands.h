@@ -16,7 +16,7 @@ struct ModelArgs {
   int layers = 0;
 
   void add(CLI::App* app) {
-    app->add_option("--model", model, "HF checkpoint directory (config.json + safetensors)");
+    app->add_option("--model", model, "HF checkpoint directory (config.json + safetensors) or a qwen35moe .gguf file");
     app->add_option("--preset", preset, "synthetic weights for a built-in config: qwen36-35b-a3b or tiny");
     app->add_option("--seed", seed, "seed of the synthetic weights");
     app->add_option("--layers", layers, "run only the first N layers");
