@@ -11,7 +11,7 @@
 #                        build the whole test suite with AddressSanitizer + UndefinedBehaviorSanitizer in
 #                        build-asan/ and run it (every test, or those ASAN_TESTS matches; ASAN_TARGETS builds only
 #                        those targets, which must hold the tests ASAN_TESTS selects); leak suppressions
-#                        (Mesa/Vulkan loader only) in tests/sanitizers/lsan.supp
+#                        (third-party code only, each with its evidence) in tests/sanitizers/lsan.supp
 #   make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="safetensors gguf ..."]
 #                        build the libFuzzer targets of tests/fuzz/ with clang in build-fuzz/ and run each for
 #                        FUZZ_SECONDS; new inputs go to build-fuzz/corpus/<name>/, failures to build-fuzz/findings/
@@ -29,9 +29,17 @@ ASAN_BUILD ?= build-asan
 ASAN_TESTS ?=
 ASAN_TARGETS ?=
 # Any sanitizer report fails the test that produced it (the build passes -fno-sanitize-recover=all).
-SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:strict_string_checks=1 \
+# The Vulkan loader dlcloses the driver (lavapipe) and the layers at vkDestroyInstance, and the loader itself is
+# dlclosed after it; LeakSanitizer runs at exit, when the memory their globals still hold looks leaked from
+# "<unknown module>" (unmapped, so no suppression can name it). ASAN_PRELOAD keeps those of them that are installed
+# mapped until exit: that memory is then reachable, and anything else is reported with its module's name
+# (tests/sanitizers/lsan.supp). verify_asan_link_order=0 lets them come before the ASan runtime.
+ASAN_PRELOAD = $(wildcard $(addprefix /usr/lib/x86_64-linux-gnu/,libvulkan.so.1 libvulkan_lvp.so \
+  libVkLayer_MESA_device_select.so libVkLayer_khronos_validation.so))
+SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:strict_string_checks=1:verify_asan_link_order=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0
+  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
+  LD_PRELOAD='$(ASAN_PRELOAD)'
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= safetensors safetensors_index gguf config tokens plan
