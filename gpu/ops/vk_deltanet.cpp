@@ -117,7 +117,8 @@ void ssm_scan(VariantCtx& c, OpArgs& a, bool per_token) {
   Device& d = c.device();
   const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &beta = a.in("beta"), &g = a.in("g");
   Tensor& state = a.state("state");
-  const auto [T, nk, nv, dk, dv] = ssm_scan_shape(a);
+  const ScanShape sh = ssm_scan_shape(a);  // not a structured binding: clang 14 cannot capture one
+  const int64_t T = sh.T, nk = sh.nk, nv = sh.nv, dk = sh.dk, dv = sh.dv;
 
   // Tunables: columns per workgroup, invocations per column (a power of two), tokens staged at a time.
   const std::string key = std::string("ssm_scan.") + (per_token ? "per_token." : "block_resident.");

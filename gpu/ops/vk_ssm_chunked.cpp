@@ -65,7 +65,8 @@ void ssm_chunked(VariantCtx& c, OpArgs& a) {
     return Registry::get().variant("ssm_scan", "vulkan:block_resident").run(c, a);
   const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &beta = a.in("beta"), &g = a.in("g");
   Tensor& state = a.state("state");
-  const auto [T, nk, nv, dk, dv] = ssm_scan_shape(a);
+  const ScanShape sh = ssm_scan_shape(a);  // not a structured binding: clang 14 cannot capture one
+  const int64_t T = sh.T, nk = sh.nk, nv = sh.nv, dk = sh.dk, dv = sh.dv;
   Tensor o = Tensor::device(d, T, v.cols());
   if (T == 0) return a.set("o", o);
 
