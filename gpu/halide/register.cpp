@@ -35,6 +35,8 @@
 #include "hl_ssm_scan_tuned_c16.h"
 #ifdef HYBRIDLAB_HALIDE_VULKAN
 #include "HalideRuntimeVulkan.h"
+#include "hl_gated_rmsnorm_gpu_plain.h"
+#include "hl_gated_rmsnorm_gpu_tuned.h"
 #include "hl_matmul_gpu_plain.h"
 #include "hl_matmul_gpu_tuned.h"
 #include "hl_rmsnorm_gpu_plain.h"
@@ -240,7 +242,7 @@ std::function<void(VariantCtx&, OpArgs&)> rmsnorm(NormFn fn, On on, std::string 
   };
 }
 
-std::function<void(VariantCtx&, OpArgs&)> gated_rmsnorm(GatedNormFn fn, std::string what) {
+std::function<void(VariantCtx&, OpArgs&)> gated_rmsnorm(GatedNormFn fn, On on, std::string what) {
   return [=](VariantCtx& c, OpArgs& a) {
     const Mat<float>&o = a.in("o").f32(), &z = a.in("z").f32();
     const Vec<float> gain = c.weights->host_vec(a.weight("gain"));
@@ -252,7 +254,8 @@ std::function<void(VariantCtx&, OpArgs&)> gated_rmsnorm(GatedNormFn fn, std::str
     const int rows = dim(o.size() / G, "rows");
     auto ob = view(o, {int(G), rows}), zb = view(z, {int(G), rows}), gb = view(gain.data(), {int(G)}),
          yb = view(y, {int(G), rows});
-    cpu_call(what, [&] { return fn(ob, zb, gb, float(a.param("eps")), yb); });
+    call(on, what, {ob.raw_buffer(), zb.raw_buffer(), gb.raw_buffer()}, {yb.raw_buffer()},
+         [&] { return fn(ob, zb, gb, float(a.param("eps")), yb); });
     a.set("y", Tensor::from(std::move(y)));
   };
 }
@@ -426,9 +429,9 @@ void register_halide_variants(Registry& r) {
   add(r, On::Cpu, "rmsnorm", "plain", plain, rmsnorm(hl_rmsnorm_plain, On::Cpu, "hl_rmsnorm_plain"));
   add(r, On::Cpu, "rmsnorm", "tuned", "8-wide, sum of squares in 8 lanes (rfactor), 16 rows per task",
           rmsnorm(hl_rmsnorm_tuned, On::Cpu, "hl_rmsnorm_tuned"));
-  add(r, On::Cpu, "gated_rmsnorm", "plain", plain, gated_rmsnorm(hl_gated_rmsnorm_plain, "hl_gated_rmsnorm_plain"));
+  add(r, On::Cpu, "gated_rmsnorm", "plain", plain, gated_rmsnorm(hl_gated_rmsnorm_plain, On::Cpu, "hl_gated_rmsnorm_plain"));
   add(r, On::Cpu, "gated_rmsnorm", "tuned", "8-wide, sum of squares in 8 lanes (rfactor), 16 rows per task",
-          gated_rmsnorm(hl_gated_rmsnorm_tuned, "hl_gated_rmsnorm_tuned"));
+          gated_rmsnorm(hl_gated_rmsnorm_tuned, On::Cpu, "hl_gated_rmsnorm_tuned"));
   for (const char* op : {"matmul", "lm_head"}) {
     add(r, On::Cpu, op, "plain", plain + "; Q8_0 weights decoded in the pipeline",
             matmul(hl_matmul_plain, hl_matmul_q8_0_plain, On::Cpu, "hl_matmul_plain"));
@@ -459,6 +462,10 @@ void register_halide_variants(Registry& r) {
   add(r, On::Vulkan, "rmsnorm", "gpu_plain", "one thread per row", rmsnorm(hl_rmsnorm_gpu_plain, On::Vulkan, "hl_rmsnorm_gpu_plain"));
   add(r, On::Vulkan, "rmsnorm", "gpu_tuned", "one block of 128 threads per row, partial sums in shared memory",
          rmsnorm(hl_rmsnorm_gpu_tuned, On::Vulkan, "hl_rmsnorm_gpu_tuned"));
+  add(r, On::Vulkan, "gated_rmsnorm", "gpu_plain", "one thread per row",
+         gated_rmsnorm(hl_gated_rmsnorm_gpu_plain, On::Vulkan, "hl_gated_rmsnorm_gpu_plain"));
+  add(r, On::Vulkan, "gated_rmsnorm", "gpu_tuned", "one block of 128 threads per row, partial sums in shared memory",
+         gated_rmsnorm(hl_gated_rmsnorm_gpu_tuned, On::Vulkan, "hl_gated_rmsnorm_gpu_tuned"));
   for (const char* op : {"matmul", "lm_head"}) {
     add(r, On::Vulkan, op, "gpu_plain", "one thread per output", matmul(hl_matmul_gpu_plain, nullptr, On::Vulkan, "hl_matmul_gpu_plain"));
     add(r, On::Vulkan, op, "gpu_tuned", "4 x 4 outputs per block, the reduction over 64 threads, partials in shared memory",
