@@ -5,6 +5,13 @@
 // CPU schedules: plain computes one (token, head) row of scores at a time; tuned transposes the keys once
 // (scores vectorised over keys), works on tiles of tile_t tokens of one head in parallel tasks, and
 // vectorises the value sum over D.
+// GPU schedules (keys read in place): gpu_plain computes each stage (scores, row max, exponentials, row sum,
+// output) as its own kernel, one thread per value. gpu_tuned: the scores of gpu_tile_t tokens x
+// gpu_threads keys of one head per block, the block's queries staged in shared memory and each key read
+// once for its gpu_tile_t tokens; the row max and row sum split over gpu_threads threads (partials in
+// shared memory); the output gpu_threads values of d x gpu_tile_t tokens per block, each value row of the
+// cache read once for the block's tokens. (lavapipe: each output thread runs kv_len x gpu_tile_t
+// iterations, which Mesa 22.3 cuts short past 65535.)
 #include "gpu/halide/generator_common.h"
 
 namespace hl::halide_gen {
@@ -14,6 +21,9 @@ class Attention : public Generator<Attention> {
   GeneratorParam<int> vec{"vec", 8};        // vector width (keys for scores, D for the value sum; 1: scalar)
   GeneratorParam<int> tile_t{"tile_t", 8};  // tokens per task (0: plain, one row at a time, serial)
   GeneratorParam<bool> transpose_k{"transpose_k", true};  // keys as (key, d) once, so scores vectorise over keys
+  GeneratorParam<bool> gpu{"gpu", false};
+  GeneratorParam<int> gpu_threads{"gpu_threads", 64};  // GPU: threads per block
+  GeneratorParam<int> gpu_tile_t{"gpu_tile_t", 4};     // GPU: tokens per block (0: plain, one thread per value)
 
   Input<Buffer<float, 3>> q{"q"};              // (D, n_q, T)
   Input<Buffer<float, 3>> k_cache{"k_cache"};  // (D, n_kv, L)
@@ -45,6 +55,10 @@ class Attention : public Generator<Attention> {
     num(d, n, t) += e(rl, t, n) * v_cache(d, n / group, rl);
     o(d, n, t) = num(d, n, t) / den(t, n) * sigmoid(gate(d, n, t));
 
+    if (gpu) {
+      schedule_gpu(sc, mx, e, den, num, d, n, t, l, rd.x, rl.x);
+      return;
+    }
     if (tile_t <= 0) {  // plain: one row of scores per (token, head)
       o.reorder(d, n, t);
       for (Func f : {sc, mx, den, num}) f.compute_at(o, n);
@@ -70,6 +84,56 @@ class Attention : public Generator<Attention> {
       kt.compute_root().parallel(m);
       if (vec > 1) kt.vectorize(l, vec, kGuard);
     }
+  }
+
+  void schedule_gpu(Func sc, Func mx, Func e, Func den, Func num, Var d, Var n, Var t, Var l, RVar rd, RVar rl) {
+    Var lo("lo"), li("li"), to("to"), ti("ti"), no("no"), ni("ni"), dd("dd"), di("di"), u("u");
+    RVar ro("ro"), ri("ri");
+    Func scw = sc.in(), mxw = mx.in(), denw = den.in();  // the kernels that store them; the originals accumulate
+    e.compute_root().gpu_tile(l, t, n, lo, to, no, li, ti, ni, gpu_threads, 1, 1, kGuard);
+    if (gpu_tile_t <= 0) {
+      scw.compute_root().gpu_tile(l, t, n, lo, to, no, li, ti, ni, gpu_threads, 1, 1, kGuard);
+      sc.compute_at(scw, li);
+      for (auto [w, f] : {std::pair{mxw, mx}, {denw, den}}) {
+        w.compute_root().gpu_tile(t, n, to, no, ti, ni, gpu_threads, 1, kGuard);
+        f.compute_at(w, ti);
+      }
+      o.gpu_tile(d, n, t, dd, no, to, di, ni, ti, gpu_threads, 1, 1, kGuard);
+      num.compute_at(o, di);
+      return;
+    }
+    // Scores: block = gpu_threads keys x gpu_tile_t tokens of one head; a thread's tokens in a serial loop
+    // inside the reduction over d (its key element loaded once for all of them); the block's queries in
+    // shared memory.
+    scw.compute_root()
+        .split(t, to, ti, gpu_tile_t, kGuard)
+        .split(l, lo, li, gpu_threads, kGuard)
+        .reorder(ti, li, lo, to, n)
+        .gpu_blocks(lo, to, n)
+        .gpu_threads(li);
+    sc.compute_at(scw, li).bound_storage(t, gpu_tile_t);  // constant size: registers, not device memory
+    sc.update().reorder(t, rd, l, n);
+    Func qs = q.in(sc);
+    Var qo("qo"), qi("qi");
+    qs.compute_at(scw, lo).split(qs.args()[0], qo, qi, gpu_threads, kGuard).gpu_threads(qi);
+    // Row max and row sum: one block per (token, head), the reduction over keys split over the threads.
+    for (auto [w, f] : {std::pair{mxw, mx}, {denw, den}}) {
+      w.compute_root().gpu_tile(t, n, to, no, ti, ni, 1, 1, kGuard);
+      f.compute_at(w, to).gpu_threads(t, n);
+      Func part = f.update().split(rl, ro, ri, gpu_threads, kGuard).rfactor(ri, u);
+      f.update().gpu_threads(t, n);
+      part.compute_at(w, to).gpu_threads(u);
+      part.update().reorder(t, n, ro, u).gpu_threads(u);
+    }
+    // Output: block = gpu_threads values along d x gpu_tile_t tokens of one head; the thread's tokens
+    // accumulate in registers, each value element read once for them.
+    o.split(t, to, ti, gpu_tile_t, kGuard)
+        .split(d, dd, di, gpu_threads, kGuard)
+        .reorder(ti, di, dd, n, to)
+        .gpu_blocks(dd, n, to)
+        .gpu_threads(di);
+    num.compute_at(o, di).bound_storage(t, gpu_tile_t);
+    num.update().reorder(t, d, n, rl);
   }
 };
 

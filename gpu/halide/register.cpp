@@ -35,6 +35,8 @@
 #include "hl_ssm_scan_tuned_c16.h"
 #ifdef HYBRIDLAB_HALIDE_VULKAN
 #include "HalideRuntimeVulkan.h"
+#include "hl_attention_gpu_plain.h"
+#include "hl_attention_gpu_tuned.h"
 #include "hl_gated_rmsnorm_gpu_plain.h"
 #include "hl_gated_rmsnorm_gpu_tuned.h"
 #include "hl_matmul_gpu_plain.h"
@@ -102,9 +104,19 @@ template <class F> void cpu_call(const std::string& what, F&& fn) {
 // before the call (and freed after): with Halide 21 on lavapipe, the last (bytes % 64) bytes of a storage
 // buffer whose size is not a multiple of 64 bytes were neither read nor written by the kernels (measured;
 // an allocation of the exact size loses them).
+// Halide's own device allocations (the intermediates a schedule stores between kernels) rounded up to whole
+// 256 bytes, as vk_call does for the inputs and outputs: with Halide's default rounding, attention's
+// intermediates came back as zeros/NaN on lavapipe (measured). Set before Halide's Vulkan context exists (it
+// reads the variable once); a value already in the environment wins.
+void vk_alloc_config() {
+  static const bool once = (setenv("HL_VK_ALLOC_CONFIG", "0:1:0:0:256", 0), true);
+  (void)once;
+}
+
 template <class F>
 void vk_call(const std::string& what, std::initializer_list<halide_buffer_t*> inputs,
              std::initializer_list<halide_buffer_t*> outputs, F&& fn) {
+  vk_alloc_config();
   const halide_device_interface_t* vk = halide_vulkan_device_interface();
   std::vector<Buffer<uint8_t>> padded;
   std::vector<halide_buffer_t*> attached;
@@ -172,6 +184,7 @@ std::string vk_unavailable(const Device& d) {
   // Halide's Vulkan context is released before hybridlab's runtime goes at exit (registered after it was
   // made, so it runs first): left to static destruction, the NVIDIA driver crashed at exit (measured on the H200).
   std::atexit([] { halide_device_release(nullptr, halide_vulkan_device_interface()); });
+  vk_alloc_config();
   Buffer<float> probe(16);
   if (probe.device_malloc(halide_vulkan_device_interface()) != 0)
     why = "Halide's Vulkan runtime found no usable device: " + (last_halide_error.empty() ? "no message" : last_halide_error);
@@ -332,7 +345,7 @@ std::function<void(VariantCtx&, OpArgs&)> ssm_scan(ScanFn fn, std::string what, 
   };
 }
 
-std::function<void(VariantCtx&, OpArgs&)> attention(AttnFn fn, std::string what) {
+std::function<void(VariantCtx&, OpArgs&)> attention(AttnFn fn, On on, std::string what) {
   return [=](VariantCtx&, OpArgs& a) {
     const Mat<float> &q = a.in("q").f32(), &k = a.in("k").f32(), &v = a.in("v").f32(), &gate = a.in("gate").f32();
     const int64_t nq = a.iparam("n_q_heads"), nkv = a.iparam("n_kv_heads"), len = a.iparam("kv_len"), T = q.rows();
@@ -353,7 +366,8 @@ std::function<void(VariantCtx&, OpArgs&)> attention(AttnFn fn, std::string what)
     const int iT = dim(T, "T"), L = dim(len + T, "kv rows");
     auto qb = view(q, {int(D), int(nq), iT}), gb = view(gate, {int(D), int(nq), iT});
     auto kb = view(kcm, {int(D), int(nkv), L}), vb = view(vcm, {int(D), int(nkv), L}), ob = view(o, {int(D), int(nq), iT});
-    cpu_call(what, [&] { return fn(qb, kb, vb, gb, int32_t(len), ob); });
+    call(on, what, {qb.raw_buffer(), kb.raw_buffer(), vb.raw_buffer(), gb.raw_buffer()}, {ob.raw_buffer()},
+         [&] { return fn(qb, kb, vb, gb, int32_t(len), ob); });
     a.set("o", Tensor::from(std::move(o)));
   };
 }
@@ -450,9 +464,9 @@ void register_halide_variants(Registry& r) {
   add(r, On::Cpu, "ssm_scan", "tuned", "chunked form, C = 64 (C = 16 for T <= 32): " + scan_tuned,
           ssm_scan(hl_ssm_scan_tuned, "hl_ssm_scan_tuned", hl_ssm_scan_tuned_c16, 32));
   add(r, On::Cpu, "attention", "plain", "one row of scores per (token, head), scalar, serial",
-          attention(hl_attention_plain, "hl_attention_plain"));
+          attention(hl_attention_plain, On::Cpu, "hl_attention_plain"));
   add(r, On::Cpu, "attention", "tuned", "keys transposed once, tiles of 8 tokens of one head per task, 8-wide",
-          attention(hl_attention_tuned, "hl_attention_tuned"));
+          attention(hl_attention_tuned, On::Cpu, "hl_attention_tuned"));
   add(r, On::Cpu, "moe_experts", "plain", "rows packed by expert on the host; every stage whole, scalar, serial",
           moe_experts(hl_moe_experts_plain, "hl_moe_experts_plain"));
   add(r, On::Cpu, "moe_experts", "tuned",
@@ -475,6 +489,12 @@ void register_halide_variants(Registry& r) {
          ssm_conv(hl_ssm_conv_gpu_plain, On::Vulkan, "hl_ssm_conv_gpu_plain"));
   add(r, On::Vulkan, "ssm_conv", "gpu_tuned", "128 channels x 4 tokens per block, taps staged in shared memory",
          ssm_conv(hl_ssm_conv_gpu_tuned, On::Vulkan, "hl_ssm_conv_gpu_tuned"));
+  add(r, On::Vulkan, "attention", "gpu_plain", "each stage its own kernel, one thread per value, blocks of 64",
+         attention(hl_attention_gpu_plain, On::Vulkan, "hl_attention_gpu_plain"));
+  add(r, On::Vulkan, "attention", "gpu_tuned",
+         "scores of 64 keys x 4 tokens per block (queries in shared memory), row max and sum over 64 threads "
+         "(partials in shared memory), outputs of 64 d x 4 tokens per block",
+         attention(hl_attention_gpu_tuned, On::Vulkan, "hl_attention_gpu_tuned"));
 #endif
 }
 

@@ -68,7 +68,7 @@ TEST_CASE("halide: the registry lists plain and tuned CPU schedules of every op,
     CHECK(!d->needs_device);
   }
 #ifdef HYBRIDLAB_HALIDE_VULKAN
-  for (const char* op : {"rmsnorm", "gated_rmsnorm", "matmul", "lm_head", "ssm_conv"}) {
+  for (const char* op : {"rmsnorm", "gated_rmsnorm", "matmul", "lm_head", "ssm_conv", "attention"}) {
     INFO(op);
     CHECK(r.variant(op, std::string("halide-vulkan:") + op + ":gpu_plain").family == "halide-vulkan");
     const gpu::Variant* d = r.family_default(op, "halide-vulkan");
