@@ -54,7 +54,13 @@ thread_local double last_ns = 0;
 
 // Halide's runtime reports errors here (this overrides its weak default, which prints and aborts nothing
 // either): the message is kept for the exception the wrapper throws.
-extern "C" void halide_error(void*, const char* msg) { last_halide_error = msg ? msg : "(no message)"; }
+// Halide's messages may span lines ("...context!\n\n"): one line, as every hybridlab error.
+extern "C" void halide_error(void*, const char* msg) {
+  std::string m = msg ? msg : "(no message)", line;
+  for (char c : m) line += (c == '\n' || c == '\r') ? ' ' : c;
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  last_halide_error = line;
+}
 
 namespace hl::gpu {
 
