@@ -375,10 +375,14 @@ void print_summary(const json& report) {
       if (r["status"] == "pass" && (!best || r["time_us"]["median"] < (*best)["time_us"]["median"])) best = &r;
       if (r["status"] == "fail" || r["status"] == "error") failing += r["variant"].get<std::string>() + " ";
     }
-    if (best)
-      std::printf("%-14s %-12s %-28s %12.2f %10.1f %8.1f%% %s\n", c.value("op", "").c_str(), c["label"].get<std::string>().c_str(),
+    if (best) {
+      // A CPU variant has no device roofline: "CPU" in that column.
+      const json& frac = (*best)["fraction_of_ceiling"];
+      const std::string roof = frac.is_number() ? fmt::format("{:.1f}%", 100 * frac.get<double>()) : "CPU";
+      std::printf("%-14s %-12s %-28s %12.2f %10.1f %9s %s\n", c.value("op", "").c_str(), c["label"].get<std::string>().c_str(),
                   (*best)["variant"].get<std::string>().c_str(), (*best)["time_us"]["median"].get<double>(),
-                  (*best)["GBps"].get<double>(), 100 * ((*best)["fraction_of_ceiling"].is_number() ? (*best)["fraction_of_ceiling"].get<double>() : NAN), failing.c_str());
+                  (*best)["GBps"].get<double>(), roof.c_str(), failing.c_str());
+    }
     else
       std::printf("%-14s %-12s %-28s %12s %10s %9s %s\n", c.value("op", "").c_str(), c["label"].get<std::string>().c_str(), "-", "-", "-",
                   "-", failing.c_str());
