@@ -35,6 +35,16 @@ AttnShape attention_append_kv(Device& d, OpArgs& a) {
   return s;
 }
 
+void attention_merge(Device& d, OpArgs& a, const Tensor& part, Tensor& o, const AttnShape& s, uint32_t splits,
+                     uint32_t wg) {
+  struct {
+    uint32_t rows, D, splits;
+  } mc{u32(s.T * s.n_q), u32(s.D), splits};
+  const Grid mg = grid(mc.rows);
+  d.dispatch(d.pipeline("attention_merge", {{0, wg}}, 3, sizeof mc), {part.buffer(d), a.in("gate").buffer(d), o.buffer_mut(d)},
+             mc, mg.x, mg.y);
+}
+
 namespace {
 
 // One invocation per element of a flat range of n: the dispatch grid for workgroups of wg.
@@ -132,14 +142,7 @@ Tensor attend(Device& d, const std::string& variant, OpArgs& a, const AttnShape&
   d.dispatch(p, {a.in("q").buffer(d), a.t.at("k_cache").buffer(d), a.t.at("v_cache").buffer(d), a.in("gate").buffer(d),
                  part.buffer_mut(d)},
              pc, g.x, g.y);
-  if (splits > 1) {
-    struct {
-      uint32_t rows, D, splits;
-    } mc{pc.rows, D, splits};
-    const Grid mg = grid(mc.rows);
-    d.dispatch(d.pipeline("attention_merge", {{0, d.tune(key + "merge_wg")}}, 3, sizeof mc),
-               {part.buffer(d), a.in("gate").buffer(d), o.buffer_mut(d)}, mc, mg.x, mg.y);
-  }
+  if (splits > 1) attention_merge(d, a, part, o, s, splits, d.tune(key + "merge_wg"));
   return o;
 }
 

@@ -79,14 +79,7 @@ void tiled(VariantCtx& c, OpArgs& a) {
   d.dispatch(p, {a.in("q").buffer(d), a.t.at("k_cache").buffer(d), a.t.at("v_cache").buffer(d), a.in("gate").buffer(d),
                  part.buffer_mut(d)},
              pc, g.x, g.y);
-  if (splits > 1) {
-    struct {
-      uint32_t rows, D, splits;
-    } mc{u32(s.T * s.n_q), u32(s.D), splits};
-    const Grid mg = grid(mc.rows);
-    d.dispatch(d.pipeline("attention_merge", {{0, d.tune("attention.tiled.merge_wg")}}, 3, sizeof mc),
-               {part.buffer(d), a.in("gate").buffer(d), o.buffer_mut(d)}, mc, mg.x, mg.y);
-  }
+  if (splits > 1) attention_merge(d, a, part, o, s, splits, d.tune("attention.tiled.merge_wg"));
   a.set("o", o);
 }
 

@@ -55,6 +55,9 @@ struct AttnShape {
   int64_t T, n_q, n_kv, D, kv_len;
 };
 AttnShape attention_append_kv(Device& d, OpArgs& a);
+// attention: combines `splits` partial results per query row ([acc (D), max, sum] rows of `part`) into o, times
+// sigmoid(gate) (attention_merge.comp; every Vulkan attention variant that splits key ranges).
+void attention_merge(Device& d, OpArgs& a, const Tensor& part, Tensor& o, const AttnShape& s, uint32_t splits, uint32_t wg);
 
 // Quantized weights read as ggml blocks (gpu/ops/vk_quant.cpp): whether the shaders decode this weight's
 // storage type, and its raw rows on the device.
