@@ -275,7 +275,7 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
           double worst = 0;
           r["errors"] = compare(def, inputs, got, want, &worst);
           r["rel_l2"] = worst;
-          r["status"] = worst <= part.tolerance ? "pass" : "fail";
+          r["status"] = worst <= std::max(part.tolerance, v->precision_tolerance) ? "pass" : "fail";
         } catch (const std::exception& e) {
           r["status"] = "error";
           r["why"] = e.what();
@@ -285,7 +285,7 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
           ++*failures;
           jc["results"].push_back(r);
           std::fprintf(stderr, "  %-10s %-28s %s %s\n", c.label.c_str(), v->name.c_str(), r["status"].get<std::string>().c_str(),
-                       err_text.empty() ? fmt::format("(rel L2 {:.3e} > tolerance {:.1e})", r["rel_l2"].get<double>(), part.tolerance).c_str()
+                       err_text.empty() ? fmt::format("(rel L2 {:.3e} > tolerance {:.1e})", r["rel_l2"].get<double>(), std::max(part.tolerance, v->precision_tolerance)).c_str()
                                         : err_text.c_str());
           continue;
         }

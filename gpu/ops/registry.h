@@ -71,6 +71,10 @@ struct Variant {
   bool per_token = false;       // walks a prefill chunk token by token (reported as a fallback)
   bool needs_device = false;
   bool quantized_weights_only = false;  // reads ggml blocks directly; f32 weights are an error
+  // Relative-L2 error this variant may show against the f32 reference because it deliberately computes in
+  // lower precision (int8 activations, f16 matrix inputs); 0 = none beyond f32 rounding. Checks use the
+  // larger of this and their own tolerance, and reports print it.
+  double precision_tolerance = 0;
   // Why this variant cannot run on `dev` ("" = it can). Called only when needs_device.
   std::function<std::string(const Device& dev)> unavailable;
   std::function<void(VariantCtx&, OpArgs&)> run;

@@ -59,6 +59,8 @@ const Table& common() {
       {"matmul.qmatvec.wg", 128},
       {"matmul.qmatvec.rows", 16},        // rows staged per workgroup (fewer where shared memory is short)
       {"matmul.qmatvec.pass", 2},         // rows a subgroup decodes per load of x
+      {"matmul.qmatvec_i8.wg", 128},
+      {"matmul.qmatvec_i8.cols", 4},      // tokens each decoded slot of weights serves
       {"matmul.qcols.rows", 32},          // weight rows per workgroup
       {"matmul.qcols.max_cols", 32},      // tokens per workgroup: each dequantized weight tile serves them all
       {"matmul.qcols.tm", 2},             // rows per invocation (register tile TM x max_cols / columns of invocations)
@@ -66,6 +68,8 @@ const Table& common() {
       {"lm_head.qmatvec.wg", 128},
       {"lm_head.qmatvec.rows", 16},
       {"lm_head.qmatvec.pass", 2},
+      {"lm_head.qmatvec_i8.wg", 128},
+      {"lm_head.qmatvec_i8.cols", 4},
       {"lm_head.qcols.rows", 32},
       {"lm_head.qcols.max_cols", 32},
       {"lm_head.qcols.tm", 2},

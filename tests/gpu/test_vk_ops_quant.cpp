@@ -48,6 +48,28 @@ TEST_CASE("vk ops: quantized matmul, qmatvec and auto, every type", "[vk][ops][q
       }
 }
 
+// qmatvec_i8 rounds x to 8 bits per 32 values (its own precision, see its registration in vk_quant.cpp):
+// held to 1e-2 relative L2 by require_close; here also checked not to be exact-by-accident (the rounding is
+// real, so the error is well above f32 rounding) and not far below its estimate.
+TEST_CASE("vk ops: quantized matmul, qmatvec_i8 on every block type", "[vk][ops][quant]") {
+  std::mt19937_64 g(27);
+  for (Type t : {Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::Q8_0})
+    for (auto [K, N] : {std::pair{256, 37}, {512, 5}, {2048, 67}})
+      for (int T : {1, 3, 6}) {  // 6 > the default 4 tokens per pass
+        INFO(quant::type_name(t) << " K " << K << " N " << N << " T " << T);
+        const gpu::OpArgs a = matmul_args(g, T, K, N, t);
+        for (const char* op : {"matmul", "lm_head"}) {
+          require_close(op, "vulkan:qmatvec_i8", a, 1e-2);
+          for (auto& [name, e] : compare_with_reference(op, "vulkan:qmatvec_i8", a)) CHECK(e.rel_l2 > 1e-4);
+        }
+      }
+  const gpu::OpArgs f16 = matmul_args(g, 1, 256, 8, Type::F16);
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  gpu::OpArgs got = f16;
+  REQUIRE_THROWS_WITH(gpu::Registry::get().variant("matmul", "vulkan:qmatvec_i8").run(ctx, got), Catch::Contains("is f16"));
+}
+
 TEST_CASE("vk ops: quantized matmul, qcols over token counts and every type", "[vk][ops][quant]") {
   std::mt19937_64 g(22);
   for (Type t : kTypes)
@@ -95,7 +117,7 @@ TEST_CASE("vk ops: quantized variants refuse f32 weights", "[vk][ops][quant]") {
   gpu::OpArgs a{{{"x", Tensor::from(randn(g, 1, 64))}}, {{"w", weight("w", randn(g, 8, 64))}}, {}};
   gpu::WeightStore ws(&device());
   gpu::VariantCtx ctx{&device(), &ws};
-  for (const char* v : {"vulkan:qmatvec", "vulkan:qcols"})
+  for (const char* v : {"vulkan:qmatvec", "vulkan:qmatvec_i8", "vulkan:qcols"})
     REQUIRE_THROWS_WITH(gpu::Registry::get().variant("matmul", v).run(ctx, a), Catch::Contains("is f32"));
 }
 

@@ -68,7 +68,10 @@ inline std::map<std::string, OutputError> compare_with_reference(const std::stri
 }
 
 // Every output within `tol` relative L2 (and every integer output identical).
+// tol: the f32 rounding bound of the check; a variant that declares lower precision (precision_tolerance) is
+// held to that instead where it is larger.
 inline void require_close(const std::string& op, const std::string& variant, const gpu::OpArgs& args, double tol) {
+  tol = std::max(tol, gpu::Registry::get().variant(op, variant).precision_tolerance);
   for (auto& [name, e] : compare_with_reference(op, variant, args)) {
     INFO(op << " " << variant << " output '" << name << "': rel L2 " << e.rel_l2 << ", max abs " << e.max_abs);
     CHECK(e.finite);
