@@ -105,10 +105,12 @@ void run(Context& cx, json& report) {
     json c = {{"label", m.name}, {"config", m.w.cfg.summary()}, {"layers", m.w.cfg.n_layers}, {"results", json::array()}};
     // Plans: the oracle; the Vulkan prefill before the batched kernels (MoE and the SSM scan one token at a
     // time, flash attention); every op's Vulkan family default (route-packed MoE, chunked scan, tiled
-    // attention); and the fastest Vulkan variant per op as the ssm_scan and attention experiments measured it.
+    // attention, fused gdn_prep); the same with the GDN preparation unfused (ssm_conv, slices, l2norms,
+    // ssm_gates as separate ops); and the fastest Vulkan variant per op as the ssm_scan and attention
+    // experiments measured it.
     const std::vector<std::string> plans = {
         "", "*=vulkan,moe_experts=vulkan:per_token,ssm_scan=vulkan:per_token,attention=vulkan:flash", "*=vulkan",
-        "*=vulkan,ssm_scan=vulkan:block_resident,attention=vulkan:flash"};
+        "*=vulkan,gdn_prep=reference", "*=vulkan,ssm_scan=vulkan:block_resident,attention=vulkan:flash"};
     Mat<float> ref_logits;
     for (const std::string& spec : plans) {
       std::mt19937_64 rng(42);  // the same tokens for every plan

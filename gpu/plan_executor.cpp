@@ -210,6 +210,16 @@ PlanExecutor::Gates PlanExecutor::ssm_gates(const Tensor& b, const Tensor& a_, c
   return {a.t.at("beta"), a.t.at("g")};
 }
 
+PlanExecutor::GdnPrep PlanExecutor::gdn_prep(const Tensor& x, const Tensor& b, const Tensor& a_, const WeightRef& conv,
+                                              const WeightRef& A, const WeightRef& dt_bias, LayerState& st, int nk, int dk,
+                                              double scale, double eps) {
+  OpArgs a{{{"x", x}, {"b", b}, {"a", a_}, {"state", st.conv}},
+           {{"w", conv}, {"A", A}, {"dt_bias", dt_bias}},
+           {{"n_k_heads", nk}, {"head_dim", dk}, {"scale", scale}, {"eps", eps}}};
+  run("gdn_prep", a);
+  return {a.t.at("q"), a.t.at("k"), a.t.at("v"), {a.t.at("beta"), a.t.at("g")}};
+}
+
 Tensor PlanExecutor::ssm_scan(const Tensor& q, const Tensor& k, const Tensor& v, const Gates& g, LayerState& st, int nk,
                               Phase phase, ref::HeadOrder order) {
   const double chunk = scan_.prefill_form == ScanForm::Recurrent ? 0 : scan_.chunk;

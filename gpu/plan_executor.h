@@ -68,6 +68,16 @@ class PlanExecutor {
   Tensor ssm_conv(const Tensor& x, const WeightRef& w, LayerState& st);
   Tensor l2norm(const Tensor& x, int d, double scale, double eps);
   Gates ssm_gates(const Tensor& b, const Tensor& a, const WeightRef& A, const WeightRef& dt_bias);
+  // gdn_prep runs as one op when the plan picks a variant other than the reference; with the reference the
+  // forward pass runs the separate ops it composes (ssm_conv, slice, l2norm, ssm_gates), each as the plan
+  // picks it, so 'gdn_prep=reference' keeps the unfused path selectable under '*=vulkan'.
+  struct GdnPrep {
+    Tensor q, k, v;
+    Gates gates;
+  };
+  bool fuses_gdn_prep() const { return plan_.variant("gdn_prep").family != "reference"; }
+  GdnPrep gdn_prep(const Tensor& x, const Tensor& b, const Tensor& a, const WeightRef& conv, const WeightRef& A,
+                   const WeightRef& dt_bias, LayerState& st, int nk, int dk, double scale, double eps);
   Tensor ssm_scan(const Tensor& q, const Tensor& k, const Tensor& v, const Gates& g, LayerState& st, int nk, Phase phase,
                   ref::HeadOrder order);
   Tensor gated_rmsnorm(const Tensor& o, const Tensor& z, const WeightRef& gain, double eps);

@@ -14,6 +14,7 @@ const Registry& Registry::get() {
     register_vk_matmul(r);
     register_vk_attention(r);
     register_vk_deltanet(r);
+    register_vk_gdn_prep(r);
     register_vk_moe(r);
     register_vk_quant(r);
     register_vk_ssm_chunked(r);

@@ -23,6 +23,11 @@ void register_ops(Registry& r) {
             {"head_dim", "scale", "eps"}});
   r.add_op({"ssm_gates", "b, a [T, n_v] -> beta = sigmoid(b), g = A * softplus(a + dt_bias)", {"b", "a"}, {"A", "dt_bias"}, {},
             {"beta", "g"}, {}});
+  r.add_op({"gdn_prep",
+            "x [T, C] = q | k | v (n_k heads of head_dim, then n_v value heads), b, a [T, n_v], conv w [C, K], state "
+            "[K-1, C] (carried) -> u = silu(conv); q = l2norm(u_q) * scale, k = l2norm(u_k), v = u_v; beta, g as ssm_gates",
+            {"x", "b", "a"}, {"w", "A", "dt_bias"}, {"state"}, {"q", "k", "v", "beta", "g"},
+            {"n_k_heads", "head_dim", "scale", "eps"}});
   r.add_op({"ssm_scan",
             "gated delta rule: q, k [T, n_k*d_k], v [T, n_v*d_v], beta, g [T, n_v], state [n_v, d_k*d_v] (carried) -> "
             "o [T, n_v*d_v]",

@@ -82,6 +82,19 @@ void register_reference_variants(Registry& r) {
     a.set("beta", Tensor::from(std::move(g.beta)));
     a.set("g", Tensor::from(std::move(g.g)));
   });
+  add(r, "gdn_prep", [](VariantCtx& c, OpArgs& a) {  // the separate ops composed, as the unfused forward runs them
+    const int64_t nk = a.iparam("n_k_heads"), dk = a.iparam("head_dim"), kd = nk * dk, C = a.in("x").cols();
+    if (nk <= 0 || dk <= 0 || 2 * kd >= C) fail("gdn_prep: {} key heads of {} leave no value channels of {}", nk, dk, C);
+    const M u = ref::ssm_conv(a.in("x").f32(), c.weights->host(a.weight("w")).f32(), a.state("state").f32_mut());
+    const double eps = a.param("eps");
+    a.set("q", Tensor::from(ref::l2norm(ref::slice(u, C, 0, kd), int(dk), float(a.param("scale")), eps)));
+    a.set("k", Tensor::from(ref::l2norm(ref::slice(u, C, kd, kd), int(dk), 1.0f, eps)));
+    a.set("v", Tensor::from(ref::slice(u, C, 2 * kd, C - 2 * kd)));
+    auto g = ref::ssm_gates(a.in("b").f32(), a.in("a").f32(), c.weights->host_vec(a.weight("A")),
+                            c.weights->host_vec(a.weight("dt_bias")));
+    a.set("beta", Tensor::from(std::move(g.beta)));
+    a.set("g", Tensor::from(std::move(g.g)));
+  }, "reference/ops/ssm_conv.h, slice.h, l2norm.h, ssm_gates.h");
   add(r, "ssm_scan", [](VariantCtx&, OpArgs& a) {
     // Prefill chunks use the chunked form (param chunk; 0: the recurrence), decode steps the recurrence,
     // as the oracle does.

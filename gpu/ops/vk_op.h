@@ -72,6 +72,7 @@ void register_vk_attention(Registry& r);    // slice, rope, attention
 void register_vk_deltanet(Registry& r);     // ssm_conv, l2norm, ssm_gates, ssm_scan, gated_rmsnorm
 void register_vk_moe(Registry& r);          // embed, moe_router, moe_experts, shared_expert
 void register_vk_quant(Registry& r);        // matmul, lm_head, moe_experts on quantized (GGUF) weights
+void register_vk_gdn_prep(Registry& r);     // gdn_prep: fused conv, norms, gates; and the unfused sequence
 void register_vk_ssm_chunked(Registry& r);  // ssm_scan, chunk-parallel
 void register_vk_route_pack(Registry& r);   // moe_experts, route-packed grouped GEMM (prefill)
 void register_vk_attention_tiled(Registry& r);  // attention, query-tiled prefill

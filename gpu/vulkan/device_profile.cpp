@@ -47,6 +47,9 @@ const Table& common() {
       {"ssm_conv.channel.tokens", 16},        // tokens per invocation's sliding window
       {"l2norm.rowgroup.group", 32},          // invocations per head
       {"gated_rmsnorm.rowgroup.group", 32},
+      {"gdn_prep.fused.wg", 128},             // invocations per (head, token block), capped at the head width
+      {"gdn_prep.fused.tokens", 16},          // tokens per workgroup (at least K-1)
+      {"gdn_prep.fused.group", 16},           // invocations per token's sum of squares
       {"ssm_scan.block_resident.cols", 32},   // value columns per workgroup
       {"ssm_scan.block_resident.split", 8},   // invocations sharing a column (the d_k dot products)
       {"ssm_scan.block_resident.stage", 16},  // tokens staged in shared memory at a time

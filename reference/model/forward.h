@@ -70,16 +70,31 @@ template <class Ex> class Forward {
 
   // SPEC 4.4: Gated DeltaNet.
   Tensor deltanet_block(const DeltaNetWeights& w, State& st, const Tensor& h, Phase phase) {
-    const int64_t kd = c_.key_dim(), vd = c_.value_dim(), cd = c_.conv_dim();
-    const Tensor u = ex_.ssm_conv(ex_.matmul(h, w.qkv), w.conv, st);  // silu(conv), q | k | v
-    const Tensor q = ex_.l2norm(ex_.slice(u, cd, 0, kd), c_.lin_k_dim, 1.0 / std::sqrt(double(c_.lin_k_dim)), 1e-6);
-    const Tensor k = ex_.l2norm(ex_.slice(u, cd, kd, kd), c_.lin_k_dim, 1.0, 1e-6);
-    const Tensor v = ex_.slice(u, cd, 2 * kd, vd);
-    const auto gates = ex_.ssm_gates(ex_.matmul(h, w.b), ex_.matmul(h, w.a), w.A, w.dt_bias);
-    const Tensor o = ex_.ssm_scan(q, k, v, gates, st, c_.lin_k_heads, phase,
+    const Prepped p = gdn_prep(w, st, ex_.matmul(h, w.qkv), ex_.matmul(h, w.b), ex_.matmul(h, w.a));
+    const Tensor o = ex_.ssm_scan(p.q, p.k, p.v, p.gates, st, c_.lin_k_heads, phase,
                                   w_.v_heads_tiled ? ref::HeadOrder::Tiled : ref::HeadOrder::Grouped);
     const Tensor y = ex_.gated_rmsnorm(o, ex_.matmul(h, w.z), w.norm, c_.rms_eps);
     return ex_.matmul(y, w.out);
+  }
+
+  // SPEC 4.4 steps 2-6, from the projections x = q | k | v, b, a to the scan's inputs: conv with the
+  // carried state, silu, split, L2 norms (q scaled by 1/sqrt(d_k)), gates. An executor that can run them
+  // as one op (the plan executor, when its plan picks a gdn_prep variant) does; otherwise the separate ops.
+  struct Prepped {
+    Tensor q, k, v;
+    typename Ex::Gates gates;
+  };
+  Prepped gdn_prep(const DeltaNetWeights& w, State& st, const Tensor& x, const Tensor& b, const Tensor& a) {
+    const double scale = 1.0 / std::sqrt(double(c_.lin_k_dim)), eps = 1e-6;
+    if constexpr (requires { ex_.fuses_gdn_prep(); })
+      if (ex_.fuses_gdn_prep()) {
+        auto r = ex_.gdn_prep(x, b, a, w.conv, w.A, w.dt_bias, st, c_.lin_k_heads, c_.lin_k_dim, scale, eps);
+        return {r.q, r.k, r.v, r.gates};
+      }
+    const int64_t kd = c_.key_dim(), vd = c_.value_dim(), cd = c_.conv_dim();
+    const Tensor u = ex_.ssm_conv(x, w.conv, st);  // silu(conv), q | k | v
+    return {ex_.l2norm(ex_.slice(u, cd, 0, kd), c_.lin_k_dim, scale, eps), ex_.l2norm(ex_.slice(u, cd, kd, kd), c_.lin_k_dim, 1.0, eps),
+            ex_.slice(u, cd, 2 * kd, vd), ex_.ssm_gates(b, a, w.A, w.dt_bias)};
   }
 
   // SPEC 4.6: routed experts plus the gated shared expert.

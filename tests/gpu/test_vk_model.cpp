@@ -35,17 +35,24 @@ Mat<float> run_plan(const gpu::Plan& plan, const std::vector<int32_t>& ids, cons
 
 TEST_CASE("vk model: '*=vulkan' matches transformers in chunked prefill and decode", "[vk][model]") {
   const auto& g = golden();
-  const gpu::Plan plan = gpu::Plan::parse("*=vulkan", &device());
-  RunOptions o;
-  o.prefill_chunk = 100;
-  o.decode_from = 150;
-  const Mat<float> l = run_plan(plan, g.ids, o);
-  const double ec = rel_l2(l.topRows(150), g.file.at("chunked.logits").to_mat<double>());
-  const double ed = rel_l2(l.bottomRows(12), g.file.at("decode.logits").to_mat<double>());
-  WARN("plan " << plan.describe() << ": chunked.logits " << ec << ", decode.logits " << ed);
-  CHECK(ec < 1e-4);
-  CHECK(ed < 1e-4);
-  require_no_validation_messages();
+  // '*=vulkan' runs the GDN preparation fused (gdn_prep=vulkan:fused); 'gdn_prep=reference' keeps the separate
+  // ops (ssm_conv, slice, l2norm, ssm_gates), each on its Vulkan variant.
+  for (auto [spec, ran, skipped] :
+       {std::tuple{"*=vulkan", "gdn_prep", "ssm_conv"}, {"*=vulkan,gdn_prep=reference", "ssm_conv", "gdn_prep"}}) {
+    const gpu::Plan plan = gpu::Plan::parse(spec, &device());
+    RunOptions o;
+    o.prefill_chunk = 100;
+    o.decode_from = 150;
+    std::string report;
+    const Mat<float> l = run_plan(plan, g.ids, o, false, &report);
+    const double ec = rel_l2(l.topRows(150), g.file.at("chunked.logits").to_mat<double>());
+    const double ed = rel_l2(l.bottomRows(12), g.file.at("decode.logits").to_mat<double>());
+    WARN("plan " << plan.describe() << ": chunked.logits " << ec << ", decode.logits " << ed);
+    CHECK(ec < 1e-4);
+    CHECK(ed < 1e-4);
+    CHECK_THAT(report, Catch::Contains(ran) && !Catch::Contains(skipped));  // the path the plan picked ran
+    require_no_validation_messages();
+  }
 }
 
 TEST_CASE("vk model: validate mode reports every shadowed op and catches a wrong variant", "[vk][model]") {
@@ -53,7 +60,8 @@ TEST_CASE("vk model: validate mode reports every shadowed op and catches a wrong
   gpu::Plan plan = gpu::Plan::parse("*=vulkan", &device());
   std::string report;
   run_plan(plan, {g.ids.begin(), g.ids.begin() + 20}, {}, true, &report);
-  CHECK_THAT(report, Catch::Contains("rmsnorm") && Catch::Contains("vulkan:rowgroup") && Catch::Contains("rel L2"));
+  CHECK_THAT(report, Catch::Contains("rmsnorm") && Catch::Contains("vulkan:rowgroup") && Catch::Contains("rel L2") &&
+                         Catch::Contains("gdn_prep"));
 
   // A deliberately wrong rmsnorm (1% too large) is caught at its first layer.
   gpu::Variant wrong = gpu::Registry::get().variant("rmsnorm", "vulkan:rowgroup");
