@@ -44,8 +44,8 @@ BufferPtr Device::pooled(size_t bytes, vk::BufferKind kind) {
 }
 
 const vk::Pipeline& Device::pipeline(const std::string& shader, const std::vector<vk::SpecConstant>& spec,
-                                     uint32_t buffers, uint32_t push_bytes) {
-  std::string key = shader;
+                                     uint32_t buffers, uint32_t push_bytes, bool full_subgroups) {
+  std::string key = shader + (full_subgroups ? "|full" : "");
   for (auto& s : spec)
     std::visit([&](auto v) { key += fmt::format("|{}={}", s.id, v); }, s.value);
   auto& slot = pipelines_[key];
@@ -56,6 +56,7 @@ const vk::Pipeline& Device::pipeline(const std::string& shader, const std::vecto
     d.buffers = buffers;
     d.push_constant_bytes = push_bytes;
     d.spec = spec;
+    d.full_subgroups = full_subgroups;
     slot = std::make_unique<vk::Pipeline>(*ctx_, d);
   }
   return *slot;

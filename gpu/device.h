@@ -33,9 +33,11 @@ class Device {
   // A device-local buffer of at least `bytes` (pooled; contents undefined).
   BufferPtr alloc(size_t bytes);
 
-  // A compute pipeline of an embedded shader with these specialization constants (cached).
+  // A compute pipeline of an embedded shader with these specialization constants (cached). full_subgroups:
+  // every subgroup of a workgroup is full (vk::PipelineDesc; the workgroup size a multiple of the largest
+  // subgroup size), as cooperative-matrix kernels need.
   const vk::Pipeline& pipeline(const std::string& shader, const std::vector<vk::SpecConstant>& spec, uint32_t buffers,
-                               uint32_t push_bytes);
+                               uint32_t push_bytes, bool full_subgroups = false);
 
   // Records a dispatch followed by a compute barrier. The buffers stay alive until it has run.
   void dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffers, const void* push, uint32_t push_bytes,

@@ -7,6 +7,9 @@
 //   4. route_gemm.comp: gate/up + SwiGLU, then down, over the packed tiles only (idle experts cost nothing);
 //      f32 weights, or GGUF blocks decoded into the shared tiles (quant_blocks.glsl);
 //   5. route_scatter.comp: weighted sum of each token's k slot outputs in slot order (no float atomics).
+// vulkan:route_pack_coopmat is the same pipeline with stage 4 on cooperative matrices (route_gemm_cm.comp:
+// 16x16x16 f16 x f16 + f32 subgroup matrices; A and the weights rounded to f16 in shared memory, f32
+// accumulation), on devices with VK_KHR_cooperative_matrix and that shape (coopmat_unavailable).
 // Every stage is deterministic: the same inputs give bit-identical outputs. Decode (fewer than
 // moe_experts.route_pack.min_tokens tokens) runs the per-token kernels (vulkan:per_token), which spread
 // one token's k experts over more workgroups.
@@ -91,6 +94,31 @@ Gemm gemm_shape(const Device& d, bool quant) {
   return g;
 }
 
+// The cooperative-matrix GEMM's tiles (route_gemm_cm.comp): BM x BN outputs per workgroup (BM a multiple of
+// 16, also the tile list's unit; BN of 32), BK-deep f16 slices (16s; quantized: 128). One subgroup per 16 x 32
+// strip, counted at the largest subgroup size so that every strip has one whatever size the driver picks.
+// Tunables moe_experts.route_pack.cm_* (defaults here: sized for 48 KB of shared memory, the H200's).
+struct GemmCm {
+  uint32_t bm, bn, bk, wg;
+};
+
+uint32_t cm_rows(const Device& d) { return d.profile().get(std::string(kTune) + "cm_rows", 32); }
+
+GemmCm gemm_cm_shape(const Device& d, bool quant) {
+  const auto get = [&](const char* p, uint32_t fallback) { return d.profile().get(std::string(kTune) + p, fallback); };
+  GemmCm g{cm_rows(d), quant ? get("cm_q_cols", 32) : get("cm_cols", 64), quant ? 128u : get("cm_depth", 32), 0};
+  if (!g.bm || !g.bn || !g.bk || g.bm % 16 || g.bn % 32 || g.bk % 16)
+    fail("moe_experts: route_pack_coopmat tiles {}x{}x{} are not multiples of 16 x 32 x 16", g.bm, g.bn, g.bk);
+  // f16 A and weight slices (rows padded by 8 values), f32 accumulator tiles (padded by 4), the row offsets.
+  check_shared(d, 2ull * (g.bk + 8) * (g.bm + 2ull * g.bn) + 8ull * g.bm * (g.bn + 4) + 4ull * g.bm,
+               "the cooperative-matrix GEMM tiles");
+  g.wg = (g.bm / 16) * (g.bn / 32) * d.info().max_subgroup_size;
+  if (g.wg > d.info().max_workgroup_invocations)
+    fail("moe_experts: route_pack_coopmat tiles need {} invocations per workgroup, this device allows {}", g.wg,
+         d.info().max_workgroup_invocations);
+  return g;
+}
+
 // An expert weight stack on the device: f32 values, or raw ggml rows of `type` (quant) of row_bytes each.
 struct Operand {
   Tensor t;
@@ -112,8 +140,28 @@ Operand operand(VariantCtx& c, const WeightRef& w, bool raw) {
 
 // One grouped GEMM pass (route_gemm.comp): K-long dots into N outputs per expert row; w1 only when gated.
 void gemm(Device& d, const Packed& p, bool gated, const Tensor& a, const Operand& w0, const Operand& w1, Tensor& res,
-          int64_t K, int64_t N) {
+          int64_t K, int64_t N, bool coopmat) {
+  if (coopmat) {
+    const GemmCm s = gemm_cm_shape(d, w0.quant);
+    if (uint64_t(p.tile_rows) != s.bm)
+      fail("moe_experts: routes packed in tiles of {} rows, the cooperative-matrix GEMM takes {}", p.tile_rows, s.bm);
+    struct {
+      uint32_t E, K, N, k, ncol, rb0, rb1;
+    } pc{u32(p.E), u32(K), u32(N), u32(p.k), u32((N + s.bn - 1) / s.bn), w0.row_bytes, w1.row_bytes};
+    const uint64_t rows = p.rows.cols(), tiles = (rows + s.bm - 1) / s.bm + std::min<uint64_t>(p.E, rows);
+    const auto& pl = d.pipeline("route_gemm_cm",
+                                {{0, s.wg}, {1, s.bm}, {2, s.bn}, {3, s.bk}, {4, gated}, {5, w0.quant}, {6, w0.type},
+                                 {7, w1.type}},
+                                7, sizeof pc, true);
+    const Grid g = grid(tiles * pc.ncol);
+    d.dispatch(pl, {a.buffer(d), p.rows.buffer(d), p.offsets.buffer(d), p.tiles.buffer(d), w0.t.buffer(d),
+                    w1.t.buffer(d), res.buffer_mut(d)},
+               pc, g.x, g.y);
+    return;
+  }
   const Gemm s = gemm_shape(d, w0.quant);
+  if (uint64_t(p.tile_rows) != s.bm)
+    fail("moe_experts: routes packed in tiles of {} rows, the grouped GEMM takes {}", p.tile_rows, s.bm);
   const uint64_t steps = (K + s.bk - 1) / s.bk, decode = w0.quant ? 80 * ((s.bn * 4 + s.wg - 1) / s.wg) : 0;
   check_loops(d, 1 + steps * (3 + decode + (s.bm * s.bk + s.wg - 1) / s.wg + (s.bn * s.bk + s.wg - 1) / s.wg +
                               s.bk * (1 + s.tm + s.tn * (1 + s.tm))),
@@ -142,12 +190,12 @@ Tensor block_counts(Device& d, const Tensor& expert, int64_t E) {
   return bcount;
 }
 
-Packed pack(Device& d, const Tensor& expert, int64_t E) {
+Packed pack(Device& d, const Tensor& expert, int64_t E, uint32_t tile_rows) {
   const Bins s = bins_shape(d, expert, E);
   const Tensor bcount = block_counts(d, expert, E);
   Tensor boff = Tensor::device(d, s.blocks, E, Tensor::Type::I32);
   Packed p{Tensor::device(d, 1, E + 1, Tensor::Type::I32), Tensor::device(d, 1, E + 1, Tensor::Type::I32),
-           Tensor::device(d, 1, s.N, Tensor::Type::I32), E, expert.cols(), tune(d, "rows")};
+           Tensor::device(d, 1, s.N, Tensor::Type::I32), E, expert.cols(), tile_rows ? tile_rows : tune(d, "rows")};
   if (p.tile_rows == 0) fail("moe_experts: route_pack.rows = 0");
   struct {
     uint32_t E, blocks, tile_rows;
@@ -160,7 +208,7 @@ Packed pack(Device& d, const Tensor& expert, int64_t E) {
 }
 
 Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const WeightRef& gate, const WeightRef& up,
-                      const WeightRef& down) {
+                      const WeightRef& down, bool coopmat) {
   Device& d = c.device();
   const int64_t T = x.rows(), H = x.cols(), E = p.E, N = p.rows.cols();
   if (gate.rows % E) fail("moe_experts: gate has {} rows, not a multiple of {} experts", gate.rows, E);
@@ -172,9 +220,9 @@ Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const Wei
   const auto raw = [](const WeightRef& w) { return w.quantized() && vk_quant_decodes(w); };
   const bool raw_gu = (raw(gate) || raw(up)) && vk_quant_decodes(gate) && vk_quant_decodes(up);
   Tensor hmid = Tensor::device(d, N, F), ye = Tensor::device(d, N, H);
-  gemm(d, p, true, x, operand(c, gate, raw_gu), operand(c, up, raw_gu), hmid, H, F);
+  gemm(d, p, true, x, operand(c, gate, raw_gu), operand(c, up, raw_gu), hmid, H, F, coopmat);
   const Operand dn = operand(c, down, raw(down));
-  gemm(d, p, false, hmid, dn, dn, ye, F, H);
+  gemm(d, p, false, hmid, dn, dn, ye, F, H, coopmat);
   return ye;
 }
 
@@ -192,13 +240,26 @@ Tensor scatter(Device& d, const Tensor& ye, const Tensor& weight) {
   return y;
 }
 
+uint32_t cm_tile_rows(const Device& d) { return cm_rows(d); }
+
+std::string coopmat_unavailable(const Device& d) {
+  const auto& i = d.info();
+  if (!i.cooperative_matrix) return "no VK_KHR_cooperative_matrix (or not enabled: validation layers older than it)";
+  if (!i.has_cooperative_matrix(16, 16, 16, 0, 1))
+    return "no 16x16x16 f16*f16+f32->f32 subgroup cooperative matrix among the device's shapes";
+  if (!i.shader_float16) return "no shaderFloat16";
+  if (!i.vulkan_memory_model) return "no vulkanMemoryModel";
+  if (!i.subgroup_size_control || !i.compute_full_subgroups) return "no full-subgroup control (computeFullSubgroups)";
+  return "";
+}
+
 }  // namespace hl::gpu::route_pack
 
 namespace hl::gpu {
 
 namespace {
 
-void route_pack_experts(VariantCtx& c, OpArgs& a) {
+void run_route_pack(VariantCtx& c, OpArgs& a, bool coopmat) {
   Device& d = c.device();
   const Tensor &x = a.in("x"), &expert = a.in("expert"), &weight = a.in("weight");
   if (x.rows() < int64_t(d.tune("moe_experts.route_pack.min_tokens")))
@@ -206,9 +267,16 @@ void route_pack_experts(VariantCtx& c, OpArgs& a) {
   if (expert.rows() != x.rows() || weight.rows() != x.rows() || weight.cols() != expert.cols() || expert.cols() < 1)
     fail("moe_experts: routes expert [{}, {}], weight [{}, {}] do not fit {} tokens", expert.rows(), expert.cols(),
          weight.rows(), weight.cols(), x.rows());
-  const route_pack::Packed p = route_pack::pack(d, expert, a.iparam("n_experts"));
-  const Tensor ye = route_pack::grouped_swiglu(c, p, x, a.weight("gate"), a.weight("up"), a.weight("down"));
+  const route_pack::Packed p = route_pack::pack(d, expert, a.iparam("n_experts"), coopmat ? route_pack::cm_tile_rows(d) : 0);
+  const Tensor ye = route_pack::grouped_swiglu(c, p, x, a.weight("gate"), a.weight("up"), a.weight("down"), coopmat);
   a.set("y", route_pack::scatter(d, ye, weight));
+}
+
+void route_pack_coopmat_experts(VariantCtx& c, OpArgs& a) {
+  // The registry's availability check is not on every path that can run a variant (tests, plans): say why here.
+  if (auto why = route_pack::coopmat_unavailable(c.device()); !why.empty())
+    fail("moe_experts vulkan:route_pack_coopmat cannot run on {}: {}", c.device().info().name, why);
+  run_route_pack(c, a, true);
 }
 
 }  // namespace
@@ -217,7 +285,14 @@ void register_vk_route_pack(Registry& r) {
   r.add_variant(vulkan_variant("moe_experts", "vulkan:route_pack",
                                "routes packed by expert (counts, prefix sums, row list), grouped tiled GEMM over each "
                                "expert's rows, deterministic slot-order scatter; decode: the per-token kernels",
-                               route_pack_experts, true, false));
+                               [](VariantCtx& c, OpArgs& a) { run_route_pack(c, a, false); }, true, false));
+  Variant cm = vulkan_variant("moe_experts", "vulkan:route_pack_coopmat",
+                              "vulkan:route_pack with the grouped GEMM on cooperative matrices (16x16x16 f16 x f16 + "
+                              "f32 per subgroup; activations and weights rounded to f16, f32 accumulation)",
+                              route_pack_coopmat_experts, false, false, route_pack::coopmat_unavailable);
+  // f16 inputs: ~5e-4 relative L2 expected (derivation in tests/gpu/test_vk_ops_route_pack.cpp).
+  cm.precision_tolerance = route_pack::kCoopmatTolerance;
+  r.add_variant(std::move(cm));
 }
 
 }  // namespace hl::gpu

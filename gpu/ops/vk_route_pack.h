@@ -16,13 +16,25 @@ struct Packed {
   Tensor rows;     // [1, T * k] i32: entry ids by expert, in (token, slot) order within an expert
   int64_t E = 0, k = 0, tile_rows = 0;
 };
-Packed pack(Device& d, const Tensor& expert, int64_t E);
+// tile_rows: rows per tile of the tile list (0: moe_experts.route_pack.rows, the scalar GEMM's; the
+// cooperative-matrix GEMM takes cm_tile_rows).
+Packed pack(Device& d, const Tensor& expert, int64_t E, uint32_t tile_rows = 0);
 
 // Stage 4: each entry's expert output down_e(silu(gate_e x_t) * up_e x_t), unweighted, [T * k, H] by entry
 // id; experts stacked in gate, up [E*F, H] and down [E*H, F]: f32, or quantized (GGUF blocks decoded in the
 // kernel) where the quantized kernels read the type (gpu/ops/vk_quant.cpp), else dequantized to f32.
+// coopmat: on cooperative matrices (route_gemm_cm.comp; needs coopmat_unavailable(d) == "" and p packed in
+// tiles of cm_tile_rows(d)), with A and the weights rounded to f16 and f32 accumulation.
 Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const WeightRef& gate, const WeightRef& up,
-                      const WeightRef& down);
+                      const WeightRef& down, bool coopmat = false);
+
+// Why the cooperative-matrix GEMM cannot run on d ("" = it can): VK_KHR_cooperative_matrix with a 16x16x16
+// f16 x f16 + f32 subgroup shape, shaderFloat16, the Vulkan memory model, full subgroups.
+std::string coopmat_unavailable(const Device& d);
+uint32_t cm_tile_rows(const Device& d);  // moe_experts.route_pack.cm_rows
+// Its relative-L2 bound against the f32 reference (Variant::precision_tolerance): f16 rounding of the GEMM
+// inputs, ~5e-4 expected (tests/gpu/test_vk_ops_route_pack.cpp derives it), with margin.
+inline constexpr double kCoopmatTolerance = 3e-3;
 
 // Stage 5: y [T, H] = sum over slots j, in slot order, of weight[t, j] * ye[t * k + j].
 Tensor scatter(Device& d, const Tensor& ye, const Tensor& weight);

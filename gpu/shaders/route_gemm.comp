@@ -1,8 +1,6 @@
 // moe_experts (vulkan:route_pack), stage 4: the grouped expert GEMM over packed rows (f32).
-// Workgroup g takes row tile ti = g / ncol of the compact tile list (route_offsets.comp) and output columns
-// [n0, n0 + BN), n0 = (g % ncol) * BN; workgroups past the last tile exit at once. Its expert e is the one
-// whose tile range holds ti (binary search over tiles[]), its rows the packed positions
-// [offsets[e] + (ti - tiles[e]) * BM, ...) of that expert. Then a classic shared-memory SGEMM: BK-deep slices
+// Workgroup g takes row tile ti = g / ncol of the compact tile list and output columns [n0, n0 + BN), the
+// packed rows [p0, p1) of one expert (route_tile in route_gemm.glsl). Then a classic shared-memory SGEMM: BK-deep slices
 // of the gathered A rows and of BN weight rows (both read along K, coalesced) are staged in shared memory,
 // and each invocation accumulates TM x TN outputs (rows ty + i * BM/TM, columns tx + j * BN/TN: strided,
 // so shared reads are conflict-free).
@@ -46,47 +44,21 @@ layout(push_constant) uniform Push {
 #include "quant_blocks.glsl"
 
 const uint CT = BN / TN, RT = BM / TM;  // invocations along columns, rows
-const uint NONE = 0xffffffffu;
 
 shared float as[BK][BM];
 shared float ws0[BK][BN];
 shared float ws1[BK][BN];
-shared uint arow[BM];  // offset of each tile row in a (NONE past the expert's rows)
+shared uint arow[BM];  // offset of each tile row in a (ROUTE_NONE past the expert's rows)
 
-// Decodes unit u of the weight row at byte `row` of buffer buf (zeros if !ok) into column c of its tile;
-// the slice starts at value k0.
-void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint k0, uint c) {
-  vec4 v[8];
-  if (ok) {
-    vec4 q[8], ms;
-    hlq_unit(type, buf, row, u, q, ms);
-    hlq_dequant(q, ms, v);
-  } else {
-    for (uint i = 0u; i < 8u; ++i) v[i] = vec4(0.0);
-  }
-  const uvec2 runs = hlq_unit_runs(type, u) - k0;
-  for (uint i = 0u; i < 8u; ++i)
-    for (uint j = 0u; j < 4u; ++j) {
-      const uint kk = (i < 4u ? runs.x : runs.y) + 4u * (i % 4u) + j;
-      if (buf == 0u) ws0[kk][c] = v[i][j];
-      else ws1[kk][c] = v[i][j];
-    }
-}
+#define ROUTE_STAGE(buf, c, kk, v) \
+  if ((buf) == 0u) ws0[kk][c] = (v); \
+  else ws1[kk][c] = (v)
+#include "route_gemm.glsl"
 
 void main() {
-  const uint g = hl_group_index(), ti = g / pc.ncol, n0 = (g % pc.ncol) * BN;
-  if (ti >= uint(tiles[pc.E])) return;  // uniform per workgroup: past the packed tiles
-  uint lo = 0u, hi = pc.E;              // tiles[lo] <= ti < tiles[hi]
-  while (hi - lo > 1u) {
-    const uint mid = (lo + hi) / 2u;
-    if (uint(tiles[mid]) <= ti) lo = mid; else hi = mid;
-  }
-  const uint e = lo, p0 = uint(offsets[e]) + (ti - uint(tiles[e])) * BM, p1 = min(p0 + BM, uint(offsets[e + 1u]));
+  uint e, p0, p1, n0;
+  if (!route_tile(e, p0, p1, n0)) return;  // uniform per workgroup: past the packed tiles
   const uint lid = gl_LocalInvocationID.x, tx = lid % CT, ty = lid / CT;
-  for (uint r = lid; r < BM; r += WG) {
-    const uint pos = p0 + r;
-    arow[r] = pos >= p1 ? NONE : (GATED == 1u ? uint(rows[pos]) / pc.k : pos) * pc.K;
-  }
   const uint wbase = e * pc.N;  // this expert's first weight row
 
   float acc0[TM * TN], acc1[TM * TN];
@@ -95,7 +67,7 @@ void main() {
     barrier();  // arow written / the previous slice consumed
     for (uint i = lid; i < BM * BK; i += WG) {
       const uint r = i / BK, kk = i % BK, kg = k0 + kk;
-      as[kk][r] = arow[r] != NONE && kg < pc.K ? a[arow[r] + kg] : 0.0;
+      as[kk][r] = arow[r] != ROUTE_NONE && kg < pc.K ? a[arow[r] + kg] : 0.0;
     }
     if (QUANT == 0u) {
       for (uint i = lid; i < BN * BK; i += WG) {
@@ -109,8 +81,8 @@ void main() {
       for (uint i = lid; i < BN * 4u; i += WG) {
         const uint c = i / 4u, u = k0 / 32u + i % 4u, n = n0 + c;
         const bool ok = n < pc.N && u < pc.K / 32u;
-        stage_unit(TYPE0, 0u, ok, (wbase + n) * pc.rb0, u, k0, c);
-        if (GATED == 1u) stage_unit(TYPE1, 1u, ok, (wbase + n) * pc.rb1, u, k0, c);
+        route_stage_unit(TYPE0, 0u, ok, (wbase + n) * pc.rb0, u, k0, c);
+        if (GATED == 1u) route_stage_unit(TYPE1, 1u, ok, (wbase + n) * pc.rb1, u, k0, c);
       }
     }
     barrier();

@@ -21,6 +21,13 @@ bool DeviceInfo::has_extension(std::string_view ext) const {
   return std::find(extensions.begin(), extensions.end(), ext) != extensions.end();
 }
 
+bool DeviceInfo::has_cooperative_matrix(uint32_t m, uint32_t n, uint32_t k, uint32_t ab, uint32_t acc) const {
+  return cooperative_matrix && std::any_of(cooperative_matrix_configs.begin(), cooperative_matrix_configs.end(), [&](const auto& c) {
+           return c.m == m && c.n == n && c.k == k && c.a_type == ab && c.b_type == ab && c.c_type == acc &&
+                  c.result_type == acc && !c.saturating && c.scope == 3;
+         });
+}
+
 std::string DeviceInfo::type_name() const {
   switch (type) {
     case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";

@@ -59,6 +59,9 @@ struct DeviceInfo {
   std::vector<std::string> extensions;
 
   bool has_extension(std::string_view name) const;
+  // A subgroup-scope cooperative-matrix shape m x n x k, A and B of component type `ab`, C and the result of
+  // `acc` (VkComponentTypeKHR: 0 f16, 1 f32), not saturating; false where the extension is not enabled.
+  bool has_cooperative_matrix(uint32_t m, uint32_t n, uint32_t k, uint32_t ab, uint32_t acc) const;
   bool has_subgroup_operation(VkSubgroupFeatureFlagBits op) const { return (subgroup_operations & op) != 0; }
   std::string type_name() const;           // "discrete", "integrated", "cpu", ...
   std::string api_version_string() const;  // "1.3.230"

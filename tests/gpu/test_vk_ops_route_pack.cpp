@@ -10,7 +10,16 @@
 // - the scatter alone: k products summed in the same order as the host, perhaps fused (fma): 1e-6.
 // - quantized experts: blocks decoded bit-exactly (quant_blocks.glsl) into the same f32 GEMM, against the
 //   host's dequantized weights: the f32 bound, 2e-6.
+// - vulkan:route_pack_coopmat (cooperative matrices): x, hmid and the weights (f32, or decoded blocks) are rounded
+//   to f16 (unit roundoff u = 2^-11) and the products accumulated in f32. Each rounding is a relative error of
+//   RMS ~u/sqrt(3) = 2.8e-4; a product carries two (4e-4), independent over the K terms, so a dot of random
+//   terms is off by ~4e-4 of its own size (whatever K); SwiGLU combines two such dots (~6e-4), the down
+//   GEMM adds its own roundings of hmid and weights: ~7e-4 relative L2 by this estimate; a numpy model of
+//   exactly these roundings (f64 oracle) gives 4.9e-4 to 5.3e-4 for H x F from 37 x 19 to 2048 x 512.
+//   Tolerance 3e-3: ~6x margin, while a wrong layout, stride or a missed barrier gives errors of order 1.
 #include "gpu/ops/vk_route_pack.h"
+
+#include <memory>
 #include "model/quant_source.h"
 #include "ops/expert_mlp.h"
 #include "variant_check.h"
@@ -81,6 +90,79 @@ const QuantCase kQuantCases[] = {{{Type::Q4_K, Type::Q4_K, Type::Q6_K}, {8, 2, 2
                                  {{Type::Q4_K, Type::Q6_K, Type::F32}, {6, 3, 256, 40}},
                                  {{Type::Q8_0, Type::Q8_0, Type::Q8_0}, {5, 2, 160, 96}}};
 
+constexpr double kCoopmatTol = gpu::route_pack::kCoopmatTolerance;  // f16 inputs, f32 accumulation (derivation above)
+
+// The device vulkan:route_pack_coopmat runs on: the tests' device where it can; else, where validation layers
+// older than VK_KHR_cooperative_matrix kept the extension off (gpu/vulkan/context.cpp), the same device opened
+// without validation; else none (lavapipe). `why` says why not.
+gpu::Device* coopmat_device(std::string* why) {
+  static std::unique_ptr<gpu::Device> own;
+  static std::string reason;
+  static gpu::Device* d = []() -> gpu::Device* {
+    reason = gpu::route_pack::coopmat_unavailable(device());
+    if (reason.empty()) return &device();
+    if (!device().ctx().validation_enabled()) return nullptr;
+    own = std::make_unique<gpu::Device>(
+        vk::ContextOptions{.device = std::to_string(device().info().index), .validation = false});
+    reason = gpu::route_pack::coopmat_unavailable(*own);
+    if (!reason.empty()) return nullptr;
+    WARN("cooperative matrices only without the validation layers: the coopmat tests run unvalidated");
+    return own.get();
+  }();
+  if (why) *why = reason;
+  return d;
+}
+
+// Returns the device, or null after a WARN naming why the coopmat test is skipped.
+gpu::Device* coopmat_or_skip() {
+  std::string why;
+  gpu::Device* d = coopmat_device(&why);
+  if (!d) WARN("SKIPPED: vulkan:route_pack_coopmat needs cooperative matrices: " << device().info().name << ": " << why);
+  return d;
+}
+
+// Relative L2 of vulkan:route_pack_coopmat's y against the reference on d (REQUIREs a finite, non-zero output).
+double coopmat_vs_reference(gpu::Device& d, const gpu::OpArgs& args) {
+  const auto& reg = gpu::Registry::get();
+  gpu::WeightStore ws(&d);
+  gpu::VariantCtx ctx{&d, &ws};
+  gpu::OpArgs got = args, want = args;
+  for (auto& [n, t] : got.t) t = t.clone();
+  for (auto& [n, t] : want.t) t = t.clone();
+  reg.variant("moe_experts", "vulkan:route_pack_coopmat").run(ctx, got);
+  reg.variant("moe_experts", "reference").run(ctx, want);
+  const Mat<float> g = got.t.at("y").f32(), w = want.t.at("y").f32();
+  REQUIRE(w.cwiseAbs().maxCoeff() > 0);
+  REQUIRE(g.allFinite());
+  if (&d == &device()) require_no_validation_messages();
+  return rel_l2(g, w);
+}
+
+// Stage 4's cases: f32 experts (the shapes above and an odd one), then the quantized ones.
+std::vector<QuantCase> gemm_cases() {
+  std::vector<QuantCase> cases;
+  for (Shape s : {kShapes[0], kShapes[1], Shape{5, 3, 37, 19}}) cases.push_back({{Type::F32, Type::F32, Type::F32}, s});
+  cases.insert(cases.end(), std::begin(kQuantCases), std::end(kQuantCases));
+  return cases;
+}
+
+// Each entry's expert output on the host [T * k, H], from the host's values of the weights (dequantized where
+// quantized), entries i = t * k + j.
+Mat<float> entry_outputs(gpu::WeightStore& ws, const std::map<std::string, WeightRef>& weights, const Mat<float>& x,
+                         const IMat& r, const Shape& s) {
+  const Mat<float> gate = ws.host(weights.at("gate")).f32(), up = ws.host(weights.at("up")).f32(),
+                   down = ws.host(weights.at("down")).f32();
+  Mat<float> want(r.size(), s.H);
+  for (int64_t t = 0; t < r.rows(); ++t)
+    for (int j = 0; j < s.k; ++j) {
+      const int e = r(t, j);
+      const ref::ExpertMats<float> m{gate.middleRows(e * s.F, s.F), up.middleRows(e * s.F, s.F),
+                                     down.middleRows(e * s.H, s.H)};
+      want.row(t * s.k + j) = ref::expert_mlp<float>(x.row(t), m);
+    }
+  return want;
+}
+
 }  // namespace
 
 TEST_CASE("vk route_pack: stages 2-3, block counts, offsets, tile list, packed rows", "[vk][ops]") {
@@ -129,9 +211,7 @@ TEST_CASE("vk route_pack: stages 4-5, grouped GEMM per entry and the weighted sc
                                                {"moe_experts.route_pack.thread_cols", 1},
                                                {"moe_experts.route_pack.q_cols", 8},
                                                {"moe_experts.route_pack.q_thread_cols", 2}};
-  std::vector<QuantCase> cases;
-  for (Shape s : {kShapes[0], kShapes[1], Shape{5, 3, 37, 19}}) cases.push_back({{Type::F32, Type::F32, Type::F32}, s});
-  cases.insert(cases.end(), std::begin(kQuantCases), std::end(kQuantCases));
+  const std::vector<QuantCase> cases = gemm_cases();
   for (const auto* tiles : {static_cast<const std::map<std::string, uint32_t>*>(nullptr), &odd})
     for (const auto& [types, s] : cases)
       for (int T : {1, 5, 64}) {
@@ -146,17 +226,7 @@ TEST_CASE("vk route_pack: stages 4-5, grouped GEMM per entry and the weighted sc
         const auto weights = expert_weights(g, s, types);
         gpu::WeightStore ws(&device());
         gpu::VariantCtx ctx{&device(), &ws};
-        // The host's values of the weights (dequantized where quantized).
-        const Mat<float> gate = ws.host(weights.at("gate")).f32(), up = ws.host(weights.at("up")).f32(),
-                         down = ws.host(weights.at("down")).f32();
-        Mat<float> want(int64_t(T) * s.k, s.H);
-        for (int t = 0; t < T; ++t)
-          for (int j = 0; j < s.k; ++j) {
-            const int e = r(t, j);
-            const ref::ExpertMats<float> m{gate.middleRows(e * s.F, s.F), up.middleRows(e * s.F, s.F),
-                                           down.middleRows(e * s.H, s.H)};
-            want.row(t * s.k + j) = ref::expert_mlp<float>(x.row(t), m);
-          }
+        const Mat<float> want = entry_outputs(ws, weights, x, r, s);
         const auto p = gpu::route_pack::pack(device(), Tensor::from_i32(r), s.E);
         const Tensor ye = gpu::route_pack::grouped_swiglu(ctx, p, Tensor::from(x), weights.at("gate"), weights.at("up"),
                                                           weights.at("down"));
@@ -203,5 +273,94 @@ TEST_CASE("vk route_pack: quantized experts, the whole variant against the refer
       INFO(quant::type_name(types[0]) << "/" << quant::type_name(types[1]) << "/" << quant::type_name(types[2]) << ", E "
                                       << s.E << ", k " << s.k << ", H " << s.H << ", F " << s.F << ", T " << T);
       require_close("moe_experts", "vulkan:route_pack", experts_args(g, s, T, types), 2e-6);
+    }
+}
+
+// The cooperative-matrix build: the same cases where the device has cooperative matrices (else a WARN, and
+// only the refusal below runs).
+TEST_CASE("vk route_pack_coopmat: refused with a clear error where the device has no cooperative matrices", "[vk][ops]") {
+  const std::string why = gpu::route_pack::coopmat_unavailable(device());
+  if (why.empty()) return;  // nothing to refuse here
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  std::mt19937_64 g(25);
+  gpu::OpArgs a = experts_args(g, kShapes[0], 5);
+  std::string msg;
+  try {
+    gpu::Registry::get().variant("moe_experts", "vulkan:route_pack_coopmat").run(ctx, a);
+  } catch (const std::exception& e) {
+    msg = e.what();
+  }
+  CHECK_THAT(msg, Catch::Contains("route_pack_coopmat cannot run") && Catch::Contains(why));
+  CHECK(gpu::Registry::get().availability(gpu::Registry::get().variant("moe_experts", "vulkan:route_pack_coopmat"),
+                                          &device()) == why);
+}
+
+TEST_CASE("vk route_pack_coopmat: stage 4, grouped GEMM per entry on cooperative matrices", "[vk][ops][coopmat]") {
+  gpu::Device* d = coopmat_or_skip();
+  if (!d) return;
+  std::mt19937_64 g(26);
+  // The default tiles, and the smallest legal ones (16 rows, 32 columns, 16 deep: partial tiles everywhere, K
+  // not a multiple of the depth) for T = 5.
+  const std::map<std::string, uint32_t> small = {{"moe_experts.route_pack.cm_rows", 16},
+                                                 {"moe_experts.route_pack.cm_cols", 32},
+                                                 {"moe_experts.route_pack.cm_depth", 16},
+                                                 {"moe_experts.route_pack.cm_q_cols", 32}};
+  const std::vector<QuantCase> cases = gemm_cases();
+  for (const auto* tiles : {static_cast<const std::map<std::string, uint32_t>*>(nullptr), &small})
+    for (const auto& [types, s] : cases)
+      for (int T : {1, 5, 64}) {
+        if (tiles && T != 5) continue;
+        const vk::ScopedTuning tune(d->ctx().profile(), tiles ? *tiles : std::map<std::string, uint32_t>{});
+        INFO("E " << s.E << ", k " << s.k << ", H " << s.H << ", F " << s.F << ", T " << T << ", types "
+                  << quant::type_name(types[0]) << "/" << quant::type_name(types[1]) << "/" << quant::type_name(types[2])
+                  << (tiles ? ", small tiles" : ""));
+        const IMat r = make_routes(g, T, s.E, s.k);
+        const Mat<float> x = randn(g, T, s.H);
+        const auto weights = expert_weights(g, s, types);
+        gpu::WeightStore ws(d);
+        gpu::VariantCtx ctx{d, &ws};
+        const Mat<float> want = entry_outputs(ws, weights, x, r, s);
+        const auto p = gpu::route_pack::pack(*d, Tensor::from_i32(r), s.E, gpu::route_pack::cm_tile_rows(*d));
+        const Tensor ye = gpu::route_pack::grouped_swiglu(ctx, p, Tensor::from(x), weights.at("gate"), weights.at("up"),
+                                                          weights.at("down"), true);
+        const Mat<float> got = ye.f32();
+        REQUIRE(got.allFinite());
+        INFO("grouped GEMM (coopmat) rel L2 " << rel_l2(got, want));
+        CHECK(rel_l2(got, want) <= kCoopmatTol);
+        if (d == &device()) require_no_validation_messages();
+      }
+}
+
+TEST_CASE("vk route_pack_coopmat: the whole variant against the reference, and deterministic", "[vk][ops][coopmat]") {
+  gpu::Device* d = coopmat_or_skip();
+  if (!d) return;
+  std::mt19937_64 g(27);
+  const vk::ScopedTuning tune(d->ctx().profile(), {{"moe_experts.route_pack.min_tokens", 1}});
+  for (const Shape& s : kShapes)
+    for (int T : kTokens) {
+      INFO("E " << s.E << ", k " << s.k << ", H " << s.H << ", F " << s.F << ", T " << T);
+      const gpu::OpArgs a = experts_args(g, s, T);
+      const double e = coopmat_vs_reference(*d, a);
+      INFO("rel L2 " << e);
+      CHECK(e <= kCoopmatTol);
+      gpu::WeightStore ws(d);
+      gpu::VariantCtx ctx{d, &ws};
+      Mat<float> first;
+      for (int run = 0; run < 2; ++run) {
+        gpu::OpArgs b = a;
+        for (auto& [n, t] : b.t) t = t.clone();
+        gpu::Registry::get().variant("moe_experts", "vulkan:route_pack_coopmat").run(ctx, b);
+        if (run == 0) first = b.t.at("y").f32();
+        else CHECK(std::memcmp(first.data(), b.t.at("y").f32().data(), size_t(first.size()) * 4) == 0);
+      }
+    }
+  for (const auto& [types, s] : kQuantCases)
+    for (int T : {5, 64}) {
+      INFO(quant::type_name(types[0]) << "/" << quant::type_name(types[1]) << "/" << quant::type_name(types[2]) << ", E "
+                                      << s.E << ", k " << s.k << ", H " << s.H << ", F " << s.F << ", T " << T);
+      const double e = coopmat_vs_reference(*d, experts_args(g, s, T, types));
+      INFO("rel L2 " << e);
+      CHECK(e <= kCoopmatTol);
     }
 }
