@@ -111,6 +111,10 @@ ok run-gguf-q4km "$bin" run --model "$t/tiny-q4km.gguf" --tokens "$t/tok.txt" --
 ok synth "$bin" synth --preset tiny --seed 3 --quant q4_k_m --out "$t/synth.gguf" --layers 2 --check 2
 grep -q "hidden RMS after layer 1" "$t/out" || { echo "FAIL synth --check printed no hidden-state RMS"; fails=$((fails + 1)); }
 ok run-synth-gguf "$bin" run --model "$t/synth.gguf" --layers 2 --tokens "$t/tok.txt" --out "$t/s.safetensors"
+ok info-gguf "$bin" info --model "$t/tiny-q4km.gguf"
+if ! grep -q "4 layers" "$t/out" || ! grep -q "76 tensors" "$t/out"; then
+  echo "FAIL info-gguf: want the config and 76 tensors, got: $(cat "$t/out")"; fails=$((fails + 1))
+fi
 head -c 100000 "$t/tiny.gguf" >"$t/truncated.gguf"
 echo "not a gguf" >"$t/junk.gguf"
 bad convert-quant "unknown quantization 'q3_k'" "$bin" convert --model "$tiny" --out "$t/x.gguf" --quant q3_k
@@ -121,6 +125,7 @@ bad synth-layers "the preset has 4 layers" "$bin" synth --preset tiny --out "$t/
 bad run-gguf-missing "cannot open" "$bin" run --model "$t/nope.gguf" --tokens "$t/tok.txt" --out "$t/x.safetensors"
 bad run-gguf-truncated "beyond the end of the file" "$bin" run --model "$t/truncated.gguf" --tokens "$t/tok.txt" --out "$t/x.safetensors"
 bad run-gguf-junk "not a GGUF file" "$bin" run --model "$t/junk.gguf" --tokens "$t/tok.txt" --out "$t/x.safetensors"
+bad info-gguf-truncated "beyond the end of the file" "$bin" info --model "$t/truncated.gguf"
 bad run-gguf-layers "the model has 2 layers" "$bin" run --model "$t/synth.gguf" --layers 3 --tokens "$t/tok.txt" --out "$t/x.safetensors"
 
 # ---- hardening, GGUF: the bad inputs of the safetensors block above, in a GGUF file (one field of tiny.gguf patched).
