@@ -7,6 +7,10 @@
 // CPU schedules: plain computes every stage whole, scalar. tuned: row tiles of one expert group in
 // parallel tasks, both products vectorised along their reduction (rfactor into `vec` lanes, the weights
 // and activations keep the reduction index innermost), the activation tile kept at the task.
+// GPU schedules (weights read in place, Halide's Vulkan runtime): gpu_plain computes the activations, the
+// expert outputs and the slot sum each as its own kernel, one thread per value (its reduction serial in the
+// thread). gpu_tuned: blocks of gpu_rows outputs x gpu_tile_p packed rows, each reduction split over the
+// block's gpu_threads threads (consecutive threads read consecutive weights), partials in shared memory.
 #include "gpu/halide/generator_common.h"
 
 namespace hl::halide_gen {
@@ -15,6 +19,11 @@ class MoeExperts : public Generator<MoeExperts> {
  public:
   GeneratorParam<int> vec{"vec", 8};            // lanes of both reductions (1: scalar)
   GeneratorParam<int> rows_per_task{"rows_per_task", 4};  // packed rows per parallel task (0: plain, serial)
+  GeneratorParam<bool> gpu{"gpu", false};
+  GeneratorParam<int> gpu_threads{"gpu_threads", 64};  // GPU: threads per block
+  GeneratorParam<bool> gpu_split{"gpu_split", true};   // GPU: reductions split over a block's threads
+  GeneratorParam<int> gpu_rows{"gpu_rows", 4};         // GPU (split): outputs per block ...
+  GeneratorParam<int> gpu_tile_p{"gpu_tile_p", 4};     // GPU (split): ... times packed rows per block
 
   Input<Buffer<float, 2>> xp{"xp"};         // (H, R) packed rows
   Input<Buffer<int32_t, 1>> eid{"eid"};     // (R) expert of each packed row
@@ -44,6 +53,10 @@ class MoeExperts : public Generator<MoeExperts> {
     y(h, t) = 0.0f;
     y(h, t) += weight(rk, t) * yp(h, clamp(pos(rk, t), 0, R - 1));
 
+    if (gpu) {
+      schedule_gpu(g, v, act, yp, f, h, p, t, rh.x, rf.x);
+      return;
+    }
     if (rows_per_task <= 0) {
       for (Func s : {g, v, act, yp}) s.compute_root();
       return;
@@ -68,6 +81,37 @@ class MoeExperts : public Generator<MoeExperts> {
       yp_part.compute_at(yp, po).reorder_storage(u, h, p).vectorize(u);
       yp_part.update().reorder(u, p, ro, h).vectorize(u);
     }
+  }
+
+  void schedule_gpu(Func g, Func v, Func act, Func yp, Var f, Var h, Var p, Var t, RVar rh, RVar rf) {
+    Var fo("fo"), fi("fi"), ho("ho"), hi("hi"), po("po"), pi("pi"), to("to"), ti("ti"), u("u");
+    RVar ro("ro"), ri("ri");
+    Func ypw = yp.in();  // the kernel that stores yp; yp itself accumulates
+    // The slot sum: one thread per output value, its k slots serial (both stages of the output).
+    y.gpu_tile(h, t, ho, to, hi, ti, gpu_threads, 1, kGuard);
+    y.update().gpu_tile(h, t, ho, to, hi, ti, gpu_threads, 1, kGuard);
+    if (!gpu_split) {
+      act.compute_root().gpu_tile(f, p, fo, po, fi, pi, gpu_threads, 1, kGuard);
+      g.compute_at(act, fi);
+      v.compute_at(act, fi);
+      ypw.compute_root().gpu_tile(h, p, ho, po, hi, pi, gpu_threads, 1, kGuard);
+      yp.compute_at(ypw, hi);
+      return;
+    }
+    // Block = gpu_rows outputs x gpu_tile_p rows; each reduction in gpu_threads partial sums (rfactor), which
+    // the outputs' threads then add up.
+    const auto split = [&](Func acc, Func w, Var x, Var xo, RVar r) {
+      acc.compute_at(w, xo).gpu_threads(x, p);
+      Func part = acc.update().split(r, ro, ri, gpu_threads, kGuard).rfactor(ri, u);
+      acc.update().gpu_threads(x, p);
+      part.compute_at(w, xo).gpu_threads(u);
+      part.update().reorder(x, p, ro, u).gpu_threads(u);
+    };
+    act.compute_root().gpu_tile(f, p, fo, po, fi, pi, gpu_rows, gpu_tile_p, kGuard);
+    split(g, act, f, fo, rh);
+    split(v, act, f, fo, rh);
+    ypw.compute_root().gpu_tile(h, p, ho, po, hi, pi, gpu_rows, gpu_tile_p, kGuard);
+    split(yp, ypw, h, ho, rf);
   }
 };
 

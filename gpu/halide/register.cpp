@@ -41,10 +41,14 @@
 #include "hl_gated_rmsnorm_gpu_tuned.h"
 #include "hl_matmul_gpu_plain.h"
 #include "hl_matmul_gpu_tuned.h"
+#include "hl_moe_experts_gpu_plain.h"
+#include "hl_moe_experts_gpu_tuned.h"
 #include "hl_rmsnorm_gpu_plain.h"
 #include "hl_rmsnorm_gpu_tuned.h"
 #include "hl_ssm_conv_gpu_plain.h"
 #include "hl_ssm_conv_gpu_tuned.h"
+#include "hl_ssm_scan_gpu_plain.h"
+#include "hl_ssm_scan_gpu_tuned.h"
 #endif
 
 namespace {
@@ -322,10 +326,14 @@ std::function<void(VariantCtx&, OpArgs&)> ssm_conv(ConvFn fn, On on, std::string
   };
 }
 
+// Chunk size of the Vulkan ssm_scan schedules (gpu/halide/CMakeLists.txt).
+constexpr int64_t kGpuScanChunk = 64;
+
 // `short_fn` (a build with shorter chunks), when given, serves calls of at most `short_t` tokens (decode,
 // short prompt chunks), where padding to a long chunk would waste most of the work.
-std::function<void(VariantCtx&, OpArgs&)> ssm_scan(ScanFn fn, std::string what, ScanFn short_fn = nullptr, int64_t short_t = 0) {
-  return [=](VariantCtx&, OpArgs& a) {
+std::function<void(VariantCtx&, OpArgs&)> ssm_scan(ScanFn fn, On on, std::string what, ScanFn short_fn = nullptr,
+                                                   int64_t short_t = 0) {
+  return [=](VariantCtx& c, OpArgs& a) {
     const Mat<float> &q = a.in("q").f32(), &k = a.in("k").f32(), &v = a.in("v").f32(), &b = a.in("beta").f32(),
                      &g = a.in("g").f32();
     Mat<float>& state = a.state("state").f32_mut();
@@ -338,6 +346,13 @@ std::function<void(VariantCtx&, OpArgs&)> ssm_scan(ScanFn fn, std::string what, 
       fail("ssm_scan: q [{}, {}], k [{}, {}], v [{}, {}], beta [{}, {}], g [{}, {}], state [{}, {}] do not fit {} key heads",
            q.rows(), q.cols(), k.rows(), k.cols(), v.rows(), v.cols(), b.rows(), b.cols(), g.rows(), g.cols(), state.rows(),
            state.cols(), nk);
+    // The Vulkan schedules' state pass runs all chunks in one thread per value column, about
+    // chunks x (2 C + 1) x d_k loop iterations; lavapipe (Mesa 22.3) silently ends an invocation's loops
+    // after 65535 in all, so refuse what would pass that there rather than return garbage.
+    const int64_t pass = (T + kGpuScanChunk - 1) / kGpuScanChunk * (2 * kGpuScanChunk + 1) * dk;
+    if (on == On::Vulkan && c.dev && c.dev->info().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE && pass > 60000)
+      fail("ssm_scan: {} tokens with d_k = {} would run ~{} loop iterations per invocation, past lavapipe's limit of 65535",
+           T, dk, pass);
     const int tiled = a.p.count("tiled") && a.param("tiled") != 0 ? 1 : 0;
     Mat<float> o(T, nv * dv), st(nv, dk * dv);
     const int iT = dim(T, "T");
@@ -345,7 +360,8 @@ std::function<void(VariantCtx&, OpArgs&)> ssm_scan(ScanFn fn, std::string what, 
     auto bb = view(b, {int(nv), iT}), gb = view(g, {int(nv), iT}), sb = view(state, {int(dv), int(dk), int(nv)});
     auto ob = view(o, {int(dv), int(nv), iT}), nb = view(st, {int(dv), int(dk), int(nv)});
     const ScanFn f = short_fn && T <= short_t ? short_fn : fn;
-    cpu_call(what, [&] { return f(qb, kb, vb, bb, gb, sb, tiled, ob, nb); });
+    call(on, what, {qb.raw_buffer(), kb.raw_buffer(), vb.raw_buffer(), bb.raw_buffer(), gb.raw_buffer(), sb.raw_buffer()},
+         {ob.raw_buffer(), nb.raw_buffer()}, [&] { return f(qb, kb, vb, bb, gb, sb, tiled, ob, nb); });
     state = st;
     a.set("o", Tensor::from(std::move(o)));
   };
@@ -380,7 +396,7 @@ std::function<void(VariantCtx&, OpArgs&)> attention(AttnFn fn, On on, std::strin
 
 // Packs the (token, slot) pairs by expert on the host; the pipeline computes the experts over the packed
 // rows and the weighted slot sum.
-std::function<void(VariantCtx&, OpArgs&)> moe_experts(MoeFn fn, std::string what) {
+std::function<void(VariantCtx&, OpArgs&)> moe_experts(MoeFn fn, On on, std::string what) {
   return [=](VariantCtx& c, OpArgs& a) {
     const Mat<float>& x = a.in("x").f32();
     const IMat& expert = a.in("expert").i32();
@@ -419,7 +435,8 @@ std::function<void(VariantCtx&, OpArgs&)> moe_experts(MoeFn fn, std::string what
     auto xb = view(xp, {iH, iR}), gb = view(g.f32(), {iH, dim(E * F, "E*F")}), ub = view(u.f32(), {iH, int(E * F)});
     auto db = view(d.f32(), {iF, dim(E * H, "E*H")}), wb = view(weight, {ik, iT}), yb = view(y, {iH, iT});
     auto pb = view(pos.data(), {ik, iT}), eb = view(eid.data(), {iR});
-    cpu_call(what, [&] { return fn(xb, eb, gb, ub, db, pb, wb, yb); });
+    call(on, what, {xb.raw_buffer(), eb.raw_buffer(), gb.raw_buffer(), ub.raw_buffer(), db.raw_buffer(), pb.raw_buffer(), wb.raw_buffer()},
+         {yb.raw_buffer()}, [&] { return fn(xb, eb, gb, ub, db, pb, wb, yb); });
     a.set("y", Tensor::from(std::move(y)));
   };
 }
@@ -463,21 +480,21 @@ void register_halide_variants(Registry& r) {
   add(r, On::Cpu, "ssm_conv", "tuned", "8 channels wide, 16 tokens per task, taps transposed once",
           ssm_conv(hl_ssm_conv_tuned, On::Cpu, "hl_ssm_conv_tuned"));
   add(r, On::Cpu, "ssm_scan", "plain", "chunked form (C = 64), every stage whole, breadth first, scalar, serial",
-          ssm_scan(hl_ssm_scan_plain, "hl_ssm_scan_plain"));
+          ssm_scan(hl_ssm_scan_plain, On::Cpu, "hl_ssm_scan_plain"));
   const std::string scan_tuned =
       "inputs repacked per (chunk, head), solve per (chunk, head) task, state pass parallel over heads, 8-wide along d_v";
-  add(r, On::Cpu, "ssm_scan", "c16", "chunked form (C = 16): " + scan_tuned, ssm_scan(hl_ssm_scan_tuned_c16, "hl_ssm_scan_tuned_c16"));
+  add(r, On::Cpu, "ssm_scan", "c16", "chunked form (C = 16): " + scan_tuned, ssm_scan(hl_ssm_scan_tuned_c16, On::Cpu, "hl_ssm_scan_tuned_c16"));
   add(r, On::Cpu, "ssm_scan", "tuned", "chunked form, C = 64 (C = 16 for T <= 32): " + scan_tuned,
-          ssm_scan(hl_ssm_scan_tuned, "hl_ssm_scan_tuned", hl_ssm_scan_tuned_c16, 32));
+          ssm_scan(hl_ssm_scan_tuned, On::Cpu, "hl_ssm_scan_tuned", hl_ssm_scan_tuned_c16, 32));
   add(r, On::Cpu, "attention", "plain", "one row of scores per (token, head), scalar, serial",
           attention(hl_attention_plain, On::Cpu, "hl_attention_plain"));
   add(r, On::Cpu, "attention", "tuned", "keys transposed once, tiles of 8 tokens of one head per task, 8-wide",
           attention(hl_attention_tuned, On::Cpu, "hl_attention_tuned"));
   add(r, On::Cpu, "moe_experts", "plain", "rows packed by expert on the host; every stage whole, scalar, serial",
-          moe_experts(hl_moe_experts_plain, "hl_moe_experts_plain"));
+          moe_experts(hl_moe_experts_plain, On::Cpu, "hl_moe_experts_plain"));
   add(r, On::Cpu, "moe_experts", "tuned",
           "rows packed by expert on the host; 4 packed rows per task, both products in 8 lanes (rfactor)",
-          moe_experts(hl_moe_experts_tuned, "hl_moe_experts_tuned"));
+          moe_experts(hl_moe_experts_tuned, On::Cpu, "hl_moe_experts_tuned"));
 #ifdef HYBRIDLAB_HALIDE_VULKAN
   add(r, On::Vulkan, "rmsnorm", "gpu_plain", "one thread per row", rmsnorm(hl_rmsnorm_gpu_plain, On::Vulkan, "hl_rmsnorm_gpu_plain"));
   add(r, On::Vulkan, "rmsnorm", "gpu_tuned", "one block of 128 threads per row, partial sums in shared memory",
@@ -501,6 +518,18 @@ void register_halide_variants(Registry& r) {
          "scores of 64 keys x 4 tokens per block (queries in shared memory), row max and sum over 64 threads "
          "(partials in shared memory), outputs of 64 d x 4 tokens per block",
          attention(hl_attention_gpu_tuned, On::Vulkan, "hl_attention_gpu_tuned"));
+  const std::string scan_gpu = "chunked form (C = 64), a kernel per stage; the solve one thread per column of [U | W], "
+                               "the state pass one thread per (value column, head) over all chunks";
+  add(r, On::Vulkan, "ssm_scan", "gpu_plain", scan_gpu + ", one thread per output value",
+         ssm_scan(hl_ssm_scan_gpu_plain, On::Vulkan, "hl_ssm_scan_gpu_plain"));
+  add(r, On::Vulkan, "ssm_scan", "gpu_tuned", scan_gpu + ", the solve's C x C matrix staged in shared memory per block, "
+         "4 output rows per thread (state and corrected values read once for them)",
+         ssm_scan(hl_ssm_scan_gpu_tuned, On::Vulkan, "hl_ssm_scan_gpu_tuned"));
+  const std::string moe_gpu = "rows packed by expert on the host; activations, expert outputs and slot sum a kernel each, ";
+  add(r, On::Vulkan, "moe_experts", "gpu_plain", moe_gpu + "one thread per value",
+         moe_experts(hl_moe_experts_gpu_plain, On::Vulkan, "hl_moe_experts_gpu_plain"));
+  add(r, On::Vulkan, "moe_experts", "gpu_tuned", moe_gpu + "4 values x 4 rows per block, reductions over 64 threads "
+         "(partials in shared memory)", moe_experts(hl_moe_experts_gpu_tuned, On::Vulkan, "hl_moe_experts_gpu_tuned"));
 #endif
 }
 

@@ -14,6 +14,7 @@
 // stage whole (breadth first), serial, scalar; tuned runs the chunk-parallel stages over (chunk, head)
 // tasks with their per-chunk intermediates kept at the task, vectorises along the value index, and runs
 // the state pass in parallel over heads. The wrapper may pick a shorter-chunk build for short T.
+// GPU schedules (gpu_plain, gpu_tuned): see schedule_gpu.
 #include "gpu/halide/generator_common.h"
 
 namespace hl::halide_gen {
@@ -24,6 +25,10 @@ class SsmScan : public Generator<SsmScan> {
   GeneratorParam<int> vec{"vec", 8};          // vector width along d_v (1: scalar)
   GeneratorParam<bool> parallel{"parallel", true};  // (chunk, head) tasks; the state pass over heads
   GeneratorParam<bool> locality{"locality", true};  // per-chunk intermediates computed at their task
+  GeneratorParam<bool> gpu{"gpu", false};
+  GeneratorParam<int> gpu_threads{"gpu_threads", 64};     // GPU: threads per block
+  GeneratorParam<bool> gpu_shared{"gpu_shared", false};   // GPU: the solve's matrix of a block in shared memory
+  GeneratorParam<int> gpu_tile_r{"gpu_tile_r", 1};        // GPU: output rows per thread (state read once for them)
 
   Input<Buffer<float, 3>> q{"q"};          // (d_k, n_k, T), L2-normalised, scaled by 1/sqrt(d_k)
   Input<Buffer<float, 3>> k{"k"};          // (d_k, n_k, T)
@@ -47,7 +52,13 @@ class SsmScan : public Generator<SsmScan> {
     Func vb = BoundaryConditions::constant_exterior(v, 0.0f, {{Expr(), Expr()}, {Expr(), Expr()}, {0, T}});
     Func bb = BoundaryConditions::constant_exterior(beta, 0.0f, {{Expr(), Expr()}, {0, T}});
     Func gb = BoundaryConditions::constant_exterior(g, 0.0f, {{Expr(), Expr()}, {0, T}});
-    const Expr kh = select(tiled != 0, h % nk, h / (nv / nk));
+    // GPU: the choice as integer arithmetic, not a select on `tiled != 0`: Halide 21 hoists such a condition
+    // into a bool kernel argument, which its SPIR-V declares as an OpTypeBool member of the uniform argument
+    // block (invalid for Vulkan; spirv-val rejects it) and its runtime packs as one byte. lavapipe loads it
+    // as 32 bits, so it also read the next bool's byte: the state pass of a partial last chunk used the
+    // grouped head order for tiled heads (measured).
+    const Expr tl = clamp(tiled, 0, 1);
+    const Expr kh = gpu ? tl * (h % nk) + (1 - tl) * (h / (nv / nk)) : select(tiled != 0, h % nk, h / (nv / nk));
 
     Func Kc("Kc"), Qc("Qc"), Vc("Vc"), bc("bc"), gc("gc");  // chunk views: (index, row, chunk, head)
     Kc(i, r, c, h) = kb(i, kh, c * C + r);
@@ -120,6 +131,10 @@ class SsmScan : public Generator<SsmScan> {
 
     // ---- schedules ----
     Var ch("ch"), to("to"), tr("tr");
+    if (gpu) {
+      schedule_gpu({gam, eg, lam, kdec, KK, QK, Nm, P, X, Z, QS, oc}, rt, R, ri, rs, j, i, s, r, c, h, t, p);
+      return;
+    }
     const bool par = parallel;
     Z.compute_root();
     Z.update().reorder(j, R.x, R.y, R.z, R.w, h).unroll(R.z);  // unrolled: each stage's selects fold away
@@ -172,6 +187,67 @@ class SsmScan : public Generator<SsmScan> {
       o.vectorize(j, vec, kGuard);
       state_out.vectorize(j, vec, kGuard);
     }
+  }
+
+  // GPU: every intermediate in device memory (compute_root), each stage its own kernel; the sequential
+  // parts (the solve over rows, the state pass over chunks) serial inside one thread per column: a column
+  // of [U | W] (and of the state S, of Vn and of o) depends on no other column. gpu_shared: a block's
+  // unit-lower-triangular matrix N (C x C) staged in shared memory for the block's solve.
+  // Each output thread computes gpu_tile_r rows of a chunk, reading each state and Vn element once for them.
+  struct Stages {
+    Func gam, eg, lam, kdec, KK, QK, Nm, P, X, Z, QS, oc;
+  };
+  void schedule_gpu(const Stages& st, RDom rt, RDom R, RDom ri, RDom rs, Var j, Var i, Var s, Var r, Var c, Var h,
+                    Var t, Var p) {
+    auto [gam, eg, lam, kdec, KK, QK, Nm, P, X, Z, QS, oc] = st;
+    const int T = gpu_threads;
+    Var bx("bx"), by("by"), bz("bz"), tx("tx"), ty("ty"), tz("tz"), ch("ch"), cp("cp"), hcp("hcp");
+    Var jb("jb"), jt("jt"), so("so"), si("si"), ro("ro"), rr("rr");
+    Func gamw = gam.in();  // gam accumulates; its wrapper is the kernel that stores it
+    gamw.compute_root().fuse(c, h, ch).gpu_tile(r, ch, bx, by, tx, ty, T, 1, kGuard);
+    gam.compute_at(gamw, tx);
+    eg.compute_root().fuse(c, h, ch).gpu_tile(r, ch, bx, by, tx, ty, T, 1, kGuard);
+    kdec.compute_root().fuse(c, h, ch).gpu_tile(r, ch, bx, by, tx, ty, T, 1, kGuard);
+    lam.compute_root().gpu_tile(c, h, bx, by, tx, ty, T, 1, kGuard);
+    // C x C table of the outputs' weights P of a (chunk, head): one thread per entry, its d_k products serial.
+    P.compute_root().fuse(c, h, ch).gpu_tile(s, r, ch, bx, by, bz, tx, ty, tz, T, 1, 1, kGuard);
+    QK.compute_at(P, tx);
+    // The solve: the right-hand sides' rows first (one thread per value), then forward substitution, one
+    // thread per column of [U | W] running over the rows.
+    X.compute_root().fuse(c, h, ch).gpu_tile(j, r, ch, bx, by, bz, tx, ty, tz, T, 1, 1, kGuard);
+    X.update().split(j, jb, jt, T, kGuard).reorder(rt.x, rt.y, jt, jb, c, h).gpu_blocks(jb, c, h).gpu_threads(jt);
+    // N: one thread per entry, its d_k products serial; gpu_shared: the block's N (C x C) copied into shared
+    // memory for its solve, a column per thread.
+    Nm.compute_root().fuse(c, h, ch).gpu_tile(s, r, ch, bx, by, bz, tx, ty, tz, T, 1, 1, kGuard);
+    KK.compute_at(Nm, tx);
+    if (gpu_shared) Nm.in(X).compute_at(X, jb).split(s, so, si, T, kGuard).reorder(r, so, si).gpu_threads(si);
+    // The state pass: one thread per (value column, head), all chunks in order.
+    Z.compute_root().fuse(c, p, cp).fuse(h, cp, hcp).gpu_tile(j, i, hcp, bx, by, bz, tx, ty, tz, T, 1, 1, kGuard);
+    // Not partitioned: the partial last chunk's loop would be entered on a bool kernel argument (see kh).
+    Z.update()
+        .split(j, jb, jt, T, kGuard)
+        .reorder(R.x, R.y, R.z, R.w, jt, jb, h)
+        .unroll(R.z)
+        .gpu_blocks(jb, h)
+        .gpu_threads(jt)
+        .never_partition_all();
+    state_out.gpu_tile(j, i, h, bx, by, bz, tx, ty, tz, T, 1, 1, kGuard);
+    // Outputs: a thread computes gpu_tile_r rows of one value column of a chunk, the rows innermost in both
+    // sums (each state / Vn element loaded once for them), into a chunk-shaped buffer that o gathers (at o
+    // itself, the row t % C of a thread's token was not bounded to a point: every thread computed all C).
+    Func ocw = oc.in();
+    ocw.compute_root()
+        .split(r, ro, rr, gpu_tile_r, kGuard)
+        .split(j, jb, jt, T, kGuard)
+        .fuse(c, h, ch)
+        .reorder(rr, jt, jb, ro, ch)
+        .gpu_blocks(jb, ro, ch)
+        .gpu_threads(jt);
+    QS.compute_at(ocw, jt).bound_storage(r, gpu_tile_r);
+    oc.compute_at(ocw, jt).bound_storage(r, gpu_tile_r);
+    QS.update().reorder(r, ri.x, j, c, h);
+    oc.update().reorder(r, rs.x, j, c, h);
+    o.gpu_tile(j, h, t, bx, by, bz, tx, ty, tz, T, 1, 1, kGuard);
   }
 };
 

@@ -52,8 +52,8 @@ TEST_CASE("halide model: '*=halide' picks the tuned CPU schedules and matches tr
 
 #ifdef HYBRIDLAB_HALIDE_VULKAN
 TEST_CASE("halide model: Halide's Vulkan schedules beside hybridlab's Vulkan kernels in one process", "[halide][model][vk]") {
-  // Both runtimes in one process on the same (kind of) device: Halide-Vulkan norms, matmuls and conv,
-  // hybridlab's Vulkan kernels elsewhere, Halide CPU schedules for the rest.
+  // Both runtimes in one process on the same (kind of) device: Halide-Vulkan for every op Halide has
+  // (norms, matmuls, conv, scan, attention, experts), hybridlab's Vulkan kernels for the other ops.
   check_plan("*=halide,*=vulkan,*=halide-vulkan", &device());
   require_no_validation_messages();
 }

@@ -19,10 +19,12 @@ std::vector<std::string> halide_variants(const std::string& op) {
   return v;
 }
 
-void check_all(const std::string& op, const gpu::OpArgs& a, double tol) {
+// `vulkan` false: the CPU schedules only (shapes too slow for lavapipe).
+void check_all(const std::string& op, const gpu::OpArgs& a, double tol, bool vulkan = true) {
   const auto vs = halide_variants(op);
   REQUIRE(vs.size() >= 2);  // plain and tuned at least
   for (auto& v : vs) {
+    if (!vulkan && v.starts_with("halide-vulkan:")) continue;
     INFO(op << " " << v);
     require_close(op, v, a, tol);
   }
@@ -68,7 +70,7 @@ TEST_CASE("halide: the registry lists plain and tuned CPU schedules of every op,
     CHECK(!d->needs_device);
   }
 #ifdef HYBRIDLAB_HALIDE_VULKAN
-  for (const char* op : {"rmsnorm", "gated_rmsnorm", "matmul", "lm_head", "ssm_conv", "attention"}) {
+  for (const char* op : {"rmsnorm", "gated_rmsnorm", "matmul", "lm_head", "ssm_conv", "ssm_scan", "attention", "moe_experts"}) {
     INFO(op);
     CHECK(r.variant(op, std::string("halide-vulkan:") + op + ":gpu_plain").family == "halide-vulkan");
     const gpu::Variant* d = r.family_default(op, "halide-vulkan");
@@ -133,11 +135,15 @@ TEST_CASE("halide ops: ssm_conv with carried state", "[halide][ops]") {
   }
 }
 
+// The Vulkan schedules (chunks of 64) see T = 1, a padded last chunk, three chunks, both head orders, odd
+// head sizes and the real 128 x 128 state at short T (their state pass is serial per value column: the
+// long real-shape case runs on the CPU schedules only).
 TEST_CASE("halide ops: ssm_scan, chunked form, padded last chunk, both head orders, real head shape", "[halide][ops]") {
   std::mt19937_64 g(7);
   // (T, n_k, n_v, d_k, d_v, tiled)
   for (auto [T, nk, nv, dk, dv, tiled] : {std::tuple{1, 2, 4, 16, 16, 0}, {70, 2, 4, 16, 24, 0}, {33, 2, 4, 8, 8, 1},
-                                          {130, 1, 2, 128, 128, 0}}) {
+                                          {5, 1, 3, 7, 9, 1}, {130, 2, 4, 16, 16, 1}, {1, 2, 4, 128, 128, 1},
+                                          {20, 2, 4, 128, 128, 0}, {130, 1, 2, 128, 128, 0}}) {
     std::uniform_real_distribution<float> beta(0.05f, 0.95f), decay(-2.0f, -0.001f);
     Mat<float> b(T, nv), gl(T, nv);
     for (int64_t i = 0; i < b.size(); ++i) b.data()[i] = beta(g), gl.data()[i] = decay(g);
@@ -150,9 +156,27 @@ TEST_CASE("halide ops: ssm_scan, chunked form, padded last chunk, both head orde
                   {},
                   {{"n_k_heads", double(nk)}, {"decode", T == 1 ? 1.0 : 0.0}, {"chunk", 64}, {"tiled", double(tiled)}}};
     INFO("T " << T << " heads " << nk << "/" << nv << " d " << dk << "x" << dv << " tiled " << tiled);
-    check_all("ssm_scan", a, 1e-4);
+    // f32 sums over d_k and the chunk in another order than the oracle's: the Vulkan schedules measured <= 3e-7.
+    check_all("ssm_scan", a, 1e-5, dk < 128 || T < 64);
   }
 }
+
+#ifdef HYBRIDLAB_HALIDE_VULKAN
+TEST_CASE("halide ops: ssm_scan's Vulkan schedules refuse a state pass past lavapipe's loop limit", "[halide][ops]") {
+  if (device().info().driver_id != VK_DRIVER_ID_MESA_LLVMPIPE) return;  // the limit is lavapipe's
+  std::mt19937_64 g(17);
+  const int T = 300, d = 128;  // 5 chunks x 129 x 128 iterations in one thread; refused before any work
+  gpu::OpArgs a{{{"q", Tensor::from(randn(g, T, d))}, {"k", Tensor::from(randn(g, T, d))}, {"v", Tensor::from(randn(g, T, d))},
+                 {"beta", Tensor::from(randn(g, T, 1))}, {"g", Tensor::from(randn(g, T, 1))},
+                 {"state", Tensor::from(randn(g, 1, d * d))}},
+                {},
+                {{"n_k_heads", 1.0}}};
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  for (const char* v : {"halide-vulkan:ssm_scan:gpu_plain", "halide-vulkan:ssm_scan:gpu_tuned"})
+    REQUIRE_THROWS_WITH(gpu::Registry::get().variant("ssm_scan", v).run(ctx, a), Catch::Contains("lavapipe's limit"));
+}
+#endif
 
 TEST_CASE("halide ops: attention prefill over the KV cache", "[halide][ops]") {
   std::mt19937_64 g(8);
@@ -174,8 +198,10 @@ TEST_CASE("halide ops: attention prefill over the KV cache", "[halide][ops]") {
 
 TEST_CASE("halide ops: moe_experts over packed expert-grouped rows", "[halide][ops]") {
   std::mt19937_64 g(9);
-  // (T, E, k, H, F)
-  for (auto [T, E, k, H, F] : {std::tuple{5, 8, 3, 37, 19}, {1, 8, 2, 16, 8}, {9, 32, 8, 256, 64}}) {
+  // (T, E, k, H, F): odd sizes (T = 1, k = 3: 3 packed rows), most experts without a token, every expert with
+  // every token (k = E), one expert, a wide reduction (the model's hidden 2048 and width 512).
+  for (auto [T, E, k, H, F] : {std::tuple{5, 8, 3, 37, 19}, {1, 8, 3, 37, 19}, {1, 8, 2, 16, 8}, {7, 4, 4, 37, 19},
+                               {3, 1, 1, 5, 3}, {9, 32, 8, 256, 64}, {3, 2, 2, 2048, 512}}) {
     IMat ex(T, k);
     Mat<float> w(T, k);
     std::uniform_int_distribution<int> pick(0, E - 1);
@@ -194,6 +220,7 @@ TEST_CASE("halide ops: moe_experts over packed expert-grouped rows", "[halide][o
                    {"down", weight("down", randn(g, E * H, F, 1.0 / std::sqrt(F)))}},
                   {{"n_experts", double(E)}}};
     INFO("T " << T << " E " << E << " k " << k << " H " << H << " F " << F);
-    check_all("moe_experts", a, 2e-6);
+    // f32 sums of H and F products in another order than Eigen's: ~sqrt(H) ulps, 1.6e-6 measured at H = 2048.
+    check_all("moe_experts", a, H >= 1024 ? 4e-6 : 2e-6);
   }
 }
