@@ -49,6 +49,8 @@ std::vector<Part> parts(const Context& cx) {
     prep.cases.push_back(c);
   }
   prep.tolerance = 1e-6;  // the conv's, then one head's sum of squares and the gates' exp/softplus in f32
+  // Tokens per workgroup: longer blocks re-read fewer window rows but give fewer workgroups (full runs only).
+  if (!cx.quick) prep.sweeps = {{"gdn_prep.fused.tokens", {4, 8, 16, 32}}};
   return {p, prep};
 }
 
