@@ -103,6 +103,8 @@ struct GemmCm {
 };
 
 uint32_t cm_rows(const Device& d) { return d.profile().get(std::string(kTune) + "cm_rows", 32); }
+// Test hook: route_gemm_cm_emul.comp, the same kernel with emulated matrices (runs on lavapipe).
+bool cm_emulated(const Device& d) { return d.profile().get(std::string(kTune) + "cm_emulate", 0) != 0; }
 
 GemmCm gemm_cm_shape(const Device& d, bool quant) {
   const auto get = [&](const char* p, uint32_t fallback) { return d.profile().get(std::string(kTune) + p, fallback); };
@@ -145,14 +147,23 @@ void gemm(Device& d, const Packed& p, bool gated, const Tensor& a, const Operand
     const GemmCm s = gemm_cm_shape(d, w0.quant);
     if (uint64_t(p.tile_rows) != s.bm)
       fail("moe_experts: routes packed in tiles of {} rows, the cooperative-matrix GEMM takes {}", p.tile_rows, s.bm);
+    const bool emulated = cm_emulated(d);
+    if (emulated) {  // per invocation: each slice staged (or decoded), then per 16 of depth up to 4 products of
+                     // 256 / subgroup elements (depth unrolled); the stores, the epilogue
+      const uint64_t steps = (K + s.bk - 1) / s.bk, decode = w0.quant ? 80 * ((s.bn * 4 + s.wg - 1) / s.wg) : 0;
+      check_loops(d, 64 + steps * (2 + decode + (s.bm * s.bk + s.wg - 1) / s.wg + (s.bn * s.bk + s.wg - 1) / s.wg +
+                                   s.bk / 16 * 4 * (256 / d.info().min_subgroup_size)) +
+                         8 * (256 / d.info().min_subgroup_size) + (s.bm * s.bn + s.wg - 1) / s.wg,
+                  "the emulated cooperative-matrix GEMM");
+    }
     struct {
       uint32_t E, K, N, k, ncol, rb0, rb1;
     } pc{u32(p.E), u32(K), u32(N), u32(p.k), u32((N + s.bn - 1) / s.bn), w0.row_bytes, w1.row_bytes};
     const uint64_t rows = p.rows.cols(), tiles = (rows + s.bm - 1) / s.bm + std::min<uint64_t>(p.E, rows);
-    const auto& pl = d.pipeline("route_gemm_cm",
+    const auto& pl = d.pipeline(emulated ? "route_gemm_cm_emul" : "route_gemm_cm",
                                 {{0, s.wg}, {1, s.bm}, {2, s.bn}, {3, s.bk}, {4, gated}, {5, w0.quant}, {6, w0.type},
                                  {7, w1.type}},
-                                7, sizeof pc, true);
+                                7, sizeof pc, d.info().subgroup_size_control && d.info().compute_full_subgroups);
     const Grid g = grid(tiles * pc.ncol);
     d.dispatch(pl, {a.buffer(d), p.rows.buffer(d), p.offsets.buffer(d), p.tiles.buffer(d), w0.t.buffer(d),
                     w1.t.buffer(d), res.buffer_mut(d)},
@@ -244,6 +255,9 @@ uint32_t cm_tile_rows(const Device& d) { return cm_rows(d); }
 
 std::string coopmat_unavailable(const Device& d) {
   const auto& i = d.info();
+  if (cm_emulated(d))  // route_gemm_cm_emul.comp: f16 tiles, at most 32 accumulator elements per invocation
+    return !i.shader_float16 ? "no shaderFloat16 (emulated cooperative matrices)"
+           : i.min_subgroup_size < 8 ? "subgroups under 8 invocations (emulated cooperative matrices)" : "";
   if (!i.cooperative_matrix) return "no VK_KHR_cooperative_matrix (or not enabled: validation layers older than it)";
   if (!i.has_cooperative_matrix(16, 16, 16, 0, 1))
     return "no 16x16x16 f16*f16+f32->f32 subgroup cooperative matrix among the device's shapes";

@@ -29,7 +29,9 @@ Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const Wei
                       const WeightRef& down, bool coopmat = false);
 
 // Why the cooperative-matrix GEMM cannot run on d ("" = it can): VK_KHR_cooperative_matrix with a 16x16x16
-// f16 x f16 + f32 subgroup shape, shaderFloat16, the Vulkan memory model, full subgroups.
+// f16 x f16 + f32 subgroup shape, shaderFloat16, the Vulkan memory model, full subgroups. With the tunable
+// moe_experts.route_pack.cm_emulate = 1 (a test hook) the kernel runs with emulated matrices
+// (route_gemm_cm_emul.comp) wherever there is shaderFloat16.
 std::string coopmat_unavailable(const Device& d);
 uint32_t cm_tile_rows(const Device& d);  // moe_experts.route_pack.cm_rows
 // Its relative-L2 bound against the f32 reference (Variant::precision_tolerance): f16 rounding of the GEMM

@@ -14,9 +14,10 @@
 //   as[r * AKP + k]  A slice, row-major: the A matrix of rows r0.. is loaded row-major with stride AKP;
 //   ws[c * AKP + k]  weight row c (output column): B (k, c) column-major with stride AKP;
 //   cs[r * CP + c]   accumulators, row-major.
-#version 450
-#extension GL_KHR_memory_scope_semantics : require
-#pragma use_vulkan_memory_model
+// Included by route_gemm_cm.comp (cooperative matrices) and route_gemm_cm_emul.comp (HL_CM_EMULATE: the same
+// kernel with every matrix held whole by each invocation, for checking the tiling on devices without them).
+#ifndef HL_ROUTE_GEMM_CM_GLSL
+#define HL_ROUTE_GEMM_CM_GLSL
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 128;   // (BM / 16) * (BN / 32) * the largest subgroup size
 layout(constant_id = 1) const uint BM = 32;    // packed rows per tile (multiple of 16)
@@ -58,6 +59,11 @@ shared float16_t ws1[BN * AKP];
 shared float cs0[BM * CP];
 shared float cs1[BM * CP];
 shared uint arow[BM];  // offset of each tile row in a (ROUTE_NONE past the expert's rows)
+
+#ifdef HL_CM_EMULATE
+const uint HL_CM_ID_as = 0u, HL_CM_ID_ws0 = 1u, HL_CM_ID_ws1 = 2u;
+float hl_cm_read(uint id, uint i) { return float(id == 0u ? as[i] : id == 1u ? ws0[i] : ws1[i]); }
+#endif
 
 // Decoded weights rounded to f16 into the tiles.
 #define ROUTE_STAGE(buf, c, kk, v) \
@@ -101,12 +107,18 @@ void main() {
     barrier();  // the slice is staged
     if (computes) {
       for (uint kk = 0u; kk < BK; kk += HL_CM) {
-        const hl_cm_a am = hl_cm_load_a(as[r0 * AKP + kk], HL_CM_ROW_MAJOR, AKP);
-        g0 = hl_cm_muladd(am, hl_cm_load_b(ws0[c0 * AKP + kk], HL_CM_COL_MAJOR, AKP), g0);
-        g1 = hl_cm_muladd(am, hl_cm_load_b(ws0[(c0 + 16u) * AKP + kk], HL_CM_COL_MAJOR, AKP), g1);
+        hl_cm_a am;
+        hl_cm_b bm;
+        HL_CM_LOAD_A(am, as, r0 * AKP + kk, HL_CM_ROW_MAJOR, AKP);
+        HL_CM_LOAD_B(bm, ws0, c0 * AKP + kk, HL_CM_COL_MAJOR, AKP);
+        g0 = hl_cm_muladd(am, bm, g0);
+        HL_CM_LOAD_B(bm, ws0, (c0 + 16u) * AKP + kk, HL_CM_COL_MAJOR, AKP);
+        g1 = hl_cm_muladd(am, bm, g1);
         if (GATED == 1u) {
-          u0 = hl_cm_muladd(am, hl_cm_load_b(ws1[c0 * AKP + kk], HL_CM_COL_MAJOR, AKP), u0);
-          u1 = hl_cm_muladd(am, hl_cm_load_b(ws1[(c0 + 16u) * AKP + kk], HL_CM_COL_MAJOR, AKP), u1);
+          HL_CM_LOAD_B(bm, ws1, c0 * AKP + kk, HL_CM_COL_MAJOR, AKP);
+          u0 = hl_cm_muladd(am, bm, u0);
+          HL_CM_LOAD_B(bm, ws1, (c0 + 16u) * AKP + kk, HL_CM_COL_MAJOR, AKP);
+          u1 = hl_cm_muladd(am, bm, u1);
         }
       }
     }
@@ -114,11 +126,11 @@ void main() {
 
   // cs0/cs1 are read by no one during the loop, so no barrier is needed before these stores.
   if (owns) {
-    hl_cm_store(cs0[r0 * CP + c0], g0, HL_CM_ROW_MAJOR, CP);
-    hl_cm_store(cs0[r0 * CP + c0 + 16u], g1, HL_CM_ROW_MAJOR, CP);
+    HL_CM_STORE(cs0, r0 * CP + c0, g0, HL_CM_ROW_MAJOR, CP);
+    HL_CM_STORE(cs0, r0 * CP + c0 + 16u, g1, HL_CM_ROW_MAJOR, CP);
     if (GATED == 1u) {
-      hl_cm_store(cs1[r0 * CP + c0], u0, HL_CM_ROW_MAJOR, CP);
-      hl_cm_store(cs1[r0 * CP + c0 + 16u], u1, HL_CM_ROW_MAJOR, CP);
+      HL_CM_STORE(cs1, r0 * CP + c0, u0, HL_CM_ROW_MAJOR, CP);
+      HL_CM_STORE(cs1, r0 * CP + c0 + 16u, u1, HL_CM_ROW_MAJOR, CP);
     }
   }
   barrier();  // every strip stored
@@ -129,3 +141,5 @@ void main() {
     res[(GATED == 1u ? pos : uint(rows[pos])) * pc.N + n] = GATED == 1u ? v / (1.0 + exp(-v)) * cs1[r * CP + c] : v;
   }
 }
+
+#endif

@@ -163,6 +163,37 @@ Mat<float> entry_outputs(gpu::WeightStore& ws, const std::map<std::string, Weigh
   return want;
 }
 
+// The smallest legal cooperative-matrix tiles (16 rows, 32 columns, 16 deep): partial tiles everywhere, K not a
+// multiple of the depth.
+const std::map<std::string, uint32_t> kSmallCmTiles = {{"moe_experts.route_pack.cm_rows", 16},
+                                                       {"moe_experts.route_pack.cm_cols", 32},
+                                                       {"moe_experts.route_pack.cm_depth", 16},
+                                                       {"moe_experts.route_pack.cm_q_cols", 32}};
+
+// Relative L2 of the cooperative-matrix grouped GEMM's per-entry outputs (stage 4) against the host, on d, for
+// fresh routes, x and weights of case c with T tokens (REQUIREs finite outputs).
+double coopmat_gemm_error(gpu::Device& d, std::mt19937_64& g, const QuantCase& c, int T) {
+  const auto& [types, s] = c;
+  INFO("E " << s.E << ", k " << s.k << ", H " << s.H << ", F " << s.F << ", T " << T << ", types "
+            << quant::type_name(types[0]) << "/" << quant::type_name(types[1]) << "/" << quant::type_name(types[2]));
+  const IMat r = make_routes(g, T, s.E, s.k);
+  const Mat<float> x = randn(g, T, s.H);
+  const auto weights = expert_weights(g, s, types);
+  gpu::WeightStore ws(&d);
+  gpu::VariantCtx ctx{&d, &ws};
+  const Mat<float> want = entry_outputs(ws, weights, x, r, s);
+  const auto p = gpu::route_pack::pack(d, Tensor::from_i32(r), s.E, gpu::route_pack::cm_tile_rows(d));
+  const Mat<float> got = gpu::route_pack::grouped_swiglu(ctx, p, Tensor::from(x), weights.at("gate"), weights.at("up"),
+                                                         weights.at("down"), true)
+                             .f32();
+  REQUIRE(got.allFinite());
+  if (&d == &device()) require_no_validation_messages();
+  const double e = rel_l2(got, want);
+  WARN("coopmat grouped GEMM rel L2 " << e << " (E " << s.E << ", H " << s.H << ", F " << s.F << ", T " << T << ", "
+                                      << quant::type_name(types[0]) << "/" << quant::type_name(types[2]) << ")");
+  return e;
+}
+
 }  // namespace
 
 TEST_CASE("vk route_pack: stages 2-3, block counts, offsets, tile list, packed rows", "[vk][ops]") {
@@ -300,36 +331,42 @@ TEST_CASE("vk route_pack_coopmat: stage 4, grouped GEMM per entry on cooperative
   gpu::Device* d = coopmat_or_skip();
   if (!d) return;
   std::mt19937_64 g(26);
-  // The default tiles, and the smallest legal ones (16 rows, 32 columns, 16 deep: partial tiles everywhere, K
-  // not a multiple of the depth) for T = 5.
-  const std::map<std::string, uint32_t> small = {{"moe_experts.route_pack.cm_rows", 16},
-                                                 {"moe_experts.route_pack.cm_cols", 32},
-                                                 {"moe_experts.route_pack.cm_depth", 16},
-                                                 {"moe_experts.route_pack.cm_q_cols", 32}};
-  const std::vector<QuantCase> cases = gemm_cases();
-  for (const auto* tiles : {static_cast<const std::map<std::string, uint32_t>*>(nullptr), &small})
-    for (const auto& [types, s] : cases)
+  // The default tiles, and the smallest legal ones for T = 5.
+  for (const auto* tiles : {static_cast<const std::map<std::string, uint32_t>*>(nullptr), &kSmallCmTiles})
+    for (const auto& c : gemm_cases())
       for (int T : {1, 5, 64}) {
         if (tiles && T != 5) continue;
         const vk::ScopedTuning tune(d->ctx().profile(), tiles ? *tiles : std::map<std::string, uint32_t>{});
-        INFO("E " << s.E << ", k " << s.k << ", H " << s.H << ", F " << s.F << ", T " << T << ", types "
-                  << quant::type_name(types[0]) << "/" << quant::type_name(types[1]) << "/" << quant::type_name(types[2])
-                  << (tiles ? ", small tiles" : ""));
-        const IMat r = make_routes(g, T, s.E, s.k);
-        const Mat<float> x = randn(g, T, s.H);
-        const auto weights = expert_weights(g, s, types);
-        gpu::WeightStore ws(d);
-        gpu::VariantCtx ctx{d, &ws};
-        const Mat<float> want = entry_outputs(ws, weights, x, r, s);
-        const auto p = gpu::route_pack::pack(*d, Tensor::from_i32(r), s.E, gpu::route_pack::cm_tile_rows(*d));
-        const Tensor ye = gpu::route_pack::grouped_swiglu(ctx, p, Tensor::from(x), weights.at("gate"), weights.at("up"),
-                                                          weights.at("down"), true);
-        const Mat<float> got = ye.f32();
-        REQUIRE(got.allFinite());
-        INFO("grouped GEMM (coopmat) rel L2 " << rel_l2(got, want));
-        CHECK(rel_l2(got, want) <= kCoopmatTol);
-        if (d == &device()) require_no_validation_messages();
+        INFO((tiles ? "small tiles" : "default tiles"));
+        const double e = coopmat_gemm_error(*d, g, c, T);
+        CHECK(e <= kCoopmatTol);
       }
+}
+
+// The same kernel with emulated matrices (route_gemm_cm_emul.comp: each invocation holds whole matrices) on any
+// device with f16 arithmetic, lavapipe included: checks the tiling, strides, layouts and barriers of
+// route_gemm_cm.glsl in CI, with the same f16 roundings (so the same tolerance). Not the hardware path.
+TEST_CASE("vk route_pack_coopmat: emulated matrices, stage 4 and the whole variant", "[vk][ops]") {
+  if (!device().info().shader_float16) {
+    WARN("SKIPPED: no shaderFloat16 on " << device().info().name);
+    return;
+  }
+  std::mt19937_64 g(28);
+  const vk::ScopedTuning emulate(device().ctx().profile(),
+                                 {{"moe_experts.route_pack.cm_emulate", 1}, {"moe_experts.route_pack.min_tokens", 1}});
+  const std::vector<QuantCase> cases = gemm_cases();
+  // (case, small tiles): odd f32 shape, f32, the GGUF mix (q4_K/q6_K), q8_0 rows ending in a partial slice
+  // (quantized: small tiles, as the default ones need 35 KB of shared memory, lavapipe has 32).
+  const std::pair<size_t, bool> runs[] = {{2, true}, {0, true}, {0, false}, {3, true}, {6, true}};
+  for (const auto& [i, small] : runs) {
+    const vk::ScopedTuning tune(device().ctx().profile(), small ? kSmallCmTiles : std::map<std::string, uint32_t>{});
+    INFO((small ? "small tiles" : "default tiles"));
+    const double e = coopmat_gemm_error(device(), g, cases[i], 5);
+    CHECK(e <= kCoopmatTol);
+  }
+  const double e = coopmat_vs_reference(device(), experts_args(g, kShapes[0], 64));
+  INFO("whole variant, E 8, T 64: rel L2 " << e);
+  CHECK(e <= kCoopmatTol);
 }
 
 TEST_CASE("vk route_pack_coopmat: the whole variant against the reference, and deterministic", "[vk][ops][coopmat]") {
