@@ -39,7 +39,7 @@ std::vector<Part> parts(const Context& cx) {
     pre.variants = {"reference", "vulkan:auto", "vulkan:qcols"};
     dec.sweeps = pre.sweeps = {{std::string(s.op) + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}}};
     dec.sweeps[std::string(s.op) + ".qmatvec.rows"] = {2, 4, 8, 16};  // rows staged per workgroup (occupancy)
-    dec.sweeps[std::string(s.op) + ".qmatvec_i8.wg"] = {64, 128, 256};
+    dec.sweeps[std::string(s.op) + ".qmatvec_i8.slots"] = {1, 2, 4};  // 64-value slots per lane per step
     const double wq = double(quant::row_bytes(s.quant, in)) * double(o);
     for (int64_t n : ns) {
       Case c;

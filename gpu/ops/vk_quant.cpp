@@ -92,9 +92,10 @@ void qmatvec_i8(VariantCtx& c, OpArgs& a, const std::string& op) {
   } pc{o.T, o.K, o.N, o.row_bytes, slots, std::bit_ceil(slots)};
   // Rows per workgroup at the reported subgroup size (the kernel walks rows grid-stride, so another size
   // still covers every row).
-  const uint32_t lanes = std::min(d.info().subgroup_size, pc.slots_p2), rows = std::max(1u, wg / lanes);
+  const uint32_t spl = std::max(1u, d.tune(op + ".qmatvec_i8.slots"));
+  const uint32_t lanes = std::min(d.info().subgroup_size, std::max(1u, pc.slots_p2 / std::bit_floor(spl))), rows = std::max(1u, wg / lanes);
   Tensor y = Tensor::device(d, o.T, o.N);
-  const auto& p = d.pipeline("qmatvec_i8", {{0, wg}, {1, o.type}, {2, d.tune(op + ".qmatvec_i8.cols")}}, 5, sizeof pc);
+  const auto& p = d.pipeline("qmatvec_i8", {{0, wg}, {1, o.type}, {2, d.tune(op + ".qmatvec_i8.cols")}, {3, spl}}, 5, sizeof pc);
   const Grid g = grid((uint64_t(o.N) + rows - 1) / rows);
   d.dispatch(p, {xq.buffer(d), xd.buffer(d), xs.buffer(d), o.w.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
   a.set("y", y);

@@ -17,6 +17,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint TYPE = 14;  // ggml type id
 layout(constant_id = 2) const uint COLS = 4;   // tokens per pass over the weights
+layout(constant_id = 3) const uint SPL = 1;    // slots a lane decodes per step (their loads in flight together)
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer XQ { uvec4 xq4[]; };  // [T, K / 16]: 16 int8 values each
@@ -101,7 +102,9 @@ void decode(uint row, uint s, out uvec4 q[4], out vec4 mul, out vec4 off, out uv
 }
 
 void main() {
-  const uint C = min(gl_SubgroupSize, pc.slots_p2), R = gl_SubgroupSize / C;  // lanes per row, rows per subgroup
+  // Lanes per row (a power of two for the shuffles): the row's slots over about SPL per lane, at most the
+  // subgroup; rows per subgroup R.
+  const uint C = min(gl_SubgroupSize, max(1u, pc.slots_p2 >> findMSB(SPL))), R = gl_SubgroupSize / C;
   const uint cl = gl_SubgroupInvocationID % C, sub = gl_SubgroupInvocationID / C;
   const uint nsg = hl_num_subgroups(), first = hl_group_index() * nsg + gl_SubgroupID;
   const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * nsg * R;
@@ -111,18 +114,25 @@ void main() {
     for (uint t0 = 0u; t0 < pc.T; t0 += COLS) {
       float acc[COLS];
       for (uint c = 0u; c < COLS; ++c) acc[c] = 0.0;
-      for (uint s = cl; live && s < pc.slots; s += C) {
-        uvec4 q[4], start;
-        vec4 mul, off;
-        decode(row * pc.row_bytes, s, q, mul, off, start);
+      for (uint s0 = cl; live && s0 < pc.slots; s0 += C * SPL) {
+        uvec4 q[4 * SPL], start[SPL];  // SPL slots decoded (their loads in flight) before any product
+        vec4 mul[SPL], off[SPL];
+        for (uint j = 0u; j < SPL; ++j) {
+          uvec4 qj[4];
+          const uint s = min(s0 + j * C, pc.slots - 1u);  // past the row's slots: a repeat, weighted 0 below
+          decode(row * pc.row_bytes, s, qj, mul[j], off[j], start[j]);
+          for (uint r = 0u; r < 4u; ++r) q[4u * j + r] = qj[r];
+          if (s0 + j * C >= pc.slots) mul[j] = off[j] = vec4(0.0);
+        }
         for (uint c = 0u; c < COLS; ++c) {
           const uint t = t0 + c;
           if (t >= pc.T) break;
           const uint x16 = t * (pc.K >> 4u);
-          for (uint r = 0u; r < RUNS; ++r) {
-            const uint i = x16 + (start[r] >> 4u);
-            acc[c] += mul[r] * xd[i >> 1u] * float(dot16(q[r], xq4[i])) - off[r] * xs[i];
-          }
+          for (uint j = 0u; j < SPL; ++j)
+            for (uint r = 0u; r < RUNS; ++r) {
+              const uint i = x16 + (start[j][r] >> 4u);
+              acc[c] += mul[j][r] * xd[i >> 1u] * float(dot16(q[4u * j + r], xq4[i])) - off[j][r] * xs[i];
+            }
         }
       }
       for (uint c = 0u; c < COLS; ++c)

@@ -63,6 +63,15 @@ TEST_CASE("vk ops: quantized matmul, qmatvec_i8 on every block type", "[vk][ops]
           for (auto& [name, e] : compare_with_reference(op, "vulkan:qmatvec_i8", a)) CHECK(e.rel_l2 > 1e-4);
         }
       }
+  // Several slots per lane per step (a row's last step partly past its slots).
+  for (Type t : {Type::Q6_K, Type::Q8_0}) {
+    const gpu::OpArgs a = matmul_args(g, 2, 768, 37, t);
+    for (uint32_t slots : {2u, 3u, 4u}) {
+      INFO(quant::type_name(t) << " slots " << slots);
+      vk::ScopedTuning s(device().ctx().profile(), {{"matmul.qmatvec_i8.slots", slots}});
+      require_close("matmul", "vulkan:qmatvec_i8", a, 1e-2);
+    }
+  }
   const gpu::OpArgs f16 = matmul_args(g, 1, 256, 8, Type::F16);
   gpu::WeightStore ws(&device());
   gpu::VariantCtx ctx{&device(), &ws};
