@@ -39,8 +39,15 @@ std::vector<Part> parts(const Context& cx) {
   if (!cx.quick) p.cases.push_back(attention_case("prefill T=512 ctx=4096", 512, 3584, nq, nkv, D));
   for (int64_t ctx : cx.quick ? std::vector<int64_t>{512} : std::vector<int64_t>{512, 4096})
     p.cases.push_back(attention_case(fmt::format("decode ctx={}", ctx), 1, ctx - 1, nq, nkv, D));
-  // Softmax-weighted sums over up to 4096 keys in f32 with online rescaling: ~1e-6; 1e-5 bound.
+  // Softmax-weighted sums over up to 4096 keys in f32 with online rescaling: ~1e-6; 1e-5 bound (variants with
+  // f16 inputs, vulkan:flash_coopmat, are held to their precision_tolerance instead).
   p.tolerance = 1e-5;
+  // vulkan:flash_coopmat's tiles (query rows x keys; 48 KB of shared memory takes 32 x 32 at head dim 256) and
+  // computing subgroups per workgroup, in full runs.
+  if (!cx.quick)
+    p.sweeps = {{"attention.flash_coopmat.rows", {16, 32}},
+                {"attention.flash_coopmat.keys", {16, 32}},
+                {"attention.flash_coopmat.subgroups", {4, 8}}};
   return {p};
 }
 

@@ -20,6 +20,7 @@ const Registry& Registry::get() {
     register_vk_ssm_chunked(r);
     register_vk_route_pack(r);
     register_vk_attention_tiled(r);
+    register_vk_attention_coopmat(r);
     register_halide_variants(r);
     return r;
   }();

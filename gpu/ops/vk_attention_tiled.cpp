@@ -52,16 +52,29 @@ void tiled(VariantCtx& c, OpArgs& a) {
   Device& d = c.device();
   const AttnShape s = attention_append_kv(d, a);
   const Tiles t = tiles(d, s.D);
+  const TiledAttn k{"attention_tiled",
+                    {{0, t.wg}, {1, u32(s.D)}, {2, t.rows}, {3, t.keys}, {4, t.ns}, {5, t.dl}, {6, t.nd}, {7, t.nr}},
+                    t.rows,
+                    t.keys,
+                    d.info().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? loop_budget_keys(t, s.D) : 0,
+                    false,
+                    [&](const char* p) { return d.tune(std::string("attention.tiled.") + p); }};
+  a.set("o", attention_tiled_run(d, a, s, k));
+}
+
+}  // namespace
+
+Tensor attention_tiled_run(Device& d, OpArgs& a, const AttnShape& s, const TiledAttn& k) {
   const uint64_t G = s.n_q / s.n_kv, L = s.kv_len + s.T;  // keys of the last query row
-  const uint64_t row_tiles = (s.T * G + t.rows - 1) / t.rows, groups = s.n_kv * row_tiles;
-  // Splits: as lavapipe's loop limit and attention.tiled.max_keys require, and more while the tiles alone
-  // would leave the device idle (fewer than min_groups workgroups), down to split_min_keys keys each.
-  uint64_t keys = std::min<uint64_t>(L, d.tune("attention.tiled.max_keys"));
-  if (d.info().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE) keys = std::min(keys, loop_budget_keys(t, s.D));
-  const uint64_t wanted = (d.tune("attention.tiled.min_groups") + groups - 1) / groups;
-  const uint64_t idle = std::min(wanted, std::max<uint64_t>(1, L / d.tune("attention.tiled.split_min_keys")));
+  const uint64_t row_tiles = (s.T * G + k.rows - 1) / k.rows, groups = s.n_kv * row_tiles;
+  // Splits: as lavapipe's loop limit and max_keys require, and more while the tiles alone would leave the
+  // device idle (fewer than min_groups workgroups), down to split_min_keys keys each.
+  uint64_t keys = std::min<uint64_t>(L, k.tune("max_keys"));
+  if (k.budget_keys) keys = std::min(keys, k.budget_keys);
+  const uint64_t wanted = (k.tune("min_groups") + groups - 1) / groups;
+  const uint64_t idle = std::min(wanted, std::max<uint64_t>(1, L / std::max(1u, k.tune("split_min_keys"))));
   keys = std::min(keys, (L + idle - 1) / idle);
-  keys = (keys + t.keys - 1) / t.keys * t.keys;  // whole key blocks
+  keys = (keys + k.keys - 1) / k.keys * k.keys;  // whole key blocks
   const uint32_t splits = u32((L + keys - 1) / keys);
   Tensor o = Tensor::device(d, s.T, s.n_q * s.D);
   Tensor part = splits == 1 ? o : Tensor::device(d, s.T * s.n_q * splits, s.D + 2);
@@ -72,18 +85,14 @@ void tiled(VariantCtx& c, OpArgs& a) {
     uint32_t T, n_q, group, kv_len, tiles, splits, split_keys;
     float scale;
   } pc{u32(s.T), u32(s.n_q), u32(G), u32(s.kv_len), u32(row_tiles), splits, u32(keys), float(1.0 / std::sqrt(double(s.D)))};
-  const auto& p = d.pipeline(
-      "attention_tiled",
-      {{0, t.wg}, {1, u32(s.D)}, {2, t.rows}, {3, t.keys}, {4, t.ns}, {5, t.dl}, {6, t.nd}, {7, t.nr}}, 5, sizeof pc);
+  const auto& p = d.pipeline(k.shader, k.spec, 5, sizeof pc, k.full_subgroups);
   const Grid g = grid(groups * splits);
   d.dispatch(p, {a.in("q").buffer(d), a.t.at("k_cache").buffer(d), a.t.at("v_cache").buffer(d), a.in("gate").buffer(d),
                  part.buffer_mut(d)},
              pc, g.x, g.y);
-  if (splits > 1) attention_merge(d, a, part, o, s, splits, d.tune("attention.tiled.merge_wg"));
-  a.set("o", o);
+  if (splits > 1) attention_merge(d, a, part, o, s, splits, k.tune("merge_wg"));
+  return o;
 }
-
-}  // namespace
 
 void register_vk_attention_tiled(Registry& r) {
   r.add_variant(vulkan_variant("attention", "vulkan:tiled",

@@ -43,6 +43,12 @@ inline Variant vulkan_variant(std::string op, std::string name, std::string summ
   return v;
 }
 
+// Why kernels on cooperative matrices (gpu/shaders/coopmat.glsl, *_cm.comp) cannot run on d ("" = they can):
+// VK_KHR_cooperative_matrix with a 16x16x16 f16 x f16 + f32 subgroup shape, shaderFloat16, the Vulkan memory
+// model, full subgroups. emulated: their *_cm_emul.comp builds (HL_CM_EMULATE), which need shaderFloat16 and
+// subgroups of at least 8 only (gpu/ops/vk_route_pack.cpp).
+std::string coopmat_unavailable(const Device& d, bool emulated);
+
 // ssm_scan's dimensions, checked against every input (gpu/ops/vk_deltanet.cpp; every Vulkan ssm_scan variant).
 struct ScanShape {
   int64_t T, nk, nv, dk, dv;
@@ -58,6 +64,20 @@ AttnShape attention_append_kv(Device& d, OpArgs& a);
 // attention: combines `splits` partial results per query row ([acc (D), max, sum] rows of `part`) into o, times
 // sigmoid(gate) (attention_merge.comp; every Vulkan attention variant that splits key ranges).
 void attention_merge(Device& d, OpArgs& a, const Tensor& part, Tensor& o, const AttnShape& s, uint32_t splits, uint32_t wg);
+// attention, prompt chunks on query tiles (attention_tiled.comp's bindings, push constants and work split;
+// vulkan:tiled, vulkan:flash_coopmat): `shader` over n_kv x ceil(T G / rows) row tiles x key splits, the
+// splits merged by attention_merge; returns o. Splits as lavapipe's loop limit (budget_keys, 0: none) and
+// tune("max_keys") require, and more while fewer than tune("min_groups") workgroups would run, down to
+// tune("split_min_keys") keys each; whole `keys` blocks per split; merge workgroups of tune("merge_wg").
+struct TiledAttn {
+  std::string shader;
+  std::vector<vk::SpecConstant> spec;
+  uint32_t rows, keys;    // query rows per workgroup; keys per step
+  uint64_t budget_keys;   // keys one workgroup may walk, 0: any
+  bool full_subgroups;
+  std::function<uint32_t(const char*)> tune;
+};
+Tensor attention_tiled_run(Device& d, OpArgs& a, const AttnShape& s, const TiledAttn& k);
 
 // Quantized weights read as ggml blocks (gpu/ops/vk_quant.cpp): whether the shaders decode this weight's
 // storage type, and its raw rows on the device.
@@ -76,6 +96,7 @@ void register_vk_gdn_prep(Registry& r);     // gdn_prep: fused conv, norms, gate
 void register_vk_ssm_chunked(Registry& r);  // ssm_scan, chunk-parallel
 void register_vk_route_pack(Registry& r);   // moe_experts, route-packed grouped GEMM (prefill)
 void register_vk_attention_tiled(Registry& r);  // attention, query-tiled prefill
+void register_vk_attention_coopmat(Registry& r);  // attention, query-tiled prefill on cooperative matrices
 void register_halide_variants(Registry& r);     // halide:*, halide-vulkan:* (gpu/halide/; empty without HYBRIDLAB_HALIDE)
 
 }  // namespace hl::gpu

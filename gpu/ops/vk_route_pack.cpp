@@ -253,9 +253,15 @@ Tensor scatter(Device& d, const Tensor& ye, const Tensor& weight) {
 
 uint32_t cm_tile_rows(const Device& d) { return cm_rows(d); }
 
-std::string coopmat_unavailable(const Device& d) {
+std::string coopmat_unavailable(const Device& d) { return gpu::coopmat_unavailable(d, cm_emulated(d)); }
+
+}  // namespace hl::gpu::route_pack
+
+namespace hl::gpu {
+
+std::string coopmat_unavailable(const Device& d, bool emulated) {
   const auto& i = d.info();
-  if (cm_emulated(d))  // route_gemm_cm_emul.comp: f16 tiles, at most 32 accumulator elements per invocation
+  if (emulated)  // *_cm_emul.comp: f16 tiles, at most 32 accumulator elements per invocation
     return !i.shader_float16 ? "no shaderFloat16 (emulated cooperative matrices)"
            : i.min_subgroup_size < 8 ? "subgroups under 8 invocations (emulated cooperative matrices)" : "";
   if (!i.cooperative_matrix) return "no VK_KHR_cooperative_matrix (or not enabled: validation layers older than it)";
@@ -266,10 +272,6 @@ std::string coopmat_unavailable(const Device& d) {
   if (!i.subgroup_size_control || !i.compute_full_subgroups) return "no full-subgroup control (computeFullSubgroups)";
   return "";
 }
-
-}  // namespace hl::gpu::route_pack
-
-namespace hl::gpu {
 
 namespace {
 

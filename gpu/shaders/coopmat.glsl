@@ -3,7 +3,8 @@
 //   types hl_cm_a, hl_cm_b, hl_cm_acc; hl_cm_fill(v); hl_cm_muladd(a, b, c) = a * b + c;
 //   HL_CM_LOAD_A/B(dst, arr, i, layout, stride): dst = the matrix at element i of shared array arr, element
 //     (r, c) at arr[i + r * stride + c] (HL_CM_ROW_MAJOR) or arr[i + c * stride + r] (HL_CM_COL_MAJOR);
-//   HL_CM_STORE(arr, i, m, layout, stride): the reverse, for an accumulator into a shared f32 array.
+//   HL_CM_STORE(arr, i, m, layout, stride): the reverse, for an accumulator into a shared f32 array;
+//   HL_CM_LOAD_ACC(dst, arr, i, layout, stride): an accumulator from a shared f32 array (e.g. after scaling rows).
 // Only for shaders named *_cm.comp: gpu/CMakeLists.txt compiles those without spirv-opt (it predates the
 // opcodes) and runs hybridlab_spirv_coopmat (gpu/vulkan/spirv_coopmat.h), which turns the marker component
 // types 0x7F16u / 0x7F32u into OpTypeFloat 16 / 32 and the literal operands into constants. The including
@@ -38,6 +39,9 @@ const uint HL_CM_ROW_MAJOR = 0u, HL_CM_COL_MAJOR = 1u;  // MemoryLayout operands
 #define HL_CM_STORE(arr, i, m, mem_layout, stride)                                                     \
   for (uint hl_e = gl_SubgroupInvocationID, hl_j = 0u; hl_e < 256u; hl_e += gl_SubgroupSize, ++hl_j) \
     arr[(i) + HL_CM_AT(mem_layout, stride, hl_e / 16u, hl_e % 16u)] = m[hl_j]
+#define HL_CM_LOAD_ACC(dst, arr, i, mem_layout, stride)                                                  \
+  for (uint hl_e = gl_SubgroupInvocationID, hl_j = 0u; hl_e < 256u; hl_e += gl_SubgroupSize, ++hl_j) \
+    dst[hl_j] = arr[(i) + HL_CM_AT(mem_layout, stride, hl_e / 16u, hl_e % 16u)]
 
 float hl_cm_read(uint id, uint index);
 
@@ -71,6 +75,7 @@ float[32] hl_cm_muladd(uvec4 a, uvec4 b, float c[32]) {
 // (row-major) or p[j * stride + i] (column-major); p and the stride in bytes must be multiples of 16 bytes.
 spirv_instruction(HL_CM_EXT, id = 4457) hl_cm_a hl_cm_load_a(spirv_by_reference float16_t p, uint mem_layout, uint stride);
 spirv_instruction(HL_CM_EXT, id = 4457) hl_cm_b hl_cm_load_b(spirv_by_reference float16_t p, uint mem_layout, uint stride);
+spirv_instruction(HL_CM_EXT, id = 4457) hl_cm_acc hl_cm_load_acc(spirv_by_reference float p, uint mem_layout, uint stride);
 // OpCooperativeMatrixStoreKHR of an accumulator to element `p` of a shared f32 array, same addressing.
 spirv_instruction(HL_CM_EXT, id = 4458) void hl_cm_store(spirv_by_reference float p, hl_cm_acc m, uint mem_layout, uint stride);
 // OpCooperativeMatrixMulAddKHR: a * b + c, f32 accumulation.
@@ -81,6 +86,7 @@ spirv_instruction(id = 80) hl_cm_acc hl_cm_fill(float v);
 #define HL_CM_LOAD_A(dst, arr, i, mem_layout, stride) dst = hl_cm_load_a(arr[i], mem_layout, stride)
 #define HL_CM_LOAD_B(dst, arr, i, mem_layout, stride) dst = hl_cm_load_b(arr[i], mem_layout, stride)
 #define HL_CM_STORE(arr, i, m, mem_layout, stride) hl_cm_store(arr[i], m, mem_layout, stride)
+#define HL_CM_LOAD_ACC(dst, arr, i, mem_layout, stride) dst = hl_cm_load_acc(arr[i], mem_layout, stride)
 #endif  // HL_CM_EMULATE
 
 #endif

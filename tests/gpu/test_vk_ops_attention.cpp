@@ -66,7 +66,8 @@ TEST_CASE("vk ops: attention, every variant, T x kv_len x head dim x heads", "[v
           for (auto& v : vulkan_variants("attention")) {
             INFO(v << ": T " << T << ", kv_len " << kv_len << ", D " << D << ", heads " << nq << "/" << nkv);
             const auto e = compare_with_reference("attention", v, a);
-            CHECK(e.at("o").rel_l2 <= 2e-6);
+            // f16 variants (cooperative matrices) declare their own bound.
+            CHECK(e.at("o").rel_l2 <= std::max(2e-6, gpu::Registry::get().variant("attention", v).precision_tolerance));
             CHECK(e.at("o").finite);
             CHECK(e.at("k_cache").max_abs == 0);
             CHECK(e.at("v_cache").max_abs == 0);

@@ -5,6 +5,16 @@
 // then sequential) and softmax-weighted sums over <= 400 keys in blocks, with online rescaling, in another
 // order than Eigen's: each output a few roundings of 6e-8 times sqrt(terms); measured ~1e-7. The caches'
 // appended rows are copies: they must be exact.
+// attention = vulkan:flash_coopmat (the same query tiles on cooperative matrices) on the same inputs, with its
+// own tolerance: Q, K, V and P are rounded to f16 (unit roundoff u = 2^-11; each rounding a relative error of
+// RMS u / sqrt(3) = 2.8e-4), the products summed in f32. A score s = q.k / sqrt(D) carries two roundings per
+// term, independent over the D terms: an absolute error ~4e-4 |s|-sized (scores ~N(0, 1) here); p = exp(s - m)
+// then is off by ~4e-4 relative, plus 2.8e-4 from its own rounding. The output is the p-weighted mean of the
+// V rows, so independent weight errors of ~5e-4 move it by ~5e-4 of its own size whatever the number of keys,
+// and V's rounding adds 2.8e-4: ~6e-4 relative L2 expected (l sums the rounded p that P V uses, so the
+// normalisation adds nothing); the kernel's f32 softmax and accumulation add ~1e-6. Tolerance 2e-3 (the
+// variant's precision_tolerance): ~3x margin, while a wrong layout, stride, mask or missed barrier gives
+// errors of order 1. Larger scores (real models' sharper attention) scale the first term with |s|.
 #include "variant_check.h"
 
 using namespace hl;
@@ -26,14 +36,23 @@ gpu::OpArgs args(std::mt19937_64& g, int64_t T, int64_t kv_len, int64_t nq, int6
           {{"n_q_heads", nq}, {"n_kv_heads", nkv}, {"kv_len", kv_len}}};
 }
 
-void check(const gpu::OpArgs& a) {
-  const auto e = compare_with_reference("attention", "vulkan:tiled", a);
-  INFO("o: rel L2 " << e.at("o").rel_l2 << ", max abs " << e.at("o").max_abs);
+// `variant` against the reference on `dev` (null: the tests' device), within 2e-6 or the variant's
+// precision_tolerance; returns o's relative L2.
+double check(const gpu::OpArgs& a, const std::string& variant = "vulkan:tiled", gpu::Device* dev = nullptr) {
+  const auto e = compare_with_reference("attention", variant, a, dev);
+  INFO(variant << " o: rel L2 " << e.at("o").rel_l2 << ", max abs " << e.at("o").max_abs);
   CHECK(e.at("o").finite);
-  CHECK(e.at("o").rel_l2 <= 2e-6);
+  CHECK(e.at("o").rel_l2 <= std::max(2e-6, gpu::Registry::get().variant("attention", variant).precision_tolerance));
   CHECK(e.at("k_cache").max_abs == 0);
   CHECK(e.at("v_cache").max_abs == 0);
+  return e.at("o").rel_l2;
 }
+
+// (T, kv_len, n_q, n_kv, D) of the cooperative-matrix cases: T = 2; 17 tokens (34 rows of a GQA pair: not a
+// multiple of the 32-row tile) over an empty cache and after 30 cached tokens (a prefill chunk); the real
+// layout (D 256, 16/2 heads) after cached tokens, with rows not a multiple of the tile.
+constexpr std::tuple<int, int, int, int, int> kCoopmatCases[] = {
+    {2, 0, 4, 2, 64}, {17, 0, 4, 2, 64}, {17, 30, 4, 2, 64}, {2, 5, 16, 2, 256}, {9, 30, 16, 2, 256}};
 
 }  // namespace
 
@@ -76,5 +95,67 @@ TEST_CASE("vk attention tiled: other tiles, odd head dims, MHA", "[vk][ops]") {
                    << ", heads " << nq << "/" << nkv);
       check(args(g, T, kv_len, nq, nkv, D));
     }
+  }
+}
+
+TEST_CASE("vk attention flash_coopmat: refused with a clear error where the device has no cooperative matrices", "[vk][ops]") {
+  const std::string why = gpu::coopmat_unavailable(device(), false);
+  if (why.empty()) return;  // the device has them: the tests below run the variant
+  std::mt19937_64 g(34);
+  gpu::OpArgs a = args(g, 5, 3, 4, 2, 64);
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  std::string msg;
+  try {
+    gpu::Registry::get().variant("attention", "vulkan:flash_coopmat").run(ctx, a);
+  } catch (const std::exception& e) {
+    msg = e.what();
+  }
+  CHECK_THAT(msg, Catch::Contains("flash_coopmat cannot run") && Catch::Contains(why));
+  CHECK(!gpu::Registry::get().availability(gpu::Registry::get().variant("attention", "vulkan:flash_coopmat"), &device()).empty());
+}
+
+// The same kernel with emulated matrices (attention_flash_cm_emul.comp: HL_CM_EMULATE) on any device with
+// f16 arithmetic (lavapipe in CI): checks the tiling, layouts, strides, masks and barriers of the real build.
+TEST_CASE("vk attention flash_coopmat: emulated matrices", "[vk][ops]") {
+  const vk::ScopedTuning emulate(device().ctx().profile(), {{"attention.flash_coopmat.cm_emulate", 1}});
+  if (const std::string why = gpu::coopmat_unavailable(device(), true); !why.empty()) {
+    WARN("SKIPPED: emulated cooperative matrices: " << device().info().name << ": " << why);
+    return;
+  }
+  std::mt19937_64 g(35);
+  for (auto [T, kv_len, nq, nkv, D] : kCoopmatCases) {
+    INFO("T " << T << ", kv_len " << kv_len << ", D " << D << ", heads " << nq << "/" << nkv);
+    const double e = check(args(g, T, kv_len, nq, nkv, D), "vulkan:flash_coopmat");
+    WARN("emulated flash_coopmat rel L2 " << e << " (T " << T << ", kv_len " << kv_len << ", D " << D << ")");
+  }
+  // Other tiles: 16 x 16 with 3 subgroups (output blocks not a multiple of the subgroups); key splits merged
+  // (max_keys 16: many, some empty for early rows); margin 0, so that every rise of a row's max rescales its
+  // accumulators (with the default margin of 8 and these scores, only the first tile of a row does).
+  for (auto tuning : {std::map<std::string, uint32_t>{{"attention.flash_coopmat.rows", 16},
+                                                      {"attention.flash_coopmat.keys", 16},
+                                                      {"attention.flash_coopmat.subgroups", 3}},
+                      {{"attention.flash_coopmat.max_keys", 16}},
+                      {{"attention.flash_coopmat.margin", 0}, {"attention.flash_coopmat.keys", 16}}}) {
+    const vk::ScopedTuning t(device().ctx().profile(), tuning);
+    for (auto [T, kv_len, nq, nkv, D] : {std::tuple{17, 30, 4, 2, 64}, {5, 60, 16, 2, 256}}) {
+      INFO("T " << T << ", kv_len " << kv_len << ", D " << D << ", heads " << nq << "/" << nkv);
+      check(args(g, T, kv_len, nq, nkv, D), "vulkan:flash_coopmat");
+    }
+  }
+}
+
+// Real cooperative matrices, where the device has them (skipped with a message elsewhere): the cases above,
+// longer chunks and contexts, and the experiment's 512 queries over 4096 keys.
+TEST_CASE("vk attention flash_coopmat: cooperative matrices", "[vk][ops][coopmat]") {
+  gpu::Device* d = coopmat_or_skip("attention vulkan:flash_coopmat");
+  if (!d) return;
+  std::mt19937_64 g(36);
+  std::vector<std::tuple<int, int, int, int, int>> cases(std::begin(kCoopmatCases), std::end(kCoopmatCases));
+  cases.insert(cases.end(), {{100, 300, 16, 2, 256}, {64, 0, 16, 2, 256}, {512, 3584, 16, 2, 256}});
+  for (auto [T, kv_len, nq, nkv, D] : cases) {
+    INFO("T " << T << ", kv_len " << kv_len << ", D " << D << ", heads " << nq << "/" << nkv);
+    const double e = check(args(g, T, kv_len, nq, nkv, D), "vulkan:flash_coopmat", d);
+    WARN("flash_coopmat rel L2 " << e << " (T " << T << ", kv_len " << kv_len << ", D " << D << ")");
   }
 }

@@ -92,34 +92,9 @@ const QuantCase kQuantCases[] = {{{Type::Q4_K, Type::Q4_K, Type::Q6_K}, {8, 2, 2
 
 constexpr double kCoopmatTol = gpu::route_pack::kCoopmatTolerance;  // f16 inputs, f32 accumulation (derivation above)
 
-// The device vulkan:route_pack_coopmat runs on: the tests' device where it can; else, where validation layers
-// older than VK_KHR_cooperative_matrix kept the extension off (gpu/vulkan/context.cpp), the same device opened
-// without validation; else none (lavapipe). `why` says why not.
-gpu::Device* coopmat_device(std::string* why) {
-  static std::unique_ptr<gpu::Device> own;
-  static std::string reason;
-  static gpu::Device* d = []() -> gpu::Device* {
-    reason = gpu::route_pack::coopmat_unavailable(device());
-    if (reason.empty()) return &device();
-    if (!device().ctx().validation_enabled()) return nullptr;
-    own = std::make_unique<gpu::Device>(
-        vk::ContextOptions{.device = std::to_string(device().info().index), .validation = false});
-    reason = gpu::route_pack::coopmat_unavailable(*own);
-    if (!reason.empty()) return nullptr;
-    WARN("cooperative matrices only without the validation layers: the coopmat tests run unvalidated");
-    return own.get();
-  }();
-  if (why) *why = reason;
-  return d;
-}
-
-// Returns the device, or null after a WARN naming why the coopmat test is skipped.
-gpu::Device* coopmat_or_skip() {
-  std::string why;
-  gpu::Device* d = coopmat_device(&why);
-  if (!d) WARN("SKIPPED: vulkan:route_pack_coopmat needs cooperative matrices: " << device().info().name << ": " << why);
-  return d;
-}
+// Returns the device with cooperative matrices (variant_check.h), or null after a WARN naming why the coopmat
+// test is skipped.
+gpu::Device* coopmat_or_skip() { return hl::test::coopmat_or_skip("vulkan:route_pack_coopmat"); }
 
 // Relative L2 of vulkan:route_pack_coopmat's y against the reference on d (REQUIREs a finite, non-zero output).
 double coopmat_vs_reference(gpu::Device& d, const gpu::OpArgs& args) {

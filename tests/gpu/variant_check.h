@@ -3,7 +3,10 @@
 #pragma once
 #include <catch2/catch.hpp>
 
+#include <memory>
+
 #include "gpu/ops/registry.h"
+#include "gpu/ops/vk_op.h"
 #include "test_util.h"
 
 namespace hl::test {
@@ -30,12 +33,13 @@ struct OutputError {
 };
 
 // Runs `variant` of `op` and the reference on copies of the same OpArgs; compares every output and state
-// (states of an op with a kv_len parameter: only rows [0, kv_len + T)). Returns errors by name.
+// (states of an op with a kv_len parameter: only rows [0, kv_len + T)). Returns errors by name. dev: another
+// device than device() (e.g. coopmat_device()).
 inline std::map<std::string, OutputError> compare_with_reference(const std::string& op, const std::string& variant,
-                                                                 const gpu::OpArgs& args) {
+                                                                 const gpu::OpArgs& args, gpu::Device* dev = nullptr) {
   const auto& reg = gpu::Registry::get();
-  gpu::WeightStore ws(&device());
-  gpu::VariantCtx ctx{&device(), &ws};
+  gpu::WeightStore ws(dev ? dev : &device());
+  gpu::VariantCtx ctx{dev ? dev : &device(), &ws};
   gpu::OpArgs got = args, want = args;
   for (auto& [n, t] : got.t) t = t.clone();
   for (auto& [n, t] : want.t) t = t.clone();
@@ -63,8 +67,37 @@ inline std::map<std::string, OutputError> compare_with_reference(const std::stri
     }
     out[n] = e;
   }
-  require_no_validation_messages();
+  if (!dev || dev == &device()) require_no_validation_messages();
   return out;
+}
+
+// The device that kernels on real cooperative matrices run on (gpu::coopmat_unavailable): the tests' device
+// where it can; else, where validation layers older than VK_KHR_cooperative_matrix kept the extension off
+// (gpu/vulkan/context.cpp), the same device opened without validation; else none (lavapipe). `why` says why not.
+inline gpu::Device* coopmat_device(std::string* why = nullptr) {
+  static std::unique_ptr<gpu::Device> own;
+  static std::string reason;
+  static gpu::Device* d = []() -> gpu::Device* {
+    reason = gpu::coopmat_unavailable(device(), false);
+    if (reason.empty()) return &device();
+    if (!device().ctx().validation_enabled()) return nullptr;
+    own = std::make_unique<gpu::Device>(
+        vk::ContextOptions{.device = std::to_string(device().info().index), .validation = false});
+    reason = gpu::coopmat_unavailable(*own, false);
+    if (!reason.empty()) return nullptr;
+    WARN("cooperative matrices only without the validation layers: the coopmat tests run unvalidated");
+    return own.get();
+  }();
+  if (why) *why = reason;
+  return d;
+}
+
+// coopmat_device(), or null after a WARN naming why `what` (a variant) is skipped.
+inline gpu::Device* coopmat_or_skip(const std::string& what) {
+  std::string why;
+  gpu::Device* d = coopmat_device(&why);
+  if (!d) WARN("SKIPPED: " << what << " needs cooperative matrices: " << device().info().name << ": " << why);
+  return d;
 }
 
 // Every output within `tol` relative L2 (and every integer output identical).
