@@ -42,12 +42,13 @@ std::vector<Part> parts(const Context& cx) {
   // Softmax-weighted sums over up to 4096 keys in f32 with online rescaling: ~1e-6; 1e-5 bound (variants with
   // f16 inputs, vulkan:flash_coopmat, are held to their precision_tolerance instead).
   p.tolerance = 1e-5;
-  // vulkan:flash_coopmat's tiles (query rows x keys; 48 KB of shared memory takes 32 x 32 at head dim 256) and
-  // computing subgroups per workgroup, in full runs.
+  // vulkan:flash_coopmat's tiles (query rows x keys; 48 KB of shared memory takes 32 x 32 at head dim 256),
+  // computing subgroups per workgroup and the workgroup count below which keys are split, in full runs.
   if (!cx.quick)
     p.sweeps = {{"attention.flash_coopmat.rows", {16, 32}},
                 {"attention.flash_coopmat.keys", {16, 32}},
-                {"attention.flash_coopmat.subgroups", {4, 8}}};
+                {"attention.flash_coopmat.subgroups", {4, 8}},
+                {"attention.flash_coopmat.min_groups", {256, 1024}}};
   return {p};
 }
 

@@ -15,11 +15,13 @@ namespace {
 const char* const kTune = "attention.flash_coopmat.";
 
 // Defaults sized for the H200's 48 KB of shared memory per workgroup (41 KB at D = 256); tiles shrink where
-// a device has less (lavapipe's 32 KB: 32 rows x 16 keys).
+// a device has less (lavapipe's 32 KB: 32 rows x 16 keys). min_groups 1024: the H200 holds ~5 such workgroups
+// on each of its 132 SMs, and 512 queries x 16 heads make only 256 tiles of 32 rows, so their keys are split
+// (in >= split_min_keys pieces) rather than leave most of the device idle.
 uint32_t tune(const Device& d, const char* p) {
   static const std::map<std::string, uint32_t> defaults = {
       {"rows", 32},        {"keys", 32},          {"subgroups", 4},        {"max_keys", UINT32_MAX},
-      {"min_groups", 256}, {"split_min_keys", 512}, {"merge_wg", 128}, {"cm_emulate", 0},
+      {"min_groups", 1024}, {"split_min_keys", 512}, {"merge_wg", 128}, {"cm_emulate", 0},
       {"margin", 8}};
   return d.profile().get(std::string(kTune) + p, defaults.at(p));
 }
