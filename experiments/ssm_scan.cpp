@@ -2,7 +2,9 @@
 // with a carried-in state, T = 1 (decode) to 4096. Bytes: q, k, v, beta, g read, o written, the state
 // (2 MiB) read and written once. Flops: ~7 d_k d_v per value head and token for the recurrence
 // (decay, recall S^T k, rank-1 update, S^T q). Chunk sizes are swept for variants that have one
-// (tunable ssm_scan.chunked.chunk). QUICK: 2 key / 4 value heads, T <= 64.
+// (tunables ssm_scan.chunked.chunk and ssm_scan.chunked_coopmat.chunk; the coopmat build runs where the
+// device has cooperative matrices, checked against its own precision_tolerance). QUICK: 2 key / 4 value
+// heads, T <= 64.
 #include "experiments/harness.h"
 
 namespace hl::exp {
@@ -42,7 +44,7 @@ std::vector<Part> parts(const Context& cx) {
   // errors grow slowly with T; 1e-4 relative L2 on the outputs and the final state separates a right
   // kernel (measured ~1e-6) from a wrong one (O(1)).
   p.tolerance = 1e-4;
-  p.sweeps = {{"ssm_scan.chunked.chunk", {16, 32, 64, 128}}};
+  p.sweeps = {{"ssm_scan.chunked.chunk", {16, 32, 64, 128}}, {"ssm_scan.chunked_coopmat.chunk", {16, 32, 64, 128}}};
   return {p};
 }
 

@@ -1,4 +1,10 @@
-// Vulkan variant of ssm_scan in the chunk-parallel form of SPEC 5: vulkan:chunked (f32 everywhere).
+// Vulkan variants of ssm_scan in the chunk-parallel form of SPEC 5: vulkan:chunked (f32 everywhere), and
+// vulkan:chunked_coopmat: the same passes with the three ssm_chunk_gemm stages on cooperative matrices
+// (ssm_chunk_gemm_cm.comp: 16x16x16 f16 x f16 + f32 per subgroup; operands rounded to f16 in shared memory,
+// f32 accumulation), the gamma cumsum, the solve and the state pass (the carried state) in f32 as before;
+// on devices with VK_KHR_cooperative_matrix and that shape (coopmat_unavailable). Its tunables:
+// ssm_scan.chunked_coopmat.chunk (default: ssm_scan.chunked.chunk), .rows / .cols (tile, 64 x 64), .cm_emulate
+// (test hook: ssm_chunk_gemm_cm_emul.comp, emulated matrices, runs on lavapipe); the rest: ssm_scan.chunked.*.
 //
 // Fewer than ssm_scan.chunked.min_tokens tokens (decode) go to vulkan:block_resident, one dispatch. Longer
 // sequences go in passes of at most ssm_scan.chunked.segment tokens, cut in chunks of C. Per pass:
@@ -30,6 +36,20 @@ namespace {
 
 constexpr uint32_t kSlice = 16;  // BK of the shaders: the k slice staged in shared memory
 
+// vulkan:chunked_coopmat's relative-L2 bound against the f32 reference (Variant::precision_tolerance). Each
+// product rounds both operands to f16 (unit roundoff 2^-11, a relative error of RMS ~2.8e-4 per operand) and
+// accumulates in f32, so a dot of random terms is off by ~4e-4 of its size whatever its length. A and P
+// (from K, Q) carry that into the solve (|A| < 1 for unit keys: T = N^-1 moves by about as much), U and W
+// add their own (T and [beta V | beta e^gamma K] rounded), V' = U - W S_c inherits ~5e-4 (W S_c itself is
+// f32: the state pass is scalar and S stays f32 across chunks), and o = [e^gamma Q | P] [S_c ; V'] rounds
+// once more: ~7e-4 to 1e-3 by this estimate for o, less for the state (f32 products of f32 S with V'). The
+// errors do not build up along T: each chunk's state update contracts the older state (beta in (0, 1), unit
+// keys) and the roundings of different chunks are independent. Measured with the emulated kernel (the same
+// roundings) on lavapipe, 1 key / 2 value heads of 128, T = 4096, chunks of 16, 64, 128: o 4.5e-4..4.8e-4,
+// state 2.0e-4..2.5e-4, the same at T = 256 and 1024 and with slow decays (g in (-0.02, 0), long memory).
+// 3e-3: ~6x margin, while a wrong layout, stride or missed barrier gives errors of order 1.
+constexpr double kSsmCoopmatTolerance = 3e-3;
+
 struct Push {
   uint32_t t0, T, nk, nv, dk, dv, nch, tiled;
 };
@@ -37,10 +57,35 @@ struct Push {
 bool pow2(uint32_t x) { return std::has_single_bit(x); }
 
 // A launch shape of ssm_chunk_gemm.comp: BM x BN tiles (BM <= C, BN <= the columns rounded up), RM x RN
-// outputs per invocation, so (BM / RM) * (BN / RN) invocations.
+// outputs per invocation, so (BM / RM) * (BN / RN) invocations. Cooperative matrices (ssm_chunk_gemm_cm.comp):
+// rm = rn = 0, one subgroup per 16 x 32 strip.
 struct Gemm {
   uint32_t wg, bm, bn, rm, rn;
 };
+
+const char* const kCm = "ssm_scan.chunked_coopmat.";
+// Test hook: ssm_chunk_gemm_cm_emul.comp, the same kernel with emulated matrices (runs on lavapipe).
+bool cm_emulated(const Device& d) { return d.profile().get(std::string(kCm) + "cm_emulate", 0) != 0; }
+
+std::string cm_unavailable(const Device& d) { return coopmat_unavailable(d, cm_emulated(d)); }
+
+// Cooperative-matrix tiles: BM rows (ssm_scan.chunked_coopmat.rows, capped at C), BN columns (.cols, capped
+// at the columns rounded up to 32); counted at the largest subgroup size so every strip has its subgroup.
+Gemm gemm_cm_shape(const Device& d, uint32_t C, uint32_t cols) {
+  const uint32_t rows = d.profile().get(std::string(kCm) + "rows", 64), bn = d.profile().get(std::string(kCm) + "cols", 64);
+  if (!pow2(rows) || rows < 16 || !pow2(bn) || bn < 32)
+    fail("ssm_scan: ssm_scan.chunked_coopmat.rows = {} and .cols = {} must be powers of two, at least 16 and 32", rows,
+         bn);
+  Gemm g{0, std::min(rows, C), std::min(bn, std::max(32u, std::bit_ceil(cols))), 0, 0};
+  g.wg = (g.bm / 16) * (g.bn / 32) * d.info().max_subgroup_size;
+  // f16 slices 32 deep (rows padded by 8), f32 accumulators (rows padded by 4), the chunk's gamma, e^gamma, beta
+  const uint64_t shared = 2 * 40 * uint64_t(g.bm + g.bn) + 4 * uint64_t(g.bm) * (g.bn + 4) + 16 * C;
+  if (g.wg > d.info().max_workgroup_invocations || shared > d.info().max_shared_memory)
+    fail("ssm_scan: a {} x {} cooperative-matrix tile needs {} invocations and {} bytes of shared memory; the "
+         "device has {} and {}",
+         g.bm, g.bn, g.wg, shared, d.info().max_workgroup_invocations, d.info().max_shared_memory);
+  return g;
+}
 
 Gemm gemm_shape(const Device& d, uint32_t C, uint32_t cols) {
   const uint32_t tile = d.tune("ssm_scan.chunked.tile"), micro = d.tune("ssm_scan.chunked.micro");
@@ -59,7 +104,7 @@ Gemm gemm_shape(const Device& d, uint32_t C, uint32_t cols) {
   return g;
 }
 
-void ssm_chunked(VariantCtx& c, OpArgs& a) {
+void ssm_chunked(VariantCtx& c, OpArgs& a, bool coopmat) {
   Device& d = c.device();
   if (a.in("q").rows() < int64_t(d.tune("ssm_scan.chunked.min_tokens")))  // decode: one dispatch, not five
     return Registry::get().variant("ssm_scan", "vulkan:block_resident").run(c, a);
@@ -70,13 +115,16 @@ void ssm_chunked(VariantCtx& c, OpArgs& a) {
   Tensor o = Tensor::device(d, T, v.cols());
   if (T == 0) return a.set("o", o);
 
-  const uint32_t tuned_chunk = d.tune("ssm_scan.chunked.chunk");
+  // The coopmat build has its own chunk tunable (so the experiment sweeps it apart), the f32 build's by default.
+  const uint32_t tuned_chunk =
+      coopmat ? d.profile().get(std::string(kCm) + "chunk", d.tune("ssm_scan.chunked.chunk")) : d.tune("ssm_scan.chunked.chunk");
   if (!pow2(tuned_chunk) || tuned_chunk < kSlice || tuned_chunk > 128)
-    fail("ssm_scan: ssm_scan.chunked.chunk = {} must be 16, 32, 64 or 128", tuned_chunk);
+    fail("ssm_scan: ssm_scan.{}.chunk = {} must be 16, 32, 64 or 128", coopmat ? "chunked_coopmat" : "chunked", tuned_chunk);
   // Any chunking gives the same function: a sequence shorter than a chunk (decode: T = 1) takes the
   // smallest chunk that holds it rather than computing mostly padding.
   const uint32_t C = std::min(tuned_chunk, std::max(kSlice, std::bit_ceil(u32(T))));
-  const Gemm g0 = gemm_shape(d, C, C), g1 = gemm_shape(d, C, u32(dv + dk)), g2 = gemm_shape(d, C, u32(dv));
+  const auto shape = [&](uint32_t cols) { return coopmat ? gemm_cm_shape(d, C, cols) : gemm_shape(d, C, cols); };
+  const Gemm g0 = shape(C), g1 = shape(u32(dv + dk)), g2 = shape(u32(dv));
 
   // The state pass: column blocks of `cb` (a power of two, at most 4 columns per invocation), halved
   // until its shared memory fits (S block, V' block, a staged slice, the chunk's decays).
@@ -110,6 +158,10 @@ void ssm_chunked(VariantCtx& c, OpArgs& a) {
                                     d.alloc(4 * nb * 2 * C * C), d.alloc(4 * nb * C * C),
                                     d.alloc(4 * nb * C * (dv + dk)), d.alloc(4 * nb * dk * dv)};
   const auto gemm = [&](uint32_t mode, const Gemm& s) -> const vk::Pipeline& {
+    if (coopmat)
+      return d.pipeline(cm_emulated(d) ? "ssm_chunk_gemm_cm_emul" : "ssm_chunk_gemm_cm",
+                        {{0, s.wg}, {1, mode}, {2, C}, {3, s.bm}, {4, s.bn}}, 12, sizeof(Push),
+                        d.info().subgroup_size_control && d.info().compute_full_subgroups);
     return d.pipeline("ssm_chunk_gemm", {{0, s.wg}, {1, mode}, {2, C}, {3, s.bm}, {4, s.bn}, {5, s.rm}, {6, s.rn}}, 12,
                       sizeof(Push));
   };
@@ -138,6 +190,13 @@ void ssm_chunked(VariantCtx& c, OpArgs& a) {
   a.set("o", o);
 }
 
+void ssm_chunked_coopmat(VariantCtx& c, OpArgs& a) {
+  // The registry's availability check is not on every path that can run a variant (tests, plans): say why here.
+  if (auto why = cm_unavailable(c.device()); !why.empty())
+    fail("ssm_scan vulkan:chunked_coopmat cannot run on {}: {}", c.device().info().name, why);
+  ssm_chunked(c, a, true);
+}
+
 }  // namespace
 
 void register_vk_ssm_chunked(Registry& r) {
@@ -145,7 +204,14 @@ void register_vk_ssm_chunked(Registry& r) {
                                "chunk-parallel (SPEC 5): per (head, chunk) tiled f32 products and a triangular solve, "
                                "then a state pass over the chunks per (head, column block), then the outputs; "
                                "decode: block_resident",
-                               ssm_chunked, true));
+                               [](VariantCtx& c, OpArgs& a) { ssm_chunked(c, a, false); }, true));
+  Variant cm = vulkan_variant("ssm_scan", "vulkan:chunked_coopmat",
+                              "vulkan:chunked with the per-chunk products (K K^T, Q K^T, T [beta V | beta K], "
+                              "[Q | P] [S_c ; V']) on cooperative matrices (16x16x16 f16 x f16 + f32 per subgroup); "
+                              "gamma, the solve and the state pass (the carried state) in f32",
+                              ssm_chunked_coopmat, false, false, cm_unavailable);
+  cm.precision_tolerance = kSsmCoopmatTolerance;  // f16 matrix inputs: ~5e-4 measured (derivation above)
+  r.add_variant(std::move(cm));
 }
 
 }  // namespace hl::gpu

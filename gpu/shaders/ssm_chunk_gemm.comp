@@ -1,122 +1,27 @@
-// ssm_scan (vulkan:chunked): the chunk-parallel products of SPEC 5 as one batched tiled GEMM,
-// out[m][n] = sum_k L(m, k) R(k, n), per batch b = h * nch + c (value head h, chunk c of this pass).
-// MODE picks operands and epilogue (gamma: the chunk's inclusive cumulative log decay):
-//   0  rows [0, C): A = (beta K) K^T * Gamma, strictly lower; rows [C, 2C): P = Q K^T * Gamma, lower.
-//      Computes gamma from g (tile (0, 0) stores it for the other stages) as an unevaluated sum hi + lo
-//      (compensated): a plain f32 cumsum reaches |gamma| ~ 100 with an absolute error ~ulp(100) = 8e-6,
-//      which becomes the relative error of every Gamma[r][s] = e^{gamma_r - gamma_s}, even of neighbours;
-//      with hi + lo the differences keep f32 accuracy, as the recurrence's e^{g_t} do.
-//   1  [U | W] = T [beta V | beta e^gamma K], T = N^-1 from ssm_chunk_solve.comp (lower triangular).
-//   2  o = [e^gamma Q | P] [S_c ; V'] = diag(e^gamma) Q S_c + P V' (S_c, V' from ssm_chunk_state.comp).
-// A workgroup computes a BM x BN tile; invocation (tx, ty) owns RM x RN outputs strided by the invocation
-// grid (rows ty + i TM, columns tx + j TN: conflict-free shared reads). BK-wide k slices of both operands
-// are staged in shared memory. Rows past the end of the sequence are zero padding (g = 0, beta = 0).
+// ssm_scan (vulkan:chunked): the chunk-parallel products of SPEC 5 in f32 (operands, modes and epilogue:
+// ssm_chunk_gemm.glsl). A workgroup computes a BM x BN tile; invocation (tx, ty) owns RM x RN outputs strided
+// by the invocation grid (rows ty + i TM, columns tx + j TN: conflict-free shared reads). BK-wide k slices
+// of both operands are staged in shared memory.
 #version 450
-#extension GL_EXT_control_flow_attributes : require
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint WG = 256;  // (BM / RM) * (BN / RN): the host sets it so
-layout(constant_id = 1) const uint MODE = 0;
-layout(constant_id = 2) const uint C = 64;    // chunk length, a power of two
-layout(constant_id = 3) const uint BM = 64;   // divides C
-layout(constant_id = 4) const uint BN = 64;
-layout(constant_id = 5) const uint RM = 4;
+layout(constant_id = 5) const uint RM = 4;  // WG = (BM / RM) * (BN / RN)
 layout(constant_id = 6) const uint RN = 4;
-#include "common.glsl"
-const uint BK = 16, TM = BM / RM, TN = BN / RN;
-
-layout(std430, binding = 0) readonly buffer Qb { float q[]; };
-layout(std430, binding = 1) readonly buffer Kb { float k[]; };
-layout(std430, binding = 2) readonly buffer Vb { float v[]; };
-layout(std430, binding = 3) readonly buffer Betab { float beta[]; };
-layout(std430, binding = 4) readonly buffer Gb { float g[]; };
-layout(std430, binding = 6) writeonly buffer Ob { float o[]; };
-layout(std430, binding = 7) buffer Gamb { vec2 gam[]; };           // [b][C]: gamma = hi + lo
-layout(std430, binding = 8) buffer APb { float ap[]; };            // [b][2C][C]: A, then P
-layout(std430, binding = 9) readonly buffer Tb { float tm[]; };    // [b][C][C]
-layout(std430, binding = 10) buffer UWb { float uw[]; };           // [b][C][dv + dk]: U (later V') | W
-layout(std430, binding = 11) readonly buffer Scb { float sc[]; };  // [b][dk][dv]: state at chunk start
-layout(push_constant) uniform Push {
-  uint t0, T;       // first token of this pass, tokens in all
-  uint nk, nv, dk, dv;
-  uint nch;         // chunks in this pass
-  uint tiled;       // value head h reads key head h % nk, else h / (nv / nk)
-} pc;
-
-shared float ls[BK * (BM + 1u)], rs[BK * (BN + 1u)];  // [k][m], [k][n]; +1: conflict-free stores
-shared float shi[C], slo[C], sexp[C], sbeta[C];
-
-uint b, h, row0, nrows, kcol, ldk, ldv;
-
-float left(uint m, uint kk) {
-  if (MODE == 0u) {  // K for A's rows, Q for P's
-    const uint r = m % C, i = (row0 + r) * ldk + kcol + kk;
-    if (r >= nrows || kk >= pc.dk) return 0.0;
-    return m < C ? k[i] : q[i];
-  }
-  if (MODE == 1u) return tm[(b * C + m) * C + kk];
-  if (kk < pc.dk) return m < nrows ? sexp[m] * q[(row0 + m) * ldk + kcol + kk] : 0.0;
-  return ap[(b * 2u * C + C + m) * C + kk - pc.dk];  // P
-}
-
-float right(uint kk, uint n) {
-  if (MODE == 0u) return n < nrows && kk < pc.dk ? k[(row0 + n) * ldk + kcol + kk] : 0.0;  // K^T
-  if (MODE == 1u) {
-    if (kk >= nrows) return 0.0;
-    const uint t = row0 + kk;
-    return n < pc.dv ? sbeta[kk] * v[t * ldv + h * pc.dv + n] : sbeta[kk] * sexp[kk] * k[t * ldk + kcol + n - pc.dv];
-  }
-  if (kk < pc.dk) return sc[(b * pc.dk + kk) * pc.dv + n];
-  return uw[(b * C + kk - pc.dk) * (pc.dv + pc.dk) + n];  // V' (rows < nrows)
-}
+const uint BK = 16;
+#define SSM_TILE float  // [k][m], [k][n]; +1: conflict-free stores
+#define SSM_LS_SIZE (BK * (BM + 1u))
+#define SSM_RS_SIZE (BK * (BN + 1u))
+#define SSM_STAGE_L(m, kk, x) ls[(kk) * (BM + 1u) + (m)] = (x)
+#define SSM_STAGE_R(kk, n, x) rs[(kk) * (BN + 1u) + (n)] = (x)
+#include "ssm_chunk_gemm.glsl"
+const uint TM = BM / RM, TN = BN / RN;
 
 void main() {
-  const uint N = MODE == 0u ? C : MODE == 1u ? pc.dv + pc.dk : pc.dv;
-  const uint tilesN = (N + BN - 1u) / BN, tiles = (MODE == 0u ? 2u : 1u) * (C / BM) * tilesN;
-  const uint idx = hl_group_index();
-  b = idx / tiles;
-  if (b >= pc.nv * pc.nch) return;  // uniform per workgroup
-  const uint m0 = idx % tiles / tilesN * BM, n0 = idx % tiles % tilesN * BN;
-  h = b / pc.nch;
-  row0 = pc.t0 + b % pc.nch * C;
-  nrows = min(C, pc.T - row0);
-  if (MODE == 2u && m0 >= nrows) return;  // no outputs
-  kcol = (pc.tiled != 0u ? h % pc.nk : h / (pc.nv / pc.nk)) * pc.dk, ldk = pc.nk * pc.dk, ldv = pc.nv * pc.dv;
+  if (!ssm_gemm_setup()) return;  // uniform per workgroup
   const uint L = gl_LocalInvocationID.x, tx = L % TN, ty = L / TN;
-
-  for (uint r = L; r < C; r += WG) {
-    precise vec2 x = vec2(0.0);
-    if (MODE == 0u) {  // in sequence order, each rounding error of hi kept in lo (TwoSum)
-      for (uint s = 0u; s <= r && s < nrows; ++s) {
-        precise const float a = g[(row0 + s) * pc.nv + h], sum = x.x + a, bv = sum - x.x;
-        x.y += (x.x - (sum - bv)) + (a - bv);
-        x.x = sum;
-      }
-      if (m0 == 0u && n0 == 0u) gam[b * C + r] = x;
-    } else {
-      x = gam[b * C + r];
-    }
-    shi[r] = x.x, slo[r] = x.y, sexp[r] = exp(x.x + x.y), sbeta[r] = r < nrows ? beta[(row0 + r) * pc.nv + h] : 0.0;
-  }
-  barrier();
-
-  // The reduction's extent: T and P are lower triangular and rows past nrows are zero, so tiles above
-  // the diagonal or in the padding (a short last chunk) skip it.
-  const uint rows_end = min(m0 % C + BM, nrows);
-  const bool live = m0 % C < nrows && (MODE != 0u || n0 < rows_end);
-  const uint KD = !live ? 0u : MODE == 0u ? pc.dk : MODE == 1u ? rows_end : pc.dk + rows_end;
   float acc[RM][RN];
   [[unroll]] for (uint i = 0u; i < RM; ++i)
     [[unroll]] for (uint j = 0u; j < RN; ++j) acc[i][j] = 0.0;
   for (uint k0 = 0u; k0 < KD; k0 += BK) {
-    // Both operands are read along their contiguous index: L along k; R along k (MODE 0: K^T) or n.
-    [[unroll]] for (uint u = 0u; u < (BM * BK + WG - 1u) / WG; ++u) {
-      const uint e = u * WG + L, m = e / BK, kk = e % BK;
-      if (e < BM * BK) ls[kk * (BM + 1u) + m] = k0 + kk < KD ? left(m0 + m, k0 + kk) : 0.0;
-    }
-    [[unroll]] for (uint u = 0u; u < (BN * BK + WG - 1u) / WG; ++u) {
-      const uint e = u * WG + L, n = MODE == 0u ? e / BK : e % BN, kk = MODE == 0u ? e % BK : e / BN;
-      if (e < BN * BK) rs[kk * (BN + 1u) + n] = k0 + kk < KD && n0 + n < N ? right(k0 + kk, n0 + n) : 0.0;
-    }
+    ssm_gemm_stage(k0);
     barrier();
     [[unroll]] for (uint kk = 0u; kk < BK; ++kk) {
       float a[RM], x[RN];
@@ -127,22 +32,6 @@ void main() {
     }
     barrier();
   }
-
   [[unroll]] for (uint i = 0u; i < RM; ++i)
-    [[unroll]] for (uint j = 0u; j < RN; ++j) {
-      const uint m = m0 + ty + i * TM, n = n0 + tx + j * TN;
-      if (n >= N) continue;
-      if (MODE == 0u) {  // Gamma from differences of gamma (never e^-gamma); masked entries never exp'd
-        const uint r = m % C;
-        const float gd = (shi[r] - shi[n]) + (slo[r] - slo[n]);
-        float x = 0.0;
-        if (m < C && n < r) x = sbeta[r] * acc[i][j] * exp(gd);
-        if (m >= C && n <= r) x = acc[i][j] * exp(gd);
-        ap[(b * 2u * C + m) * C + n] = x;
-      } else if (MODE == 1u) {
-        uw[(b * C + m) * N + n] = acc[i][j];
-      } else if (m < nrows) {
-        o[(row0 + m) * ldv + h * pc.dv + n] = acc[i][j];
-      }
-    }
+    [[unroll]] for (uint j = 0u; j < RN; ++j) ssm_gemm_store(ty + i * TM, tx + j * TN, acc[i][j]);
 }

@@ -166,3 +166,96 @@ TEST_CASE("vk ops: ssm_scan chunked, 64 chunks in one pass", "[vk][ops][ssm_chun
   Worst w{"64 chunks"};
   check(w, scan_args(g, 1, 1, 128, 1024, false, true), 16);
 }
+
+// ---- vulkan:chunked_coopmat: the per-chunk products on cooperative matrices (f16 operands, f32 accumulation;
+// gamma, the solve and the state pass in f32). Its tolerance is the variant's precision_tolerance (derived in
+// gpu/ops/vk_ssm_chunked.cpp). Real matrices where the device has them (else a WARN); everywhere with
+// shaderFloat16 the same kernel with emulated matrices (ssm_chunk_gemm_cm_emul.comp: the same f16 roundings,
+// so the same tolerance), which checks its tiling, layouts, strides and barriers on lavapipe in CI.
+namespace {
+
+const char* const kCoopmat = "vulkan:chunked_coopmat";
+
+struct CmCase {
+  int nk, nv, d, T;
+  uint32_t C;
+  bool tiled;
+};
+// T = 1; T not a multiple of the chunk (one and several chunks); chunks of 16 and 64; d = 128 (the model's
+// heads) and 32; both head orders. Every case carries a non-zero state in (scan_args).
+constexpr CmCase kCmCases[] = {{1, 2, 128, 1, 16, true},   {2, 4, 32, 37, 16, false}, {1, 2, 128, 70, 64, false},
+                               {1, 3, 128, 33, 16, true}, {2, 4, 32, 130, 64, true}};
+
+// vulkan:chunked_coopmat on d (with extra tunings) against the reference; returns the worst rel L2.
+double check_coopmat(gpu::Device& d, const gpu::OpArgs& a, uint32_t C, std::map<std::string, uint32_t> tune = {}) {
+  tune["ssm_scan.chunked_coopmat.chunk"] = C;
+  tune.emplace("ssm_scan.chunked.min_tokens", 1);  // T = 1 too through the chunked kernels
+  const vk::ScopedTuning scope(d.ctx().profile(), tune);
+  const double tol = gpu::Registry::get().variant("ssm_scan", kCoopmat).precision_tolerance;
+  double worst = 0;
+  for (auto& [name, e] : compare_with_reference("ssm_scan", kCoopmat, a, &d)) {
+    INFO("C " << C << ", output '" << name << "': rel L2 " << e.rel_l2 << ", max abs " << e.max_abs);
+    CHECK(e.finite);
+    CHECK(e.rel_l2 <= tol);
+    worst = std::max(worst, e.rel_l2);
+  }
+  return worst;
+}
+
+void coopmat_cases(gpu::Device& d, std::mt19937_64& g, const char* what, std::map<std::string, uint32_t> tune) {
+  for (const CmCase& c : kCmCases) {
+    INFO("n_k " << c.nk << ", n_v " << c.nv << ", d " << c.d << ", T " << c.T << ", C " << c.C << ", tiled " << c.tiled);
+    const double e = check_coopmat(d, scan_args(g, c.nk, c.nv, c.d, c.T, c.tiled, false, 16), c.C, tune);
+    std::printf("%s %s: n_v %d, d %d, T %d, C %u: rel L2 %.2e\n", kCoopmat, what, c.nv, c.d, c.T, c.C, e);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("vk ops: ssm_scan chunked_coopmat refused where the device has no cooperative matrices", "[vk][ops][ssm_chunked]") {
+  const std::string why = gpu::coopmat_unavailable(device(), false);
+  if (why.empty()) return;  // nothing to refuse here
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  std::mt19937_64 g(27);
+  gpu::OpArgs a = scan_args(g, 1, 2, 32, 20, false, false);
+  std::string msg;
+  try {
+    gpu::Registry::get().variant("ssm_scan", kCoopmat).run(ctx, a);
+  } catch (const std::exception& e) {
+    msg = e.what();
+  }
+  CHECK_THAT(msg, Catch::Contains("chunked_coopmat cannot run") && Catch::Contains(why));
+  CHECK(gpu::Registry::get().availability(gpu::Registry::get().variant("ssm_scan", kCoopmat), &device()) == why);
+}
+
+TEST_CASE("vk ops: ssm_scan chunked_coopmat, emulated matrices", "[vk][ops][ssm_chunked]") {
+  if (!device().info().shader_float16) {
+    WARN("SKIPPED: no shaderFloat16 on " << device().info().name);
+    return;
+  }
+  std::mt19937_64 g(28);
+  coopmat_cases(device(), g, "emulated", {{"ssm_scan.chunked_coopmat.cm_emulate", 1}});
+  // The smallest tiles (16 x 32: several row and column tiles, MODE 0's skipped strips) and passes of two chunks.
+  coopmat_cases(device(), g, "emulated, 16 x 32 tiles",
+                {{"ssm_scan.chunked_coopmat.cm_emulate", 1},
+                 {"ssm_scan.chunked_coopmat.rows", 16},
+                 {"ssm_scan.chunked_coopmat.cols", 32},
+                 {"ssm_scan.chunked.segment", 32}});
+}
+
+TEST_CASE("vk ops: ssm_scan chunked_coopmat on cooperative matrices", "[vk][ops][ssm_chunked][coopmat]") {
+  gpu::Device* d = coopmat_or_skip(kCoopmat);
+  if (!d) return;
+  std::mt19937_64 g(29);
+  coopmat_cases(*d, g, "cooperative matrices", {});
+  coopmat_cases(*d, g, "cooperative matrices, 16 x 32 tiles",
+                {{"ssm_scan.chunked_coopmat.rows", 16}, {"ssm_scan.chunked_coopmat.cols", 32}});
+  // Long sequences: the model's 16 / 32 heads, and T = 4096 (errors along the state pass), every chunk size.
+  for (uint32_t C : {16u, 32u, 64u, 128u}) {
+    const double e = check_coopmat(*d, scan_args(g, 2, 4, 128, 4096, true, false, 32), C);
+    std::printf("%s: n_v 4, d 128, T 4096, C %u: rel L2 %.2e\n", kCoopmat, C, e);
+  }
+  const double e = check_coopmat(*d, scan_args(g, 16, 32, 128, 512, true, false, 32), 64);
+  std::printf("%s: 16 / 32 heads, d 128, T 512, C 64: rel L2 %.2e\n", kCoopmat, e);
+}
