@@ -3,7 +3,8 @@
 // both operands is rounded to f16 into shared memory; subgroup s computes the 16 x 32 strip (rows
 // 16 (s / (BN/32)), columns 32 (s % (BN/32))) of the BM x BN tile, accumulated in f32; the accumulators go
 // through shared memory (f32) to the same epilogue as the f32 kernel (Gamma mask, U | W, outputs). Strips
-// with no outputs (above the diagonal of A and P, or past the chunk's last row) skip the products.
+// with no outputs (above the diagonal of A and P, or past the chunk's last row) skip the products, and
+// strips of the triangular T and P stop at their diagonal.
 // The host sizes the workgroup as (BM/16) (BN/32) subgroups of the device's largest subgroup size, with full
 // subgroups required, so every strip has its subgroup whatever the actual subgroup size; branches around
 // cooperative-matrix operations are subgroup-uniform. Shared layouts (rows padded to 16-byte multiples, as the
@@ -39,12 +40,15 @@ void main() {
   if (!ssm_gemm_setup()) return;  // uniform per workgroup
   const uint s = gl_SubgroupID, r0 = 16u * (s / SC), c0 = 32u * (s % SC), rr = (m0 + r0) % C;
   const bool owns = s < NS, computes = owns && rr < nrows && (MODE != 0u || n0 + c0 <= rr + 15u);
+  // T (MODE 1) and P (MODE 2's left columns past d_k) are lower triangular: the strip's rows rr..rr+15 meet
+  // no reduction index past kend (subgroup-uniform), so its products stop there.
+  const uint kend = MODE == 1u ? rr + 16u : MODE == 2u ? pc.dk + rr + 16u : KD;
   hl_cm_acc x0 = hl_cm_fill(0.0), x1 = hl_cm_fill(0.0);
   for (uint k0 = 0u; k0 < KD; k0 += BK) {
     ssm_gemm_stage(k0);
     barrier();
     if (computes) {
-      SSM_UNROLL for (uint kk = 0u; kk < BK; kk += HL_CM) {
+      SSM_UNROLL for (uint kk = 0u; kk < BK && k0 + kk < kend; kk += HL_CM) {
         hl_cm_a am;
         hl_cm_b b0, b1;  // all three loads issued before the products
         HL_CM_LOAD_A(am, ls, r0 * AKP + kk, HL_CM_ROW_MAJOR, AKP);
