@@ -31,13 +31,15 @@ bool emulated(const Device& d) { return tune(d, "cm_emulate") != 0; }
 std::string unavailable(const Device& d) { return coopmat_unavailable(d, emulated(d)); }
 
 // attention_flash_cm.glsl's tiles and their shared memory: Q rows and the K/V tile as f16 (rows padded by 8),
-// S as f32 (padded by 4) or the subgroups' 16 x 16 scratch, P as f16 (padded by 8), 3 f32 per row.
+// S as f32 (padded by 4) or the subgroups' 16 x 16 scratch, P as f16 (padded by 8), 4 f32 per row, and the
+// softmax's partial maxima and sums (2 f32 per invocation, or per row where rows outnumber invocations).
 struct Shape {
   uint32_t rows, keys, nsg, nacc, wg;
 };
 
-uint64_t shared_bytes(uint64_t D, uint64_t rows, uint64_t keys, uint64_t nsg) {
-  return 2 * (rows + keys) * (D + 8) + 4 * std::max(rows * (keys + 4), nsg * 256) + 2 * rows * (keys + 8) + 12 * rows;
+uint64_t shared_bytes(uint64_t D, uint64_t rows, uint64_t keys, uint64_t nsg, uint64_t wg) {
+  return 2 * (rows + keys) * (D + 8) + 4 * std::max(rows * (keys + 4), nsg * 256) + 2 * rows * (keys + 8) + 16 * rows +
+         8 * std::max(rows, wg / rows * rows);
 }
 
 Shape shape(const Device& d, int64_t D) {
@@ -45,14 +47,14 @@ Shape shape(const Device& d, int64_t D) {
   if (!t.rows || !t.keys || !t.nsg || t.rows % 16 || t.keys % 16)
     fail("attention: flash_coopmat tiles of {} rows x {} keys are not multiples of 16, or {} subgroups", t.rows,
          t.keys, t.nsg);
+  t.wg = t.nsg * d.info().max_subgroup_size;
   // Fewer keys, then rows, per tile where shared memory is short.
-  while (shared_bytes(D, t.rows, t.keys, t.nsg) > d.info().max_shared_memory && (t.keys > 16 || t.rows > 16))
+  while (shared_bytes(D, t.rows, t.keys, t.nsg, t.wg) > d.info().max_shared_memory && (t.keys > 16 || t.rows > 16))
     (t.keys > 16 ? t.keys : t.rows) -= 16;
-  if (const uint64_t b = shared_bytes(D, t.rows, t.keys, t.nsg); b > d.info().max_shared_memory)
+  if (const uint64_t b = shared_bytes(D, t.rows, t.keys, t.nsg, t.wg); b > d.info().max_shared_memory)
     fail("attention: flash_coopmat at head dim {} needs {} bytes of shared memory, the device has {}", D, b,
          d.info().max_shared_memory);
   t.nacc = u32(((t.rows / 16) * (D / 16) + t.nsg - 1) / t.nsg);
-  t.wg = t.nsg * d.info().max_subgroup_size;
   if (t.wg > d.info().max_workgroup_invocations)
     fail("attention: flash_coopmat needs {} invocations per workgroup, this device allows {}", t.wg,
          d.info().max_workgroup_invocations);
@@ -64,10 +66,11 @@ Shape shape(const Device& d, int64_t D) {
 // (an emulated product or store: 256 / subgroup size trips).
 uint64_t loop_budget_keys(const Device& d, const Shape& t, uint64_t D) {
   const uint64_t e = 256 / d.info().min_subgroup_size, wg = t.nsg * d.info().min_subgroup_size;
-  const uint64_t rows = (t.rows + wg - 1) / wg;
+  const uint64_t rows = (t.rows + wg - 1) / wg, tpr = std::max<uint64_t>(1, t.wg / t.rows);
+  const uint64_t parts = (t.rows * tpr + wg - 1) / wg, cols = (t.keys + tpr - 1) / tpr;
   const uint64_t tile = 2 * 5 * ((t.keys * D / 4 + wg - 1) / wg) +                          // K, V staged
                         ((t.rows / 16) * (t.keys / 16) + t.nsg - 1) / t.nsg * (D / 16 + 2) * e +  // S
-                        rows * 2 * t.keys + (t.rows * t.keys + wg - 1) / wg +                  // softmax
+                        parts * (2 * cols + tpr + 2) + rows * (tpr + 1) +                     // softmax
                         t.nacc * (16 + 3 * e) + t.keys / 16 * t.nacc * e + 8;               // rescale, P V
   const uint64_t rest = 5 * ((t.rows * D / 4 + wg - 1) / wg) + rows + t.nacc * (3 * e + 2) + 64;
   return std::max<uint64_t>(1, (60000 - rest) / tile) * t.keys;

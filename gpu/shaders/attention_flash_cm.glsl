@@ -5,10 +5,10 @@
 // keys of split s, [s * split_keys, ...) up to its last row's position, BK keys at a time:
 //   K tile -> shared as f16 (zero past the range); S blocks (16 x 16, depth D) by the NSG computing subgroups
 //     round robin, stored to ss (f32);
-//   per row: the new max over its visible keys (causal: key <= kv_len + t); it moves only when the tile's max
-//     exceeds it by more than TAU = MARGIN (so p = exp(s - m) <= e^TAU, inside f16 for TAU <= 10), so that the
-//     accumulators are rescaled only in the few tiles where a row's max jumps; alpha = exp(m_old - m_new);
-//     meanwhile the V tile replaces K in shared memory;
+//   per row (split over TPR invocations, partials through shared memory): the new max over its visible keys
+//     (causal: key <= kv_len + t); it moves only when the tile's max exceeds it by more than TAU = MARGIN (so
+//     p = exp(s - m) <= e^TAU, inside f16 for TAU <= 10), so that the accumulators are rescaled only in the
+//     few tiles where a row's max jumps; alpha = exp(m_old - m_new); meanwhile the V tile replaces K;
 //   P = exp(S * scale - m) (0 where masked) rounded to f16; row sums l = l * alpha + sum P (of the rounded P,
 //     the weights P V uses);
 //   O: subgroup s owns the 16 x 16 output blocks s * NACC .. s * NACC + NACC - 1 (row block b / (D / 16),
@@ -59,13 +59,15 @@ const uint DB = D / 16u;                        // column blocks of O
 const uint NOB = (BM / 16u) * DB;               // output blocks
 const uint SB = (BM / 16u) * (BK / 16u);        // score blocks
 const uint SSN = BM * SP > NSG * 256u ? BM * SP : NSG * 256u;
+const uint TPR = WG > BM ? WG / BM : 1u;        // softmax invocations per row
 const float NEG = -1e30;  // a finite "minus infinity" (as attention_flash.comp)
 
 shared float16_t qs[BM * QP];
 shared float16_t kv[BK * QP];
 shared float ss[SSN];
 shared float16_t ps[BM * PP];
-shared float ms[BM], ls[BM], alphas[BM];
+shared float ms[BM], ls[BM], alphas[BM], mx[BM];
+shared float pm[BM * TPR], psum[BM * TPR];  // partial row maxima and sums of the softmax
 
 #ifdef HL_CM_EMULATE
 const uint HL_CM_ID_qs = 0u, HL_CM_ID_kv = 1u, HL_CM_ID_ps = 2u;
@@ -80,6 +82,12 @@ void stage_kv(uint b0, uint n, uint col4, bool values) {
     const vec4 x = c < n ? (values ? vc[src] : kc[src]) : vec4(0.0);
     for (uint e = 0u; e < 4u; ++e) kv[c * QP + 4u * d4 + e] = float16_t(x[e]);
   }
+}
+
+// Keys of the tile [b0, b0 + nb) visible to query row i (of `rows`): keys <= kv_len + its token (causal).
+uint visible(uint i, uint b0, uint nb, uint rows) {
+  const uint pos = pc.kv_len + i / pc.group;
+  return i >= rows || pos < b0 ? 0u : min(nb, pos - b0 + 1u);
 }
 
 // Query row i of KV head m: token i / G, query head m * G + i % G; the offset of its q/gate/o row.
@@ -129,28 +137,39 @@ void main() {
         HL_CM_STORE(ss, rb * 16u * SP + cb * 16u, sacc, HL_CM_ROW_MAJOR, SP);
       }
     barrier();  // S stored, K consumed
-    for (uint r = lid; r < BM; r += WG) {
-      const uint pos = pc.kv_len + (i0 + r) / pc.group;  // keys <= pos are visible to row r
-      const uint nv = i0 + r >= rows || pos < b0 ? 0u : min(nb, pos - b0 + 1u);
+    // Softmax rows are split over TPR invocations each ((row, part): columns part, part + TPR, ...), their
+    // partial maxima and sums combined through shared memory.
+    for (uint i = lid; i < BM * TPR; i += WG) {
+      const uint r = i / TPR, nv = visible(i0 + r, b0, nb, rows);
       float mb = NEG;
-      for (uint c = 0u; c < nv; ++c) mb = max(mb, ss[r * SP + c] * pc.scale);
-      const float mo = ms[r], mn = mb > mo + TAU ? mb : mo;
-      alphas[r] = exp(mo - mn);  // exactly 1 where the max stays
-      ms[r] = mn;
+      for (uint c = i - r * TPR; c < nv; c += TPR) mb = max(mb, ss[r * SP + c] * pc.scale);
+      pm[i] = mb;
     }
     stage_kv(b0, nb, col4, true);
-    barrier();  // maxima known, V staged
-    for (uint i = lid; i < BM * BK; i += WG) {
-      const uint r = i / BK, c = i - r * BK;
-      const uint pos = pc.kv_len + (i0 + r) / pc.group;
-      const bool vis = i0 + r < rows && c < nb && b0 + c <= pos;
-      ps[r * PP + c] = float16_t(vis ? exp(ss[r * SP + c] * pc.scale - ms[r]) : 0.0);
+    barrier();  // partial maxima known, V staged
+    for (uint i = lid; i < BM * TPR; i += WG) {
+      const uint r = i / TPR, part = i - r * TPR, nv = visible(i0 + r, b0, nb, rows);
+      float mb = NEG;
+      for (uint k = 0u; k < TPR; ++k) mb = max(mb, pm[r * TPR + k]);
+      const float mo = ms[r], mn = mb > mo + TAU ? mb : mo;
+      float lb = 0.0;
+      for (uint c = part; c < BK; c += TPR) {
+        const float16_t p = float16_t(c < nv ? exp(ss[r * SP + c] * pc.scale - mn) : 0.0);
+        ps[r * PP + c] = p;
+        lb += float(p);  // the rounded weights that P V uses
+      }
+      psum[i] = lb;
+      if (part == 0u) {  // ms[r] stays the old max until every part has read it
+        alphas[r] = exp(mo - mn);  // exactly 1 where the max stays
+        mx[r] = mn;
+      }
     }
     barrier();  // P written, S consumed (ss becomes scratch)
     for (uint r = lid; r < BM; r += WG) {
       float lb = 0.0;
-      for (uint c = 0u; c < nb; ++c) lb += float(ps[r * PP + c]);
+      for (uint k = 0u; k < TPR; ++k) lb += psum[r * TPR + k];
       ls[r] = ls[r] * alphas[r] + lb;
+      ms[r] = mx[r];
     }
     if (computes) {
       [[unroll]] for (uint j = 0u; j < NACC; ++j) {
