@@ -43,12 +43,14 @@ std::vector<Part> parts(const Context& cx) {
   // f16 inputs, vulkan:flash_coopmat, are held to their precision_tolerance instead).
   p.tolerance = 1e-5;
   // vulkan:flash_coopmat's tiles (query rows x keys; 48 KB of shared memory takes 32 x 32 at head dim 256),
-  // computing subgroups per workgroup and the workgroup count below which keys are split, in full runs.
+  // computing subgroups per workgroup, the workgroup count below which keys are split, and the cache rows read
+  // as f32 or converted to f16 once per call, in full runs.
   if (!cx.quick)
     p.sweeps = {{"attention.flash_coopmat.rows", {16, 32}},
                 {"attention.flash_coopmat.keys", {16, 32}},
                 {"attention.flash_coopmat.subgroups", {4, 8}},
-                {"attention.flash_coopmat.min_groups", {256, 1024}}};
+                {"attention.flash_coopmat.min_groups", {256, 1024}},
+                {"attention.flash_coopmat.f16_cache", {0, 1}}};
   return {p};
 }
 

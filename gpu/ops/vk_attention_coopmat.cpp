@@ -3,7 +3,8 @@
 // subgroup; Q, K, V and P rounded to f16, softmax and accumulation in f32), on devices with
 // VK_KHR_cooperative_matrix (coopmat_unavailable). Decode (T == 1) is vulkan:decode_split's; head dims that are
 // not multiples of 16 take vulkan:tiled. Tunables attention.flash_coopmat.*: rows (query rows per workgroup),
-// keys (per K/V tile), subgroups (computing ones), margin (how far a row's max may rise before rescaling), the key splits as vulkan:tiled's (max_keys, min_groups,
+// keys (per K/V tile), subgroups (computing ones), margin (how far a row's max may rise before rescaling),
+// f16_cache (1: the cache rows converted to f16 once per call, then read by the tiles at half the bytes), the key splits as vulkan:tiled's (max_keys, min_groups,
 // split_min_keys, merge_wg), and cm_emulate = 1 (a test hook: attention_flash_cm_emul.comp, the same kernel
 // with emulated matrices, which lavapipe runs).
 #include "gpu/ops/vk_op.h"
@@ -22,7 +23,7 @@ uint32_t tune(const Device& d, const char* p) {
   static const std::map<std::string, uint32_t> defaults = {
       {"rows", 32},        {"keys", 32},          {"subgroups", 4},        {"max_keys", UINT32_MAX},
       {"min_groups", 1024}, {"split_min_keys", 512}, {"merge_wg", 128}, {"cm_emulate", 0},
-      {"margin", 8}};
+      {"margin", 8}, {"f16_cache", 0}, {"convert_wg", 256}};
   return d.profile().get(std::string(kTune) + p, defaults.at(p));
 }
 
@@ -93,13 +94,32 @@ void flash_coopmat(VariantCtx& c, OpArgs& a) {
   // the accumulators are rescaled in few tiles; p <= e^margin must stay well inside f16 (65504 = e^11.1).
   const uint32_t margin = tune(d, "margin");
   if (margin > 10) fail("attention: flash_coopmat margin {} > 10 would overflow f16 probabilities", margin);
+  // f16_cache: the cache rows this chunk reads rounded to f16 once (attention_kv_f16.comp), so that the query
+  // tiles read half the bytes (each K/V row is read by every tile of its head).
+  const bool f16 = tune(d, "f16_cache") != 0;
+  const uint64_t L = uint64_t(s.kv_len) + s.T, W = uint64_t(s.n_kv) * s.D;
+  Tensor kh, vh;
+  if (f16) {
+    kh = Tensor::device(d, int64_t(L), int64_t(W / 2));  // two halves per 32-bit element
+    vh = Tensor::device(d, int64_t(L), int64_t(W / 2));
+    struct {
+      uint32_t n;
+    } pc{u32(int64_t(L * W / 4))};
+    const uint32_t wg = tune(d, "convert_wg");
+    const Grid g = grid((uint64_t(pc.n) + wg - 1) / wg);
+    d.dispatch(d.pipeline("attention_kv_f16", {{0, wg}}, 4, sizeof pc),
+               {a.t.at("k_cache").buffer(d), a.t.at("v_cache").buffer(d), kh.buffer_mut(d), vh.buffer_mut(d)}, pc, g.x,
+               g.y);
+  }
   const TiledAttn k{emul ? "attention_flash_cm_emul" : "attention_flash_cm",
-                    {{0, t.wg}, {1, u32(s.D)}, {2, t.rows}, {3, t.keys}, {4, t.nsg}, {5, t.nacc}, {6, margin}},
+                    {{0, t.wg}, {1, u32(s.D)}, {2, t.rows}, {3, t.keys}, {4, t.nsg}, {5, t.nacc}, {6, margin}, {7, f16}},
                     t.rows,
                     t.keys,
                     emul && d.info().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? loop_budget_keys(d, t, s.D) : 0,
                     d.info().subgroup_size_control && d.info().compute_full_subgroups,
-                    [&](const char* p) { return tune(d, p); }};
+                    [&](const char* p) { return tune(d, p); },
+                    f16 ? &kh : nullptr,
+                    f16 ? &vh : nullptr};
   a.set("o", attention_tiled_run(d, a, s, k));
 }
 

@@ -76,6 +76,8 @@ struct TiledAttn {
   uint64_t budget_keys;   // keys one workgroup may walk, 0: any
   bool full_subgroups;
   std::function<uint32_t(const char*)> tune;
+  const Tensor* keys_buf = nullptr;    // bound instead of k_cache / v_cache where set (e.g. f16 copies)
+  const Tensor* values_buf = nullptr;
 };
 Tensor attention_tiled_run(Device& d, OpArgs& a, const AttnShape& s, const TiledAttn& k);
 

@@ -36,12 +36,15 @@ layout(constant_id = 3) const uint BK = 32;    // keys per tile, a multiple of 1
 layout(constant_id = 4) const uint NSG = 4;    // computing subgroups
 layout(constant_id = 5) const uint NACC = 8;   // output blocks per subgroup: ceil((BM / 16) (D / 16) / NSG)
 layout(constant_id = 6) const uint MARGIN = 8; // a row's max moves only past this margin (log units; TAU)
+layout(constant_id = 7) const uint F16KV = 0;  // 1: bindings 1, 2 hold the cache rows as f16 (attention_kv_f16.comp)
 #include "common.glsl"
 #include "coopmat.glsl"
 
 layout(std430, binding = 0) readonly buffer Q { vec4 q[]; };
 layout(std430, binding = 1) readonly buffer KC { vec4 kc[]; };
 layout(std430, binding = 2) readonly buffer VC { vec4 vc[]; };
+layout(std430, binding = 1) readonly buffer KH { uvec2 kh[]; };  // F16KV: 4 halves per element
+layout(std430, binding = 2) readonly buffer VH { uvec2 vh[]; };
 layout(std430, binding = 3) readonly buffer Gate { float gate[]; };
 layout(std430, binding = 4) writeonly buffer O { float o[]; };
 layout(push_constant) uniform Push {
@@ -79,7 +82,13 @@ void stage_kv(uint b0, uint n, uint col4, bool values) {
   const uint D4 = D / 4u, W4 = (pc.n_q / pc.group) * D4;
   for (uint i = gl_LocalInvocationID.x; i < BK * D4; i += WG) {
     const uint c = i / D4, d4 = i - c * D4, src = (b0 + c) * W4 + col4 + d4;
-    const vec4 x = c < n ? (values ? vc[src] : kc[src]) : vec4(0.0);
+    vec4 x = vec4(0.0);
+    if (c < n && F16KV == 1u) {
+      const uvec2 w = values ? vh[src] : kh[src];
+      x = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));  // f16 values: exact back to f16
+    } else if (c < n) {
+      x = values ? vc[src] : kc[src];
+    }
     for (uint e = 0u; e < 4u; ++e) kv[c * QP + 4u * d4 + e] = float16_t(x[e]);
   }
 }
