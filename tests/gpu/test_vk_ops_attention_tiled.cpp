@@ -150,13 +150,14 @@ TEST_CASE("vk attention flash_coopmat: emulated matrices", "[vk][ops]") {
 }
 
 // Real cooperative matrices, where the device has them (skipped with a message elsewhere): the cases above,
-// longer chunks and contexts, and the experiment's 512 queries over 4096 keys.
+// longer chunks and contexts (256 queries over 2048 keys: the host reference takes seconds; the attention
+// experiment checks 512 over 4096).
 TEST_CASE("vk attention flash_coopmat: cooperative matrices", "[vk][ops][coopmat]") {
   gpu::Device* d = coopmat_or_skip("attention vulkan:flash_coopmat");
   if (!d) return;
   std::mt19937_64 g(36);
   std::vector<std::tuple<int, int, int, int, int>> cases(std::begin(kCoopmatCases), std::end(kCoopmatCases));
-  cases.insert(cases.end(), {{100, 300, 16, 2, 256}, {64, 0, 16, 2, 256}, {512, 3584, 16, 2, 256}});
+  cases.insert(cases.end(), {{100, 300, 16, 2, 256}, {64, 0, 16, 2, 256}, {256, 1792, 16, 2, 256}});
   for (auto [T, kv_len, nq, nkv, D] : cases) {
     INFO("T " << T << ", kv_len " << kv_len << ", D " << D << ", heads " << nq << "/" << nkv);
     const double e = check(args(g, T, kv_len, nq, nkv, D), "vulkan:flash_coopmat", d);
