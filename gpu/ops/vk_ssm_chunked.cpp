@@ -1,8 +1,10 @@
 // Vulkan variants of ssm_scan in the chunk-parallel form of SPEC 5: vulkan:chunked (f32 everywhere), and
-// vulkan:chunked_coopmat: the same passes with the three ssm_chunk_gemm stages on cooperative matrices
-// (ssm_chunk_gemm_cm.comp: 16x16x16 f16 x f16 + f32 per subgroup; operands rounded to f16 in shared memory,
-// f32 accumulation), the gamma cumsum, the solve and the state pass (the carried state) in f32 as before;
-// on devices with VK_KHR_cooperative_matrix and that shape (coopmat_unavailable). Its tunables:
+// vulkan:chunked_coopmat: the same passes with every product on cooperative matrices (16x16x16 f16 x f16 + f32
+// per subgroup; operands rounded to f16 in shared memory, f32 accumulation): the three ssm_chunk_gemm stages
+// (ssm_chunk_gemm_cm.comp) and the state pass's W S_c and Kbar^T V' (ssm_chunk_state_cm.comp: S itself stays
+// f32 across chunks, its f16 copy per chunk is only an operand; where d_k is not a multiple of 16 or its
+// shared memory does not fit, the f32 state pass); the gamma cumsum and the solve in f32 as before; on
+// devices with VK_KHR_cooperative_matrix and that shape (coopmat_unavailable). Its tunables:
 // ssm_scan.chunked_coopmat.chunk (default: ssm_scan.chunked.chunk), .rows / .cols (tile, 64 x 64), .cm_emulate
 // (test hook: ssm_chunk_gemm_cm_emul.comp, emulated matrices, runs on lavapipe); the rest: ssm_scan.chunked.*.
 //
@@ -40,14 +42,16 @@ constexpr uint32_t kSlice = 16;  // BK of the shaders: the k slice staged in sha
 // product rounds both operands to f16 (unit roundoff 2^-11, a relative error of RMS ~2.8e-4 per operand) and
 // accumulates in f32, so a dot of random terms is off by ~4e-4 of its size whatever its length. A and P
 // (from K, Q) carry that into the solve (|A| < 1 for unit keys: T = N^-1 moves by about as much), U and W
-// add their own (T and [beta V | beta e^gamma K] rounded), V' = U - W S_c inherits ~5e-4 (W S_c itself is
-// f32: the state pass is scalar and S stays f32 across chunks), and o = [e^gamma Q | P] [S_c ; V'] rounds
-// once more: ~7e-4 to 1e-3 by this estimate for o, less for the state (f32 products of f32 S with V'). The
-// errors do not build up along T: each chunk's state update contracts the older state (beta in (0, 1), unit
-// keys) and the roundings of different chunks are independent. Measured with the emulated kernel (the same
-// roundings) on lavapipe, 1 key / 2 value heads of 128, T = 4096, chunks of 16, 64, 128: o 4.5e-4..4.8e-4,
-// state 2.0e-4..2.5e-4, the same at T = 256 and 1024 and with slow decays (g in (-0.02, 0), long memory).
-// 3e-3: ~6x margin, while a wrong layout, stride or missed barrier gives errors of order 1.
+// add their own (T and [beta V | beta e^gamma K] rounded), V' = U - W S_c inherits ~5e-4 plus W S_c's own
+// roundings (W and an f16 copy of S_c), and o = [e^gamma Q | P] [S_c ; V'] rounds once more: ~7e-4 to 1e-3
+// by this estimate for o; the state gets Kbar^T V' with f16 Kbar and V' added in f32 to the f32 S (S itself
+// is never rounded to f16), so ~4e-4 relative in each chunk's update. The errors do not build up along T:
+// each chunk's update contracts the older state (beta in (0, 1), unit keys) and the roundings of different
+// chunks are independent. Measured with the emulated kernels (the same roundings) on lavapipe, 1 key / 2
+// value heads of 128, T = 256 and 4096, chunks of 16, 64 (and 128: the f32 state pass there, lavapipe's 32 KB
+// of shared memory), decays as the tests' and slow (g in (-0.02, 0), long memory): o 4.3e-4..5.0e-4, state
+// 3.5e-4..4.1e-4 (2.2e-4..2.4e-4 with the f32 state pass), no growth from T = 256 to 4096.
+// 3e-3: ~6x margin, while a wrong layout, stride or missed barrier gives errors of order 0.1..1.
 constexpr double kSsmCoopmatTolerance = 3e-3;
 
 struct Push {
@@ -140,14 +144,28 @@ void ssm_chunked(VariantCtx& c, OpArgs& a, bool coopmat) {
   if (state_shared(cb) > d.info().max_shared_memory)
     fail("ssm_scan: d_k = {} with chunks of {} needs {} bytes of shared memory, the device has {}", dk, C,
          state_shared(cb), d.info().max_shared_memory);
-  const uint32_t rn = std::min(4u, cb), blocks = u32((dv + cb - 1) / cb);
+  const uint32_t rn = std::min(4u, cb);
+
+  // The coopmat build's state pass (ssm_chunk_state_cm.comp) where d_k is a multiple of 16 and its shared
+  // memory fits (f32 S block and V' sums, f16 copies of S_c and V', the staged W or Kbar slice), else the f32
+  // one. NSG subgroups (>= C/16: one per V' row tile) of the largest subgroup size; 16 value columns each.
+  const uint32_t nsg = std::max(4u, C / 16), cm_wg = nsg * d.info().max_subgroup_size;
+  const uint64_t cm_shared = 4 * (dk * 16 + C * 20 + C) + 2 * (dk * 24 + C * 24 + std::max<uint64_t>(C * 40, 32 * (dk + 8)));
+  const bool cm_state = coopmat && dk % 16 == 0 && cm_shared <= d.info().max_shared_memory &&
+                        cm_wg <= d.info().max_workgroup_invocations;
+  const uint32_t blocks = u32(cm_state ? (dv + 15) / 16 : (dv + cb - 1) / cb);
 
   // Chunks per pass: the tunable, each scratch buffer within the device's storage buffer range, and
   // lavapipe's limit of 65535 loop iterations per invocation for the state pass (its inner loops unroll:
   // (dkp + C) / 16 slices and a few more per chunk).
   const int64_t chunks = (T + C - 1) / C;
   const uint64_t widest = 4 * uint64_t(nv) * std::max({2 * uint64_t(C) * C, uint64_t(C) * (dv + dk), uint64_t(dk * dv)});
-  const uint64_t per_chunk_loops = (dkp + C) / kSlice + 4;
+  uint64_t per_chunk_loops = (dkp + C) / kSlice + 4;
+  if (cm_state) {  // its loops as if none were unrolled; emulated matrix operations loop over 256 / subgroup
+    const uint64_t e = 256 / d.info().min_subgroup_size, w = cm_wg;
+    per_chunk_loops = 16 * (dk + C) / w + 4 + dk / 32 * (C * 32 / w + 2 * e + 2) + e + 16 * (C + dk) / w +
+                      (C + 31) / 32 * (32 * dk / w + 2 + (dk / 16 + nsg - 1) / nsg * 4 * e);
+  }
   const int64_t seg = int64_t(std::min<uint64_t>({uint64_t(chunks), std::max(1u, d.tune("ssm_scan.chunked.segment") / C),
                                                    d.info().max_storage_buffer_range / widest, 60000 / per_chunk_loops}));
   if (seg < 1) fail("ssm_scan: one chunk of {} heads needs {} bytes of scratch, more than a storage buffer", nv, widest);
@@ -169,7 +187,11 @@ void ssm_chunked(VariantCtx& c, OpArgs& a, bool coopmat) {
   const auto& p1 = gemm(1, g1);
   const auto& p2 = gemm(2, g2);
   const auto& ps = d.pipeline("ssm_chunk_solve", {{0, wg}, {1, C}}, 12, sizeof(Push));
-  const auto& pst = d.pipeline("ssm_chunk_state", {{0, wg}, {1, cb}, {2, C}, {3, u32(dk)}, {4, rn}}, 12, sizeof(Push));
+  const auto& pst =
+      cm_state ? d.pipeline(cm_emulated(d) ? "ssm_chunk_state_cm_emul" : "ssm_chunk_state_cm",
+                            {{0, cm_wg}, {1, nsg}, {2, C}, {3, u32(dk)}}, 12, sizeof(Push),
+                            d.info().subgroup_size_control && d.info().compute_full_subgroups)
+               : d.pipeline("ssm_chunk_state", {{0, wg}, {1, cb}, {2, C}, {3, u32(dk)}, {4, rn}}, 12, sizeof(Push));
   const auto tiles = [&](const Gemm& s, uint64_t rows, uint64_t cols) {
     return rows / s.bm * ((cols + s.bn - 1) / s.bn);
   };
@@ -206,9 +228,9 @@ void register_vk_ssm_chunked(Registry& r) {
                                "decode: block_resident",
                                [](VariantCtx& c, OpArgs& a) { ssm_chunked(c, a, false); }, true));
   Variant cm = vulkan_variant("ssm_scan", "vulkan:chunked_coopmat",
-                              "vulkan:chunked with the per-chunk products (K K^T, Q K^T, T [beta V | beta K], "
-                              "[Q | P] [S_c ; V']) on cooperative matrices (16x16x16 f16 x f16 + f32 per subgroup); "
-                              "gamma, the solve and the state pass (the carried state) in f32",
+                              "vulkan:chunked with its products (K K^T, Q K^T, T [beta V | beta K], [Q | P] [S_c ; "
+                              "V'], W S_c, Kbar^T V') on cooperative matrices (16x16x16 f16 x f16 + f32 per "
+                              "subgroup); gamma, the solve and the carried state in f32",
                               ssm_chunked_coopmat, false, false, cm_unavailable);
   cm.precision_tolerance = kSsmCoopmatTolerance;  // f16 matrix inputs: ~5e-4 measured (derivation above)
   r.add_variant(std::move(cm));

@@ -182,9 +182,10 @@ struct CmCase {
   bool tiled;
 };
 // T = 1; T not a multiple of the chunk (one and several chunks); chunks of 16 and 64; d = 128 (the model's
-// heads) and 32; both head orders. Every case carries a non-zero state in (scan_args).
-constexpr CmCase kCmCases[] = {{1, 2, 128, 1, 16, true},   {2, 4, 32, 37, 16, false}, {1, 2, 128, 70, 64, false},
-                               {1, 3, 128, 33, 16, true}, {2, 4, 32, 130, 64, true}};
+// heads) and 32; both head orders; d = 40 (not a multiple of 16: the f32 state pass). Every case carries a
+// non-zero state in (scan_args).
+constexpr CmCase kCmCases[] = {{1, 2, 128, 1, 16, true},  {2, 4, 32, 37, 16, false}, {1, 2, 128, 70, 64, false},
+                               {1, 3, 128, 33, 16, true}, {2, 4, 32, 130, 64, true}, {1, 2, 40, 37, 16, false}};
 
 // vulkan:chunked_coopmat on d (with extra tunings) against the reference; returns the worst rel L2.
 double check_coopmat(gpu::Device& d, const gpu::OpArgs& a, uint32_t C, std::map<std::string, uint32_t> tune = {}) {
@@ -242,6 +243,11 @@ TEST_CASE("vk ops: ssm_scan chunked_coopmat, emulated matrices", "[vk][ops][ssm_
                  {"ssm_scan.chunked_coopmat.rows", 16},
                  {"ssm_scan.chunked_coopmat.cols", 32},
                  {"ssm_scan.chunked.segment", 32}});
+  // 64 chunks in one pass: lavapipe ends any loop once an invocation has run 65535 iterations in all, so this
+  // checks the host's bound on chunks per pass for the emulated state pass.
+  const double e = check_coopmat(device(), scan_args(g, 1, 1, 128, 1024, false, false, 16), 16,
+                                 {{"ssm_scan.chunked_coopmat.cm_emulate", 1}});
+  std::printf("%s emulated: n_v 1, d 128, T 1024, C 16: rel L2 %.2e\n", kCoopmat, e);
 }
 
 TEST_CASE("vk ops: ssm_scan chunked_coopmat on cooperative matrices", "[vk][ops][ssm_chunked][coopmat]") {

@@ -1,0 +1,5 @@
+// ssm_scan vulkan:chunked_coopmat's state pass on cooperative matrices (the kernel: ssm_chunk_state_cm.glsl).
+#version 450
+#extension GL_KHR_memory_scope_semantics : require
+#pragma use_vulkan_memory_model
+#include "ssm_chunk_state_cm.glsl"
