@@ -4,9 +4,9 @@
 // VK_KHR_cooperative_matrix (coopmat_unavailable). Decode (T == 1) is vulkan:decode_split's; head dims that are
 // not multiples of 16 take vulkan:tiled. Tunables attention.flash_coopmat.*: rows (query rows per workgroup),
 // keys (per K/V tile), subgroups (computing ones), margin (how far a row's max may rise before rescaling),
-// f16_cache (1: the cache rows converted to f16 once per call, then read by the tiles at half the bytes), the key splits as vulkan:tiled's (max_keys, min_groups,
-// split_min_keys, merge_wg), and cm_emulate = 1 (a test hook: attention_flash_cm_emul.comp, the same kernel
-// with emulated matrices, which lavapipe runs).
+// f16_cache (1: the cache rows converted to f16 once per call, then read by the tiles at half the bytes), the
+// key splits as vulkan:tiled's (max_keys, min_groups, split_min_keys, merge_wg), and cm_emulate = 1 (a test
+// hook: attention_flash_cm_emul.comp, the same kernel with emulated matrices, which lavapipe runs).
 #include "gpu/ops/vk_op.h"
 
 namespace hl::gpu {
@@ -15,15 +15,15 @@ namespace {
 
 const char* const kTune = "attention.flash_coopmat.";
 
-// Defaults sized for the H200's 48 KB of shared memory per workgroup (41 KB at D = 256); tiles shrink where
-// a device has less (lavapipe's 32 KB: 32 rows x 16 keys). min_groups 1024: the H200 holds ~5 such workgroups
-// on each of its 132 SMs, and 512 queries x 16 heads make only 256 tiles of 32 rows, so their keys are split
-// (in >= split_min_keys pieces) rather than leave most of the device idle.
+// Defaults sized for the H200's 48 KB of shared memory per workgroup (42.5 KB at D = 256, 46 KB with 8
+// subgroups); tiles shrink where a device has less (lavapipe's 32 KB: 32 rows x 16 keys). min_groups 1024: the
+// H200 holds ~5 such workgroups on each of its 132 SMs, and 512 queries x 16 heads make only 256 tiles of 32
+// rows, so their keys are split (in >= split_min_keys pieces) rather than leave most of the device idle.
 uint32_t tune(const Device& d, const char* p) {
   static const std::map<std::string, uint32_t> defaults = {
-      {"rows", 32},        {"keys", 32},          {"subgroups", 4},        {"max_keys", UINT32_MAX},
-      {"min_groups", 1024}, {"split_min_keys", 512}, {"merge_wg", 128}, {"cm_emulate", 0},
-      {"margin", 8}, {"f16_cache", 0}, {"convert_wg", 256}};
+      {"rows", 32},       {"keys", 32},          {"subgroups", 4},    {"margin", 8},
+      {"f16_cache", 0},   {"max_keys", UINT32_MAX}, {"min_groups", 1024}, {"split_min_keys", 512},
+      {"merge_wg", 128},  {"convert_wg", 256},   {"cm_emulate", 0}};
   return d.profile().get(std::string(kTune) + p, defaults.at(p));
 }
 
@@ -112,7 +112,8 @@ void flash_coopmat(VariantCtx& c, OpArgs& a) {
                g.y);
   }
   const TiledAttn k{emul ? "attention_flash_cm_emul" : "attention_flash_cm",
-                    {{0, t.wg}, {1, u32(s.D)}, {2, t.rows}, {3, t.keys}, {4, t.nsg}, {5, t.nacc}, {6, margin}, {7, f16}},
+                    {{0, t.wg}, {1, u32(s.D)}, {2, t.rows}, {3, t.keys}, {4, t.nsg}, {5, t.nacc}, {6, margin},
+                     {7, f16}},
                     t.rows,
                     t.keys,
                     emul && d.info().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? loop_budget_keys(d, t, s.D) : 0,
@@ -127,8 +128,8 @@ void flash_coopmat(VariantCtx& c, OpArgs& a) {
 
 void register_vk_attention_coopmat(Registry& r) {
   Variant v = vulkan_variant("attention", "vulkan:flash_coopmat",
-                             "append k, v; query tiles sharing a KV head, S = Q K^T and O += P V on cooperative matrices "
-                             "(f16 Q, K, V, P; f32 online softmax and accumulation); T = 1: decode_split",
+                             "append k, v; query tiles sharing a KV head, S = Q K^T and O += P V on cooperative "
+                             "matrices (f16 Q, K, V, P; f32 online softmax and accumulation); T = 1: decode_split",
                              flash_coopmat, false, false, unavailable);
   // f16 inputs: ~6e-4 relative L2 expected (derivation in tests/gpu/test_vk_ops_attention_coopmat.cpp).
   v.precision_tolerance = 2e-3;
