@@ -115,6 +115,8 @@ const Table& overrides(std::string_view profile) {
   // qmatvec: 2 rows staged per workgroup, swept on the H200 (rows 2..16 x wg 64..256 x pass 1..4): the
   // Q6_K lm_head 691 -> 305 us (more workgroups resident, more loads in flight); Q4_K 2048->8192 24 -> 20 us.
   // qmatvec_i8: 2 slots per lane per step, swept 1/2/4 on the H200: the lm_head 232 -> 217 us.
+  // attention flash_coopmat, 512 queries over 4096 keys, swept (rows, keys, subgroups, min_groups, f16_cache):
+  // 8 computing subgroups 1213 us vs 4 1980 us at the best other settings (the defaults).
   // qcols: 16 columns per weight tile was the best max_cols (1..64) for 14 of the 15 prompt cases (n = 40..512)
   // of reports/nvidia-h200/matmul-quantized.md, 32 (the default) none: e.g. q4_K 2048->8192 n=512 2431 vs 2678 us.
   static const Table hopper = {{"wg_size", 256},
@@ -122,7 +124,8 @@ const Table& overrides(std::string_view profile) {
                                {"lm_head.qmatvec.rows", 2},
                                {"lm_head.qmatvec_i8.slots", 2},
                                {"matmul.qcols.max_cols", 16},
-                               {"lm_head.qcols.max_cols", 16}};
+                               {"lm_head.qcols.max_cols", 16},
+                               {"attention.flash_coopmat.subgroups", 8}};
   // AMD RDNA4 (Radeon AI PRO R9700, RX 9070/9060; gfx1200/gfx1201), from published limits: waves of
   // 32 or 64 lanes (subgroup size control 32..64; compute defaults to wave32 on RADV), 64 KB LDS per
   // workgroup, WMMA 16x16x16 (f16/bf16 -> f32, 8-bit -> i32) exposed as KHR_cooperative_matrix.
