@@ -55,7 +55,7 @@ json device_json(const gpu::Device& dev) {
           {"shared_memory", i.max_shared_memory}, {"cooperative_matrix", i.cooperative_matrix}};
 }
 
-static std::string now_iso() {
+std::string now_iso() {
   const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));

@@ -96,6 +96,7 @@ WeightRef weight(const std::string& name, Mat<float> m);
 // A random weight produced on use (never held whole on the host unless a host variant needs it).
 WeightRef random_weight(std::mt19937_64& g, const std::string& name, int64_t rows, int64_t cols, double std);
 std::string git_commit();  // "abc1234" or "abc1234-dirty"
+std::string now_iso();     // UTC, ISO 8601
 nlohmann::json device_json(const gpu::Device& dev);
 void write_report(const nlohmann::json& report, const Options& opt);  // json + md (+ plots)
 

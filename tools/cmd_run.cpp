@@ -47,24 +47,6 @@ struct LayerTimer {
   }
 };
 
-struct PlanArgs {
-  std::string ops, device;
-  bool validate = false;
-
-  void add(CLI::App* app) {
-    app->add_option("--ops", ops, "plan: op=variant,... ('*=vulkan' for every op's Vulkan default)");
-    app->add_flag("--validate", validate, "shadow every non-reference op with the reference; print per-op errors");
-    app->add_option("--device", device, "Vulkan device: index or name substring (default: env HYBRIDLAB_DEVICE, "
-                                        "else the first discrete/integrated GPU, else lavapipe)");
-  }
-  bool active() const { return !ops.empty() || validate; }
-  // The device the plan needs, if any.
-  std::unique_ptr<gpu::Device> open_device() const {
-    if (!device.empty() || gpu::Plan::needs_device(ops)) return std::make_unique<gpu::Device>(vk::ContextOptions{.device = device});
-    return nullptr;
-  }
-};
-
 void cmd_run(const ModelArgs& m, const PlanArgs& pa, const std::string& tokens_path, const std::string& out, RunOptions o,
             bool timings) {
   const auto t0 = Clock::now();

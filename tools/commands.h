@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "gpu/device.h"
+#include "gpu/plan.h"
 #include "model/gguf_model.h"
 #include "model/weights.h"
 
@@ -32,11 +34,31 @@ struct ModelArgs {
   }
 };
 
+// --ops PLAN, --validate, --device: the plan a command runs and the device it needs.
+struct PlanArgs {
+  std::string ops, device;
+  bool validate = false;
+
+  void add(CLI::App* app, bool with_validate = true) {
+    app->add_option("--ops", ops, "plan: op=variant,... ('*=vulkan' for every op's Vulkan default)");
+    if (with_validate)
+      app->add_flag("--validate", validate, "shadow every non-reference op with the reference; print per-op errors");
+    app->add_option("--device", device, "Vulkan device: index or name substring (default: env HYBRIDLAB_DEVICE, "
+                                        "else the first discrete/integrated GPU, else lavapipe)");
+  }
+  bool active() const { return !ops.empty() || validate; }
+  // The device the plan needs, if any.
+  std::unique_ptr<gpu::Device> open_device() const {
+    if (!device.empty() || gpu::Plan::needs_device(ops)) return std::make_unique<gpu::Device>(vk::ContextOptions{.device = device});
+    return nullptr;
+  }
+};
 
 void add_run_command(CLI::App& app);         // run (the oracle, or a plan with --ops/--validate)
 void add_ops_commands(CLI::App& app);        // ops, devices
 void add_experiment_commands(CLI::App& app);  // experiment, experiments
 void add_model_commands(CLI::App& app);      // info, golden
 void add_gguf_commands(CLI::App& app);       // convert, synth
+void add_bench_command(CLI::App& app);       // bench (prefill and decode throughput)
 
 }  // namespace hl::cli

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   hl::cli::add_experiment_commands(app);
   hl::cli::add_model_commands(app);
   hl::cli::add_gguf_commands(app);
+  hl::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (const CLI::CallForHelp& e) {

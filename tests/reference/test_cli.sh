@@ -65,6 +65,17 @@ bad unknown-variant "unknown variant 'vulkan:nope'" "$bin" run --model "$tiny" -
 bad ops-f64 "run in f32" "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/x.safetensors" --ops '*=vulkan' --precision f64
 bad unknown-device "no-such-gpu" "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/x.safetensors" --ops '*=vulkan' --device no-such-gpu
 bad unknown-experiment "unknown experiment 'nope'" "$bin" experiment nope
+# bench (its good runs: test_bench.sh); the model and the plan are checked before anything runs.
+bad bench-no-model "exactly one of --model PATH or --preset NAME" "$bin" bench -p 8 -n 2
+bad bench-unknown-op "unknown op 'nope'" "$bin" bench --model "$tiny" -p 8 -n 2 --ops 'nope=vulkan'
+bad bench-unknown-variant "unknown variant 'vulkan:nope'" "$bin" bench --model "$tiny" -p 8 -n 2 --ops 'matmul=vulkan:nope'
+bad bench-p0 "prompt lengths must be positive integers" "$bin" bench --model "$tiny" -p 0 -n 2
+bad bench-p-list "prompt lengths must be positive integers" "$bin" bench --model "$tiny" -p 8,x -n 2
+bad bench-n "must be >= 0" "$bin" bench --model "$tiny" -p 8 -n -1
+bad bench-runs "--runs must be >= 1" "$bin" bench --model "$tiny" -p 8 --runs 0
+bad bench-no-device "no usable Vulkan driver" env VK_ICD_FILENAMES=/nonexistent VK_DRIVER_FILES=/nonexistent \
+  "$bin" bench --model "$tiny" -p 8 -n 2 --ops '*=vulkan'
+bad bench-unknown-device "no-such-gpu" "$bin" bench --model "$tiny" -p 8 -n 2 --ops '*=vulkan' --device no-such-gpu
 bad no-subcommand "" "$bin"
 
 # ---- hardening (issue 8): the bad inputs not covered above that the command line reaches. The rest are tested through

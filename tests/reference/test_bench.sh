@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# `hybridlab bench` on the tiny model (golden/hf-tiny): the JSON report's fields, positive throughputs, and
+# greedy decode that is right, not just fast: the tokens of an all-Vulkan plan (argmax on the device) equal
+# those of the all-reference plan (argmax on the host), and each one is the argmax of the oracle's logits
+# (`hybridlab run`, every token through decode) at the step before. Usage: test_bench.sh BUILD/hybridlab ROOT
+set -eu
+bin=$1 root=$2
+tiny=$root/golden/hf-tiny/model
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+common=(--model "$tiny" -p 8,13 -n 6 --prefill-chunk 5 --runs 2)
+"$bin" bench "${common[@]}" --ops '*=vulkan' --out "$t/r" --tag vk >"$t/vk.out"
+"$bin" bench "${common[@]}" --out "$t/r" --tag ref --no-breakdown >"$t/ref.out"
+cat "$t/vk.out"
+vk=$(ls "$t"/r/*/bench-vk.json) ref=$t/r/host-cpu/bench-ref.json
+grep -q "^pp13 " "$t/vk.out" && grep -q "^tg6 " "$t/vk.out" && grep -q "per-op breakdown" "$t/vk.out"
+python3 - "$vk" "$ref" >"$t/tokens.txt" <<'PY'
+import json, sys
+vk, ref = (json.load(open(p)) for p in sys.argv[1:3])
+for k in ["schema", "device", "commit", "date", "plan", "model", "prefill_chunk", "runs", "tokens", "tests"]:
+    assert k in vk, k
+assert vk["schema"] == "hybridlab.bench/1"
+assert vk["device"]["driver"] and vk["device"]["slug"] and vk["commit"]
+assert vk["plan"] != "all reference" and ref["plan"] == "all reference", (vk["plan"], ref["plan"])
+assert vk["model"]["layers"] == 4 and vk["prefill_chunk"] == 5 and vk["runs"] == 2
+assert [t["label"] for t in vk["tests"]] == ["pp8", "pp13", "tg6"]
+for t in vk["tests"]:
+    s = t["tok_per_s"]
+    assert len(s["runs"]) == 2 and all(x > 0 for x in s["runs"]) and s["min"] <= s["median"] <= s["max"], t
+    assert t["device_tok_per_s"]["median"] > 0, t
+    ops = {o["op"] for o in t["breakdown"]["ops"]}
+    assert "matmul" in ops and abs(sum(o["share"] for o in t["breakdown"]["ops"]) - 1) < 1e-6, t
+assert "argmax (bench)" in {o["op"] for o in vk["tests"][2]["breakdown"]["ops"]}
+g_vk, g_ref = vk["tests"][2]["greedy_tokens"], ref["tests"][2]["greedy_tokens"]
+assert len(g_vk) == 7 and g_vk == g_ref, (g_vk, g_ref)
+print(" ".join(map(str, g_vk)))
+PY
+# The oracle over the same tokens, one at a time through decode: row i's argmax must be token i + 1.
+"$bin" run --model "$tiny" --tokens "$t/tokens.txt" --out "$t/oracle.safetensors" --decode-from 0 2>/dev/null
+python3 - "$t/oracle.safetensors" "$t/tokens.txt" <<'PY'
+import array, json, struct, sys
+b = open(sys.argv[1], "rb").read()
+n = struct.unpack_from("<Q", b)[0]
+h = json.loads(b[8:8 + n])["logits"]
+rows, vocab = h["shape"]
+x = array.array("f", b[8 + n + h["data_offsets"][0]:8 + n + h["data_offsets"][1]])
+tok = list(map(int, open(sys.argv[2]).read().split()))
+arg = [max(range(vocab), key=lambda c: (x[r * vocab + c], -c)) for r in range(rows)]
+assert arg[:-1] == tok[1:], (arg, tok)
+PY
+echo "bench report fields, throughputs and greedy tokens ok: $(cat "$t/tokens.txt")"

@@ -1,0 +1,281 @@
+// `hybridlab bench`: prefill and decode throughput of a plan, in the spirit of llama-bench. Prompts of
+// synthetic token ids go through the plan's prefill path in chunks; decode is greedy (the argmax of each step's
+// logits, on the device where the logits are, feeds the next step). Every test runs once to warm up, then
+// --runs times (the median is reported); one more profiled run per test gives the per-op breakdown.
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "experiments/harness.h"
+#include "gpu/ops/argmax.h"
+#include "gpu/plan_executor.h"
+#include "model/forward.h"
+#include "tools/commands.h"
+
+namespace hl::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+struct BenchArgs {
+  ModelArgs model;
+  PlanArgs plan;
+  std::string prompts = "512", out = "reports", tag;
+  int64_t gen = 128, chunk = 512;
+  int runs = 3;
+  uint64_t token_seed = 1;
+  bool no_breakdown = false;
+};
+
+// One test: a prompt of `tokens` ids through prefill (pp), or `tokens` greedy decode steps (tg).
+struct Test {
+  std::string label;
+  bool decode;
+  int64_t tokens;
+};
+
+struct RunResult {
+  double wall_s = 0, device_s = -1;  // device_s: Vulkan timestamps at the start and end (-1: no device)
+  std::vector<int32_t> generated;    // tg: the greedy tokens
+};
+
+std::vector<int64_t> parse_lengths(const std::string& s) {
+  std::vector<int64_t> v;
+  for (size_t at = 0; at <= s.size();) {
+    const size_t end = std::min(s.find(',', at), s.size());
+    int64_t n = 0;
+    const auto [ptr, ec] = std::from_chars(s.data() + at, s.data() + end, n);
+    if (ec != std::errc() || ptr != s.data() + end || n <= 0 || n > (1 << 24))
+      fail("-p: prompt lengths must be positive integers separated by commas, got '{}'", s);
+    v.push_back(n);
+    at = end + 1;
+  }
+  return v;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// A file-name-safe name of the model: the preset and seed, or the file or checkpoint directory's last components.
+std::string model_name(const ModelArgs& m) {
+  std::string s;
+  if (!m.preset.empty()) {
+    s = fmt::format("{}-seed{}", m.preset, m.seed);
+  } else {
+    const std::filesystem::path p = std::filesystem::path(m.model).lexically_normal();
+    const std::filesystem::path leaf = p.has_filename() ? p : p.parent_path();
+    s = is_gguf_path(m.model) ? leaf.stem().string() : leaf.parent_path().filename().string() + "-" + leaf.filename().string();
+  }
+  if (m.layers) s += fmt::format("-L{}", m.layers);
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return s;
+}
+
+class Bench {
+ public:
+  Bench(const BenchArgs& a, const ModelWeights& w, gpu::PlanExecutor& ex, gpu::Device* dev)
+      : a_(a), w_(w), ex_(ex), dev_(dev) {}
+
+  // One run of a test on a fresh forward pass (empty caches and states; the executor's weights stay resident).
+  // Every run draws the same ids (the rng restarts from the token seed).
+  RunResult run(const Test& t) {
+    Forward<gpu::PlanExecutor> fwd(ex_, w_);
+    std::mt19937_64 rng(a_.token_seed);
+    std::uniform_int_distribution<int32_t> id(0, int32_t(w_.cfg.vocab - 1));
+    const int64_t chunk = a_.chunk > 0 ? a_.chunk : t.tokens;
+    RunResult r;
+    const auto t0 = Clock::now();
+    const uint32_t q0 = dev_ ? dev_->timestamp() : 0;
+    if (!t.decode) {
+      std::vector<int32_t> prompt(size_t(t.tokens));
+      for (auto& x : prompt) x = id(rng);
+      for (int64_t p = 0; p < t.tokens; p += chunk) {
+        const int64_t len = std::min(chunk, t.tokens - p);
+        fwd.step({prompt.begin() + p, prompt.begin() + p + len}, Phase::Prefill);  // logits of every row, left where made
+      }
+    } else {
+      int32_t tok = id(rng);  // the first decode step starts from one random token at position 0
+      r.generated.push_back(tok);
+      for (int64_t i = 0; i < t.tokens; ++i) r.generated.push_back(tok = next_token(fwd.step({tok}, Phase::Decode)));
+    }
+    const uint32_t q1 = dev_ ? dev_->timestamp() : 0;
+    if (dev_) dev_->sync();  // the phase ends when the device has finished its work
+    r.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (dev_) r.device_s = dev_->elapsed_ns(q0, q1) * 1e-9;
+    return r;
+  }
+
+  // Greedy: the argmax of a decode step's logits, on the device when they are there (one id downloaded).
+  // While profiling it is timed like an op, under "argmax (bench)".
+  int32_t next_token(const Tensor& logits) {
+    if (!profiling_) return gpu::argmax_rows(dev_, logits).front();
+    auto& o = argmax_time_;
+    ++o.calls;
+    if (dev_ && logits.device_current() && !logits.host_current()) {
+      const uint32_t b = dev_->timestamp();
+      const Tensor ids = gpu::argmax_device(*dev_, logits);
+      const uint32_t e = dev_->timestamp();
+      const int32_t tok = ids.i32()(0, 0);  // syncs, so the two timestamps can be read now
+      o.ns += dev_->elapsed_ns(b, e), o.gpu = true;
+      return tok;
+    }
+    const auto t0 = Clock::now();
+    const int32_t tok = gpu::argmax_host(logits.f32()).front();
+    o.ns += std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+    return tok;
+  }
+
+  // Per-op time of one more run: Vulkan ops by timestamps around their dispatches, host ops by wall clock
+  // (PlanExecutor::set_profiling); greedy decode's argmax is listed as "argmax (bench)".
+  json breakdown(const Test& t) {
+    ex_.reset_op_times();
+    ex_.set_profiling(true);
+    profiling_ = true;
+    argmax_time_ = {};
+    const RunResult r = run(t);
+    std::map<std::string, gpu::PlanExecutor::OpTime> times = ex_.op_times();
+    ex_.set_profiling(false);
+    profiling_ = false;
+    if (argmax_time_.calls) times["argmax (bench)"] = argmax_time_;
+    double total = 0;
+    for (auto& [op, o] : times) total += o.ns;
+    json ops = json::array();
+    for (auto& [op, o] : times)
+      ops.push_back({{"op", op}, {"ms", o.ns * 1e-6}, {"share", total > 0 ? o.ns / total : 0.0}, {"calls", o.calls},
+                     {"timed_by", o.gpu ? "vulkan timestamps" : "host wall clock"}});
+    std::sort(ops.begin(), ops.end(), [](const json& x, const json& y) { return x["ms"].get<double>() > y["ms"].get<double>(); });
+    return {{"wall_ms", r.wall_s * 1e3}, {"ops_ms", total * 1e-6}, {"ops", ops}};
+  }
+
+ private:
+  const BenchArgs& a_;
+  const ModelWeights& w_;
+  gpu::PlanExecutor& ex_;
+  gpu::Device* dev_;
+  bool profiling_ = false;
+  gpu::PlanExecutor::OpTime argmax_time_;
+};
+
+json host_device_json() {
+  return {{"name", "host CPU (the plan runs no Vulkan op)"}, {"slug", "host-cpu"}, {"driver", nullptr},
+          {"hardware_threads", std::thread::hardware_concurrency()}};
+}
+
+void print_breakdown(const std::string& label, const json& b) {
+  std::printf("\n%s per-op breakdown (one profiled run: %.2f ms wall, %.2f ms in ops):\n", label.c_str(),
+              b["wall_ms"].get<double>(), b["ops_ms"].get<double>());
+  for (auto& o : b["ops"])
+    std::printf("  %-16s %10.3f ms %6.1f%%  %6lld calls  (%s)\n", o["op"].get<std::string>().c_str(), o["ms"].get<double>(),
+                100 * o["share"].get<double>(), (long long)o["calls"].get<int64_t>(), o["timed_by"].get<std::string>().c_str());
+}
+
+void cmd_bench(const BenchArgs& a) {
+  const std::vector<int64_t> lengths = parse_lengths(a.prompts);
+  if (a.gen < 0) fail("-n: the number of generated tokens must be >= 0 (0: no decode test)");
+  if (a.chunk < 0) fail("--prefill-chunk must be >= 0 (0: the whole prompt in one chunk)");
+  if (a.runs < 1) fail("--runs must be >= 1");
+  const ModelWeights w = a.model.load();
+  auto dev = a.plan.open_device();
+  const gpu::Plan plan = gpu::Plan::parse(a.plan.ops, dev.get());
+  std::fprintf(stderr, "%s", plan.notes().c_str());
+  gpu::PlanExecutor ex(plan, dev.get());
+
+  std::vector<Test> tests;
+  for (int64_t p : lengths) tests.push_back({fmt::format("pp{}", p), false, p});
+  if (a.gen > 0) tests.push_back({fmt::format("tg{}", a.gen), true, a.gen});
+
+  json report = {{"schema", "hybridlab.bench/1"},
+                 {"device", dev ? exp::device_json(*dev) : host_device_json()},
+                 {"commit", exp::git_commit()},
+                 {"date", exp::now_iso()},
+                 {"plan", plan.describe()},
+                 {"model", {{"source", a.model.preset.empty() ? a.model.model : "preset " + a.model.preset},
+                            {"origin", w.origin}, {"seed", a.model.preset.empty() ? json(nullptr) : json(a.model.seed)},
+                            {"layers", w.cfg.n_layers}, {"vocab", w.cfg.vocab}}},
+                 {"prefill_chunk", a.chunk},
+                 {"runs", a.runs},
+                 {"warmup_runs", 1},
+                 {"tokens", fmt::format("synthetic: uniform random ids in [0, vocab) from seed {}, the same every run; decode starts "
+                                        "from one random token at position 0 and feeds each step's argmax to the next",
+                                        a.token_seed)},
+                 {"timing", "wall clock per run, from the first token's embedding until the device has finished "
+                            "(prefill computes the logits of every prompt row; decode downloads one id per step)"},
+                 {"breakdown_method", "one extra run per test with per-op profiling: Vulkan ops by timestamps around "
+                                      "their dispatches, host ops by wall clock; not part of the timed runs"},
+                 {"tests", json::array()}};
+  std::printf("hybridlab bench: %s, %d layers; plan %s; device %s%s; prefill chunk %lld; %d runs after 1 warm-up; commit %s\n",
+              report["model"]["source"].get<std::string>().c_str(), w.cfg.n_layers, plan.describe().c_str(),
+              report["device"]["name"].get<std::string>().c_str(),
+              dev ? (" (" + dev->info().driver_info + ")").c_str() : "", (long long)a.chunk, a.runs,
+              report["commit"].get<std::string>().c_str());
+
+  Bench bench(a, w, ex, dev.get());
+  std::vector<std::pair<std::string, json>> breakdowns;
+  std::printf("\n%-8s %12s %24s %14s\n", "test", "tok/s", "min .. max", "device tok/s");
+  for (const Test& t : tests) {
+    bench.run(t);  // warm-up: materialises and uploads the weights, compiles the pipelines
+    std::vector<double> tps, dev_tps;
+    std::vector<int32_t> generated;
+    for (int i = 0; i < a.runs; ++i) {
+      const RunResult r = bench.run(t);
+      tps.push_back(double(t.tokens) / r.wall_s);
+      if (r.device_s > 0) dev_tps.push_back(double(t.tokens) / r.device_s);
+      if (i == 0) generated = r.generated;
+    }
+    const auto [lo, hi] = std::minmax_element(tps.begin(), tps.end());
+    json tj = {{"label", t.label}, {"phase", t.decode ? "decode" : "prefill"}, {"tokens", t.tokens},
+               {"tok_per_s", {{"median", median(tps)}, {"min", *lo}, {"max", *hi}, {"runs", tps}}},
+               {"ms_per_token", 1e3 / median(tps)}};
+    if (!dev_tps.empty()) tj["device_tok_per_s"] = {{"median", median(dev_tps)}, {"runs", dev_tps}};
+    if (t.decode) tj["greedy_tokens"] = generated;  // the start token, then the greedy tokens of the first timed run
+    if (!a.no_breakdown) tj["breakdown"] = bench.breakdown(t), breakdowns.emplace_back(t.label, tj["breakdown"]);
+    std::printf("%-8s %12.2f %11.2f .. %-10.2f %14s\n", t.label.c_str(), median(tps), *lo, *hi,
+                dev_tps.empty() ? "-" : fmt::format("{:.2f}", median(dev_tps)).c_str());
+    std::fflush(stdout);
+    report["tests"].push_back(tj);
+  }
+  for (auto& [label, b] : breakdowns) print_breakdown(label, b);
+
+  const std::string dir = a.out + "/" + report["device"]["slug"].get<std::string>();
+  const std::string path = dir + "/bench-" + (a.tag.empty() ? model_name(a.model) : a.tag) + ".json";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream f(path);
+  if (!(f << report.dump(2) << "\n")) fail("cannot write '{}'", path);
+  std::printf("\nwrote %s\n", path.c_str());
+  if (dev && dev->ctx().validation_message_count())
+    fail("{} Vulkan validation messages (first: {})", dev->ctx().validation_message_count(),
+         dev->ctx().validation_messages().front());
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto* b = app.add_subcommand("bench", "prefill and decode throughput of a plan (llama-bench style: pp512, tg128)");
+  auto a = std::make_shared<BenchArgs>();
+  a->model.add(b);
+  a->plan.add(b, false);
+  b->add_option("-p,--prompt", a->prompts, "prompt lengths, comma-separated (default 512)");
+  b->add_option("-n,--gen", a->gen, "greedy decode steps (default 128; 0: no decode test)");
+  b->add_option("--prefill-chunk", a->chunk, "tokens per prefill step (default 512; 0: the whole prompt)");
+  b->add_option("--runs", a->runs, "timed runs per test, after one warm-up (default 3; the median is reported)");
+  b->add_option("--token-seed", a->token_seed, "seed of the synthetic token ids (default 1)");
+  b->add_option("--out", a->out, "reports directory (default reports): writes <out>/<device-slug>/bench-<tag|model>.json");
+  b->add_option("--tag", a->tag, "report name: bench-<tag>.json instead of bench-<model>.json");
+  b->add_flag("--no-breakdown", a->no_breakdown, "skip the profiled run of each test (no per-op breakdown)");
+  b->callback([a] { cmd_bench(*a); });
+}
+
+}  // namespace hl::cli
