@@ -47,6 +47,7 @@ void PlanExecutor::run(const std::string& op, OpArgs& a) {
       v.run(ctx_, a);
       pending_.push_back({op, q0, dev_->timestamp()});
     } else {
+      if (dev_) dev_->sync();  // so the host op's wall time leaves out device work queued before it
       const auto t0 = std::chrono::steady_clock::now();
       v.run(ctx_, a);
       auto& t = times_[op];

@@ -41,7 +41,8 @@ class PlanExecutor {
 
   PlanExecutor(const Plan& plan, Device* dev, ScanOptions scan = {}, bool validate = false);
 
-  // Per-op time: Vulkan variants by timestamps around their dispatches, host variants by wall clock.
+  // Per-op time: Vulkan variants by timestamps around their dispatches, host variants by wall clock after a
+  // device sync (their time includes downloading their inputs, not the device work queued before them).
   void set_profiling(bool on) { profiling_ = on; }
   struct OpTime {
     double ns = 0;
