@@ -291,12 +291,27 @@ def write_report(path):
         f.write(markdown(report, images))
 
 
+def bench_rows(bench):
+    """`hybridlab bench` reports (reports/SCHEMA.md, hybridlab.bench/1): one row per test."""
+    out = ["", "## Bench", "", "`hybridlab bench` (README, \"Bench\"): median tok/s of the wall clock over the runs.", "",
+           "| device | model | layers | plan | test | tok/s | min .. max | commit | report |", "|---|---|---|---|---|---|---|---|---|"]
+    for path, dev, r in bench:
+        for t in r["tests"]:
+            s = t["tok_per_s"]
+            out.append(f"| {dev} | {r['model']['source']} | {r['model']['layers']} | {r['plan'][:40]} | {t['label']} | "
+                       f"{s['median']:.2f} | {s['min']:.2f} .. {s['max']:.2f} | {r['commit']} | [{os.path.basename(path)}]({path}) |")
+    return out if bench else []
+
+
 def index(root):
-    rows = []
+    rows, bench = [], []
     for path in sorted(glob.glob(os.path.join(root, "*", "*.json"))):
         with open(path) as f:
             r = json.load(f)
         dev = os.path.basename(os.path.dirname(path))
+        if r.get("schema") == "hybridlab.bench/1":
+            bench.append((os.path.relpath(path, root), dev, r))
+            continue
         rel = os.path.relpath(path[:-5] + ".md", root)
         if r["experiment"] == "bandwidth":
             c = r["ceilings"]
@@ -329,6 +344,7 @@ def index(root):
         failing = row[9] if len(row) > 9 else ""
         quick = " (QUICK)" if r.get("quick") else ""
         out.append(f"| {exp} | {op} | {label} | {dev}{quick} | {best} | {t} | {frac} | {failing} | [{os.path.basename(rel)}]({rel}) |")
+    out += bench_rows(bench)
     with open(os.path.join(root, "README.md"), "w") as f:
         f.write("\n".join(out) + "\n")
 
