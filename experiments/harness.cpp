@@ -409,6 +409,23 @@ json run_experiment(const Experiment& e, const Options& opt) {
   return run_on(dev, e, opt);
 }
 
+// The smallest op this harness can time: a 4-value residual add (vulkan:elementwise) through the same path
+// as every variant (output allocation, dispatch, barrier, timestamp pair), median of 50 after 10 warm-up runs.
+// GPU times near it measure that path, not the kernel (on the H200 the small Q4_K mat-vecs sit at ~11-13 us).
+double timing_floor_us(gpu::Device& dev) {
+  const gpu::Variant& add = gpu::Registry::get().variant("add", "vulkan:elementwise");
+  gpu::WeightStore ws(&dev);
+  gpu::VariantCtx ctx{&dev, &ws};
+  const gpu::OpArgs args{{{"a", Tensor::from(Mat<float>::Ones(1, 4))}, {"b", Tensor::from(Mat<float>::Ones(1, 4))}}, {}, {}};
+  std::vector<double> ns;
+  for (int i = 0; i < 60; ++i) {
+    gpu::OpArgs a = args;
+    const double t = dev.time_ns([&] { add.run(ctx, a); });
+    if (i >= 10) ns.push_back(t);
+  }
+  return median(ns) * 1e-3;
+}
+
 static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt) {
   const std::string& name = e.name;
   const bool cpu_device = dev.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU;
@@ -436,6 +453,7 @@ static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt) {
   } else {
     report["ceilings"] = {{"read_GBps", cx.ceil.read_gbps}, {"copy_GBps", cx.ceil.copy_gbps}, {"f32_TFLOPs", cx.ceil.f32_tflops},
                           {"source", cx.ceil.source}};
+    report["timing_floor_us"] = timing_floor_us(dev);
     for (const Part& p : e.parts(cx)) {
       report["tolerances"][p.op] = p.tolerance;
       run_part(cx, e.name, p, report, &failures);

@@ -122,6 +122,9 @@ def markdown(report, images):
             f"f32 FMA {ceil['f32_TFLOPs']:.2f} TFLOP/s ({ceil.get('source', '')})")
         lines.append(
             "- roofline: the larger of bytes / read bandwidth and flops / f32 rate; *fraction* = roofline time / measured time")
+        if report.get("timing_floor_us") is not None:
+            lines.append(f"- timing floor: {report['timing_floor_us']:.2f} us, the median time of a 4-value add through the same "
+                         "path (allocation, dispatch, barrier, timestamps); GPU times near it measure that path, not the kernel")
         proj = report.get("projection", {})
         lines.append(f"- **RDNA4 projection** ({proj.get('device', '')}: {proj.get('GBps')} GB/s, {proj.get('f32_TFLOPs')} f32 TFLOP/s, "
                      f"{proj.get('f16_TFLOPs')} f16 TFLOP/s): {proj.get('method', '')}")
