@@ -168,6 +168,15 @@ Tensor PlanExecutor::add(const Tensor& x, const Tensor& y) {
   return a.t.at("y");
 }
 
+Tensor PlanExecutor::last_row(const Tensor& x) {
+  if (x.device_current() && dev_) {
+    Tensor y = Tensor::device(*dev_, 1, x.cols());
+    dev_->copy(x.buffer(*dev_), y.buffer_mut(*dev_), y.bytes(), x.bytes() - y.bytes());
+    return y;
+  }
+  return Tensor::from(x.f32().bottomRows(1));
+}
+
 Tensor PlanExecutor::slice(const Tensor& x, int64_t period, int64_t offset, int64_t width) {
   OpArgs a{{{"x", x}}, {}, {{"period", double(period)}, {"offset", double(offset)}, {"width", double(width)}}};
   run("slice", a);

@@ -63,6 +63,7 @@ class PlanExecutor {
   Tensor matmul(const Tensor& x, const WeightRef& w);
   Tensor lm_head(const Tensor& x, const WeightRef& w);
   Tensor add(const Tensor& a, const Tensor& b);
+  Tensor last_row(const Tensor& x);  // a copy of the last row, on the side where x is current
   Tensor slice(const Tensor& x, int64_t period, int64_t offset, int64_t width);
   Tensor rope(const Tensor& x, int head_dim, int rot_dims, double theta, int64_t pos0);
   Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& gate, LayerState& st, int nq, int nkv);

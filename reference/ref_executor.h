@@ -60,6 +60,7 @@ template <class S> class RefExecutor {
   Tensor matmul(const Tensor& x, const WeightRef& w) { return ref::matmul(x, mat(w)); }
   Tensor lm_head(const Tensor& x, const WeightRef& w) { return ref::matmul(x, mat(w)); }
   Tensor add(const Tensor& a, const Tensor& b) { return a + b; }
+  Tensor last_row(const Tensor& x) { return x.bottomRows(1); }
   Tensor slice(const Tensor& x, int64_t period, int64_t offset, int64_t width) {
     return ref::slice(x, period, offset, width);
   }

@@ -44,6 +44,7 @@ struct Test {
 
 struct RunResult {
   double wall_s = 0, device_s = -1;  // device_s: Vulkan timestamps at the start and end (-1: no device)
+  uint64_t dispatches = 0, submits = 0;  // recorded into the device's stream during the run
   std::vector<int32_t> generated;    // tg: the greedy tokens
 };
 
@@ -97,13 +98,15 @@ class Bench {
     const int64_t chunk = a_.chunk > 0 ? a_.chunk : t.tokens;
     RunResult r;
     const auto t0 = Clock::now();
+    const gpu::DeviceStats s0 = dev_ ? dev_->stats() : gpu::DeviceStats{};
     const uint32_t q0 = dev_ ? dev_->timestamp() : 0;
     if (!t.decode) {
       std::vector<int32_t> prompt(size_t(t.tokens));
       for (auto& x : prompt) x = id(rng);
       for (int64_t p = 0; p < t.tokens; p += chunk) {
         const int64_t len = std::min(chunk, t.tokens - p);
-        fwd.step({prompt.begin() + p, prompt.begin() + p + len}, Phase::Prefill);  // logits of every row, left where made
+        // Only the last row's logits, left where made (llama-bench's pp: the prompt's logits are not read).
+        fwd.step({prompt.begin() + p, prompt.begin() + p + len}, Phase::Prefill, Forward<gpu::PlanExecutor>::Logits::Last);
       }
     } else {
       int32_t tok = id(rng);  // the first decode step starts from one random token at position 0
@@ -113,7 +116,10 @@ class Bench {
     const uint32_t q1 = dev_ ? dev_->timestamp() : 0;
     if (dev_) dev_->sync();  // the phase ends when the device has finished its work
     r.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (dev_) r.device_s = dev_->elapsed_ns(q0, q1) * 1e-9;
+    if (dev_) {
+      r.device_s = dev_->elapsed_ns(q0, q1) * 1e-9;
+      r.dispatches = dev_->stats().dispatches - s0.dispatches, r.submits = dev_->stats().submits - s0.submits;
+    }
     return r;
   }
 
@@ -211,7 +217,7 @@ void cmd_bench(const BenchArgs& a) {
                                         "from one random token at position 0 and feeds each step's argmax to the next",
                                         a.token_seed)},
                  {"timing", "wall clock per run, from the first token's embedding until the device has finished "
-                            "(prefill computes the logits of every prompt row; decode downloads one id per step)"},
+                            "(prefill computes the logits of each chunk's last row only, as llama-bench; decode downloads one id per step)"},
                  {"breakdown_method", "one extra run per test with per-op profiling: Vulkan ops by timestamps around "
                                       "their dispatches, host ops by wall clock; not part of the timed runs"},
                  {"tests", json::array()}};
@@ -228,16 +234,19 @@ void cmd_bench(const BenchArgs& a) {
     bench.run(t);  // warm-up: materialises and uploads the weights, compiles the pipelines
     std::vector<double> tps, dev_tps;
     std::vector<int32_t> generated;
+    uint64_t dispatches = 0, submits = 0;
     for (int i = 0; i < a.runs; ++i) {
       const RunResult r = bench.run(t);
       tps.push_back(double(t.tokens) / r.wall_s);
       if (r.device_s > 0) dev_tps.push_back(double(t.tokens) / r.device_s);
-      if (i == 0) generated = r.generated;
+      if (i == 0) generated = r.generated, dispatches = r.dispatches, submits = r.submits;
     }
     const auto [lo, hi] = std::minmax_element(tps.begin(), tps.end());
     json tj = {{"label", t.label}, {"phase", t.decode ? "decode" : "prefill"}, {"tokens", t.tokens},
                {"tok_per_s", {{"median", median(tps)}, {"min", *lo}, {"max", *hi}, {"runs", tps}}},
-               {"ms_per_token", 1e3 / median(tps)}};
+               {"ms_per_token", 1e3 / median(tps)},
+               {"dispatches", dispatches}, {"dispatches_per_token", double(dispatches) / double(t.tokens)},
+               {"submits", submits}};
     if (!dev_tps.empty()) tj["device_tok_per_s"] = {{"median", median(dev_tps)}, {"runs", dev_tps}};
     if (t.decode) tj["greedy_tokens"] = generated;  // the start token, then the greedy tokens of the first timed run
     if (!a.no_breakdown) tj["breakdown"] = bench.breakdown(t), breakdowns.emplace_back(t.label, tj["breakdown"]);

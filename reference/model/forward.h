@@ -25,9 +25,13 @@ template <class Ex> class Forward {
   Ex& executor() { return ex_; }
   int64_t position() const { return pos_; }
 
-  // Feeds tokens at positions [position(), position() + T) and returns their logits [T, vocab].
-  // Phase::Decode takes exactly one token and steps the recurrences instead of the chunked forms.
-  Tensor step(const std::vector<int32_t>& tokens, Phase phase) {
+  // Which rows of logits a step returns: every position's, or only the last one's (a prompt chunk whose
+  // logits only seed the next token, as llama-bench's pp tests do: the lm_head then runs as a mat-vec).
+  enum class Logits { All, Last };
+
+  // Feeds tokens at positions [position(), position() + T) and returns their logits [T, vocab] ([1, vocab]
+  // with Logits::Last). Phase::Decode takes exactly one token and steps the recurrences instead of the chunked forms.
+  Tensor step(const std::vector<int32_t>& tokens, Phase phase, Logits rows = Logits::All) {
     if (tokens.empty()) fail("forward: empty token chunk");
     if (phase == Phase::Decode && tokens.size() != 1) fail("forward: decode takes one token, got {}", tokens.size());
     ex_.begin_step(phase);
@@ -45,6 +49,7 @@ template <class Ex> class Forward {
       notify(i + 1, x);
     }
     ex_.begin_layer(-1, LayerKind::LinearAttention);  // -1: model-level ops (the kind is unused)
+    if (rows == Logits::Last && tokens.size() > 1) x = ex_.last_row(x);
     x = ex_.rmsnorm(x, w_.final_norm, c_.rms_eps);
     notify(c_.n_layers + 1, x);
     pos_ += int64_t(tokens.size());
