@@ -13,7 +13,9 @@ struct Device::Pool {
   std::map<std::pair<int, size_t>, std::vector<std::unique_ptr<vk::Buffer>>> free;
 };
 
-Device::Device(const vk::ContextOptions& options) : ctx_(vk::Context::create(options)), pool_(std::make_shared<Pool>()) {}
+Device::Device(const vk::ContextOptions& options) : ctx_(vk::Context::create(options)), pool_(std::make_shared<Pool>()) {
+  flush_every_ = tune("device.stream.flush_dispatches");
+}
 
 Device::~Device() {
   try {
@@ -21,6 +23,7 @@ Device::~Device() {
   } catch (...) {
   }
   held_.clear();
+  in_flight_.clear();
   pool_->free.clear();
 }
 
@@ -63,7 +66,14 @@ const vk::Pipeline& Device::pipeline(const std::string& shader, const std::vecto
 }
 
 vk::CommandList& Device::stream() {
-  if (!stream_) stream_ = std::make_unique<vk::CommandList>(*ctx_, "stream");
+  if (!stream_) {
+    if (!spare_.empty()) {
+      stream_ = std::move(spare_.back());
+      spare_.pop_back();
+    } else {
+      stream_ = std::make_unique<vk::CommandList>(*ctx_, "stream");
+    }
+  }
   return *stream_;
 }
 
@@ -80,6 +90,7 @@ void Device::dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffe
   s.dispatch(gx, gy, gz);
   s.barrier();
   ++stats_.dispatches;
+  if (flush_every_ && ++since_flush_ >= flush_every_) flush();
 }
 
 void Device::upload(const BufferPtr& dst, const void* data, size_t bytes, size_t dst_offset) {
@@ -143,12 +154,31 @@ double Device::time_ns(const std::function<void()>& record) {
   return elapsed_ns(a, b);
 }
 
-void Device::sync() {
-  if (stream_ && !stream_->empty()) {
-    stream_->submit_and_wait();
-    stream_->reset();
-    ++stats_.submits;
+void Device::flush() {
+  since_flush_ = 0;
+  if (!stream_ || stream_->empty()) return;
+  stream_->submit();
+  ++stats_.submits;
+  in_flight_.push_back({std::move(stream_), std::move(held_)});
+  held_.clear();
+  // Bound what is queued (command buffers, held buffers): beyond 16 lists, wait for the oldest.
+  if (in_flight_.size() > 16) {
+    retire(in_flight_.front());
+    in_flight_.erase(in_flight_.begin());
   }
+}
+
+void Device::retire(InFlight& f) {
+  f.list->wait();
+  f.list->reset();
+  spare_.push_back(std::move(f.list));
+  f.held.clear();
+}
+
+void Device::sync() {
+  flush();
+  for (auto& f : in_flight_) retire(f);
+  in_flight_.clear();
   held_.clear();
 }
 

@@ -1,5 +1,6 @@
 // hl::gpu::Device: one Vulkan device used as a compute stream. Ops record dispatches, uploads and copies
-// into one command list; it is submitted only when the host needs a result (a download) or at sync().
+// into a command list, submitted without waiting every `device.stream.flush_dispatches` dispatches (so the
+// GPU runs while the host records the rest) and at a download or sync(), which wait for all of them.
 // Buffers come from a size-class pool and stay alive until the commands that use them have run.
 #pragma once
 #include <functional>
@@ -52,7 +53,8 @@ class Device {
   void copy(const BufferPtr& src, const BufferPtr& dst, size_t bytes, size_t src_offset = 0, size_t dst_offset = 0);
   void download(const BufferPtr& src, void* data, size_t bytes, size_t src_offset = 0);  // syncs first
 
-  void sync();  // submits what is recorded and waits
+  void sync();   // submits what is recorded and waits for everything submitted
+  void flush();  // submits what is recorded without waiting
 
   // GPU time of what record() adds to the stream, from timestamp queries (syncs before and after).
   double time_ns(const std::function<void()>& record);
@@ -70,7 +72,15 @@ class Device {
 
   std::unique_ptr<vk::Context> ctx_;
   std::unique_ptr<vk::CommandList> stream_;
-  std::vector<BufferPtr> held_;  // referenced by recorded commands
+  std::vector<BufferPtr> held_;  // referenced by the commands recorded into stream_
+  struct InFlight {              // a submitted list and the buffers its commands use, until it has run
+    std::unique_ptr<vk::CommandList> list;
+    std::vector<BufferPtr> held;
+  };
+  std::vector<InFlight> in_flight_;                     // in submission order
+  std::vector<std::unique_ptr<vk::CommandList>> spare_;  // finished lists, reset, for reuse
+  uint32_t since_flush_ = 0, flush_every_ = 0;
+  void retire(InFlight& f);  // waits for f, recycles its list, releases its buffers
   std::unique_ptr<vk::TimestampPool> timestamps_;
   uint32_t next_query_ = 0;
   std::map<std::string, std::unique_ptr<vk::Pipeline>> pipelines_;

@@ -225,6 +225,26 @@ void CommandList::submit_and_wait(std::chrono::milliseconds timeout) {
   submit_and_wait(std::span<CommandList* const>(&self, 1), timeout);
 }
 
+namespace {
+
+Error device_lost(const Context& ctx, const std::string& names) {
+  return Error(fmt::format("device lost while running {} on {}", names, ctx.info().name));
+}
+
+void wait_fence(Context& ctx, VkFence fence, const std::string& names, std::chrono::milliseconds timeout) {
+  const VkResult r = ctx.fn().vkWaitForFences(ctx.device(), 1, &fence, VK_TRUE,
+                                              uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count()));
+  if (r == VK_TIMEOUT)
+    throw Error(
+        fmt::format("GPU work {} did not finish within {} ms on {} (VK_TIMEOUT): the device may be hung; "
+                    "wait_idle() before touching its buffers again",
+                    names, timeout.count(), ctx.info().name));
+  if (r == VK_ERROR_DEVICE_LOST) throw device_lost(ctx, names);
+  check(r, "vkWaitForFences", names);
+}
+
+}  // namespace
+
 void CommandList::submit_and_wait(std::span<CommandList* const> lists, std::chrono::milliseconds timeout) {
   if (lists.empty()) return;
   CommandList& first = *lists.front();
@@ -238,8 +258,6 @@ void CommandList::submit_and_wait(std::span<CommandList* const> lists, std::chro
     cmds.push_back(l->cmd_);
     names += (names.empty() ? "'" : ", '") + l->name_ + "'";
   }
-  auto lost = [&] { return Error(fmt::format("device lost while running {} on {}", names, ctx.info().name)); };
-
   // Reset here rather than after the wait, so that a list whose wait timed out can be submitted again
   // once the context is idle (Context::wait_idle).
   check(vk.vkResetFences(ctx.device(), 1, &first.fence_), "vkResetFences", names);
@@ -247,18 +265,25 @@ void CommandList::submit_and_wait(std::span<CommandList* const> lists, std::chro
   si.commandBufferCount = uint32_t(cmds.size());
   si.pCommandBuffers = cmds.data();
   VkResult r = vk.vkQueueSubmit(ctx.queue(), 1, &si, first.fence_);
-  if (r == VK_ERROR_DEVICE_LOST) throw lost();
+  if (r == VK_ERROR_DEVICE_LOST) throw device_lost(ctx, names);
   check(r, "vkQueueSubmit", names);
-  r = vk.vkWaitForFences(ctx.device(), 1, &first.fence_, VK_TRUE,
-                         uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count()));
-  if (r == VK_TIMEOUT)
-    throw Error(
-        fmt::format("GPU work {} did not finish within {} ms on {} (VK_TIMEOUT): the device may be hung; "
-                    "wait_idle() before touching its buffers again",
-                    names, timeout.count(), ctx.info().name));
-  if (r == VK_ERROR_DEVICE_LOST) throw lost();
-  check(r, "vkWaitForFences", names);
+  wait_fence(ctx, first.fence_, names, timeout);
 }
+
+void CommandList::submit() {
+  const Functions& vk = ctx_->fn();
+  if (state_ == State::Empty) recording();
+  close();
+  check(vk.vkResetFences(ctx_->device(), 1, &fence_), "vkResetFences", name_);
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd_;
+  const VkResult r = vk.vkQueueSubmit(ctx_->queue(), 1, &si, fence_);
+  if (r == VK_ERROR_DEVICE_LOST) throw device_lost(*ctx_, "'" + name_ + "'");
+  check(r, "vkQueueSubmit", name_);
+}
+
+void CommandList::wait(std::chrono::milliseconds timeout) { wait_fence(*ctx_, fence_, "'" + name_ + "'", timeout); }
 
 // ---------------------------------------------------------------------------------------------
 // Timing

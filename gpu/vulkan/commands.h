@@ -82,6 +82,11 @@ class CommandList {
   void submit_and_wait(std::chrono::milliseconds timeout = default_timeout);
   // Several lists in one submission, in order (e.g. timestamp, work, timestamp).
   static void submit_and_wait(std::span<CommandList* const> lists, std::chrono::milliseconds timeout = default_timeout);
+  // Closes and submits without waiting (the GPU starts while the host records the next list); wait()
+  // then blocks until it has run, with submit_and_wait's errors. Lists submitted to the one queue run in
+  // submission order, and the barrier each dispatch ends with orders them across lists too.
+  void submit();
+  void wait(std::chrono::milliseconds timeout = default_timeout);
   void reset();  // drops the recorded commands and their descriptor sets
 
  private:

@@ -33,6 +33,9 @@ const Table& common() {
   static const Table t = {
       {"wg_size", 128},
       {"subgroup_size_preferred", 0},
+      // Dispatches recorded before the stream is submitted without waiting (0: only at a download or sync):
+      // the GPU starts on them while the host records the rest of the step.
+      {"device.stream.flush_dispatches", 64},
       {"add.elementwise.wg", 256},
       {"slice.copy.wg", 256},
       {"rope.neox.wg", 256},
