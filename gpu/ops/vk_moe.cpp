@@ -4,6 +4,7 @@
 // expert is a one-expert route whose weight is sigmoid(x . gate_w). Quantized (GGUF) experts are read as
 // ggml blocks by the same pair's _q kernels.
 #include "gpu/ops/vk_op.h"
+#include "gpu/ops/vk_route_pack.h"
 
 namespace hl::gpu {
 
@@ -115,6 +116,14 @@ void shared_expert(VariantCtx& c, OpArgs& a) {
   const auto& p = d.pipeline("shared_expert_gate", {{0, d.tune("shared_expert.fused.wg")}}, 4, sizeof pc);
   const Grid g = grid(pc.T);
   d.dispatch(p, {x.buffer(d), gate_w.buffer(d), expert.buffer_mut(d), weight.buffer_mut(d)}, pc, g.x, g.y);
+  // A prompt chunk: every token routes to the one expert, so route_pack's grouped GEMM makes it a tiled GEMM
+  // (each weight tile serves a tile of tokens); the per-token kernels re-read the weights for every token.
+  if (pc.T >= d.tune("shared_expert.fused.gemm_tokens")) {
+    const route_pack::Packed p = route_pack::pack(d, expert, 1);
+    a.set("y", route_pack::scatter(d, route_pack::grouped_swiglu(c, p, x, a.weight("gate"), a.weight("up"), a.weight("down"), false),
+                                   weight));
+    return;
+  }
   a.set("y", swiglu_experts(c, "shared_expert", "shared_expert.fused", x, expert, weight, a.weight("gate"), a.weight("up"),
                             a.weight("down"), 1));
 }

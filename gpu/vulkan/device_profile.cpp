@@ -60,6 +60,7 @@ const Table& common() {
       {"ssm_scan.per_token.split", 8},
       {"moe_experts.per_token.rows", 8},      // weight rows per subgroup pass
       {"shared_expert.fused.rows", 8},
+      {"shared_expert.fused.gemm_tokens", 2},  // this many tokens or more: route_pack's grouped GEMM (one expert)
       // -- quantized matmul and experts (gpu/ops/vk_quant.cpp)
       {"matmul.auto.qmatvec_tokens", 1},  // auto on quantized weights: qmatvec up to this many tokens, qcols above
       {"matmul.qmatvec.wg", 128},
@@ -122,11 +123,18 @@ const Table& overrides(std::string_view profile) {
   // 8 computing subgroups 1213 us vs 4 1980 us at the best other settings (the defaults).
   // qcols: 16 columns per weight tile was the best max_cols (1..64) for 14 of the 15 prompt cases (n = 40..512)
   // of reports/nvidia-h200/matmul-quantized.md, 32 (the default) none: e.g. q4_K 2048->8192 n=512 2431 vs 2678 us.
+  // qcols tiles swept on the H200 (wg x rows x tm x units x max_cols; q4_K 2048->8192 n=512): 256 x 128 x 8 x 1 x 64
+  // 933 us (18.4 TFLOP/s) vs 2429 us at the old best (128 x 32 x 2 x 2 x 16). route_pack on q4_K experts (T=512):
+  // thread_rows 1 (256 invocations of 1 x 2 outputs) 7.37 ms vs 9.44 ms at 2; wider tiles were slower.
   static const Table hopper = {{"wg_size", 256},
+                               {"matmul.qcols.rows", 128},
+                               {"matmul.qcols.tm", 8},
+                               {"matmul.qcols.units", 1},
+                               {"moe_experts.route_pack.thread_rows", 1},
                                {"matmul.qmatvec.rows", 2},
                                {"lm_head.qmatvec.rows", 2},
                                {"lm_head.qmatvec_i8.slots", 2},
-                               {"matmul.qcols.max_cols", 16},
+                               {"matmul.qcols.max_cols", 64},
                                {"lm_head.qcols.max_cols", 16},
                                {"attention.flash_coopmat.subgroups", 8}};
   // AMD RDNA4 (Radeon AI PRO R9700, RX 9070/9060; gfx1200/gfx1201), from published limits: waves of

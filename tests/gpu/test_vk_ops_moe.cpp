@@ -79,8 +79,10 @@ TEST_CASE("vk ops: moe_experts, tiny and wide routes", "[vk][ops]") {
 
 TEST_CASE("vk ops: shared_expert, tiny and real width", "[vk][ops]") {
   std::mt19937_64 g(14);
+  // T = 1: the per-token kernels; T >= shared_expert.fused.gemm_tokens: route_pack's grouped GEMM (37 tokens:
+  // row tiles of 16 with a partial last one).
   for (auto [H, F] : {std::pair{128, 64}, {2048, 512}})
-    for (int T : {1, 4}) {
+    for (int T : {1, 4, 37}) {
       gpu::OpArgs a{{{"x", Tensor::from(randn(g, T, H))}},
                     {{"gate", weight("gate", randn(g, F, H, 1.0 / std::sqrt(H)))},
                      {"up", weight("up", randn(g, F, H, 1.0 / std::sqrt(H)))},
