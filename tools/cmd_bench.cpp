@@ -174,6 +174,25 @@ class Bench {
   gpu::PlanExecutor::OpTime argmax_time_;
 };
 
+// What one token costs in weights, from the real tensor types: bytes a decode step reads (every tensor whole,
+// except one embedding row and top_k of the n_experts stacked experts) and the projections' multiply-adds x 2
+// (the same tensors by value count; attention's and the scan's own flops are not counted).
+json per_token_cost(const ModelWeights& w) {
+  ModelWeights m = w;  // for_each_weight takes a mutable model; the copy shares the tensor sources
+  double bytes = 0, flops = 0;
+  const double expert_share = double(w.cfg.top_k) / double(w.cfg.n_experts);
+  for_each_weight(m, [&](const std::string& role, WeightRef& r) {
+    double b = double(quant::row_bytes(r.storage_type(), r.cols)) * double(r.rows), values = double(r.rows) * double(r.cols);
+    if (role == "embed") b /= double(r.rows), values = 0;  // a gathered row, no products
+    if (role.find("moe.experts.") != std::string::npos) b *= expert_share, values *= expert_share;
+    if (r.rows == 1) values = 0;  // norm gains and the shared expert's gate vector: no matrix products
+    bytes += b, flops += 2 * values;
+  });
+  return {{"decode_bytes_per_token", bytes}, {"matmul_flops_per_token", flops},
+          {"method", "weights read by one decode step (real block sizes; experts: top_k of n_experts; embedding: one row); "
+                     "flops: 2 x the matrix values those products use"}};
+}
+
 json host_device_json() {
   return {{"name", "host CPU (the plan runs no Vulkan op)"}, {"slug", "host-cpu"}, {"driver", nullptr},
           {"hardware_threads", std::thread::hardware_concurrency()}};
@@ -209,7 +228,7 @@ void cmd_bench(const BenchArgs& a) {
                  {"plan", plan.describe()},
                  {"model", {{"source", a.model.preset.empty() ? a.model.model : "preset " + a.model.preset},
                             {"origin", w.origin}, {"seed", a.model.preset.empty() ? json(nullptr) : json(a.model.seed)},
-                            {"layers", w.cfg.n_layers}, {"vocab", w.cfg.vocab}}},
+                            {"layers", w.cfg.n_layers}, {"vocab", w.cfg.vocab}, {"per_token", per_token_cost(w)}}},
                  {"prefill_chunk", a.chunk},
                  {"runs", a.runs},
                  {"warmup_runs", 1},

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""reports/<device>/end_to_end.md: the full-size model's bench, its per-op breakdown, the decode roofline, the
+correctness check against the oracle and an RDNA4 projection (scripts/device_end_to_end.sh makes the inputs).
+
+  end_to_end_report.py --bench BENCH.json --oracle ORACLE.log [--synth SYNTH.log] --bandwidth BANDWIDTH.json --out MD
+"""
+import argparse
+import json
+import re
+
+# Published R9700 numbers for this model (../shared/ANCHORS.md): the seed's llama.cpp HIP baseline and ZINC.
+R9700 = {"pp512": 2752, "pp2048": 2651, "pp4096": 2531, "tg128": 78.5}
+ZINC_DECODE = 166.8
+RDNA4_GBPS, RDNA4_F32_TFLOPS = 640.0, 47.8  # experiments/harness.h Projection
+TARGETS = {"pp512": ("prefill", 10000.0), "tg128": ("decode", None)}  # decode target: 60% of the roofline
+
+GROUPS = [
+    ("projections", {"matmul", "lm_head"}),
+    ("MoE", {"moe_router", "moe_experts", "shared_expert"}),
+    ("Gated DeltaNet", {"gdn_prep", "ssm_conv", "l2norm", "ssm_gates", "ssm_scan", "gated_rmsnorm"}),
+    ("attention", {"attention", "rope", "slice"}),
+    ("norms, residual", {"rmsnorm", "add"}),
+    ("embed, argmax", {"embed", "argmax (bench)"}),
+]
+
+
+def group_of(op):
+    for name, ops in GROUPS:
+        if op in ops:
+            return name
+    return "other"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--oracle", required=True)
+    ap.add_argument("--synth")
+    ap.add_argument("--bandwidth", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    b = json.load(open(a.bench))
+    bw = {c["label"]: c for c in json.load(open(a.bandwidth))["cases"]}
+    read_gbps, f32_tflops = bw["read"]["GBps"], bw["f32 fma"]["TFLOPs"]
+    cost = b["model"]["per_token"]
+    bytes_tok, flops_tok = cost["decode_bytes_per_token"], cost["matmul_flops_per_token"]
+    oracle = open(a.oracle).read()
+    synth = open(a.synth).read() if a.synth else ""
+    dev = b["device"]
+    L = []
+    w = L.append
+    w(f"# Full-size end to end on {dev['name']}\n")
+    w("The whole Qwen3.6-35B-A3B shape (40 layers: 30 Gated DeltaNet + 10 gated attention, 256 experts top-8 plus the shared "
+      "expert, vocab 248320) from a synthetic Q4_K_M GGUF written on the GPU machine by `hybridlab synth`, every op on Vulkan, "
+      "measured with `hybridlab bench` (scripts/device_end_to_end.sh).\n")
+    w(f"- device: **{dev['name']}**, driver {dev.get('driver')} {dev.get('driver_info', '')}, Vulkan {dev.get('vulkan', '?')}, subgroup {dev.get('subgroup_size', '?')}, profile `{dev.get('profile', '?')}`, commit `{b['commit']}`, {b['date']}")
+    w(f"- plan: `{b['plan']}`")
+    w(f"- model: `{b['model']['source']}` ({b['model']['origin']}), {b['model']['layers']} layers, vocab {b['model']['vocab']}")
+    m = re.search(r"-> (\S+): ([\d.]+ GB, \d+ tensors \([^)]*\)) in ([\d.]+) s", synth)
+    if m:
+        w(f"- synthetic file: {m.group(2)}, written in {float(m.group(3)):.0f} s on the GPU machine's CPUs")
+    w(f"- prompt: {b['tokens']}; prefill in chunks of {b['prefill_chunk']} tokens; {b['runs']} timed runs after "
+      f"{b['warmup_runs']} warm-up, median; timing: {b['timing']}")
+    w(f"- per token (from the GGUF's tensor types): a decode step reads {bytes_tok / 1e9:.3f} GB of weights; the projections "
+      f"do {flops_tok / 1e9:.2f} GFLOP ({cost['method']})")
+    w(f"- ceilings measured on this device (reports/{dev['slug']}/bandwidth.json): read {read_gbps:.0f} GB/s, f32 FMA "
+      f"{f32_tflops:.1f} TFLOP/s\n")
+
+    w("## Throughput\n")
+    w("| test | tok/s (median) | min .. max | ms / token | dispatches / token | submits / run | fraction of roofline | "
+      "RDNA4 R9700 projection (tok/s) | R9700 published: llama.cpp HIP |")
+    w("|---|---|---|---|---|---|---|---|---|")
+    proj = {}
+    for t in b["tests"]:
+        tps = t["tok_per_s"]["median"]
+        if t["phase"] == "decode":
+            frac = bytes_tok * tps / (read_gbps * 1e9)
+            pr = frac * RDNA4_GBPS * 1e9 / bytes_tok
+            roof = f"{100 * frac:.1f}% of the {read_gbps:.0f} GB/s read roofline ({bytes_tok / 1e9:.2f} GB/token)"
+        else:
+            frac = flops_tok * tps / (f32_tflops * 1e12)
+            pr = frac * RDNA4_F32_TFLOPS * 1e12 / flops_tok
+            roof = f"{100 * frac:.1f}% of the f32 FMA roofline (projection flops only)"
+        proj[t["label"]] = pr
+        pub = R9700.get(t["label"])
+        w(f"| {t['label']} | **{tps:.1f}** | {t['tok_per_s']['min']:.1f} .. {t['tok_per_s']['max']:.1f} | "
+          f"{t['ms_per_token']:.3f} | {t['dispatches_per_token']:.2f} | {t['submits']} | {roof} | {pr:.0f} | "
+          f"{'' if pub is None else pub}{' (ZINC: ' + str(ZINC_DECODE) + ')' if t['phase'] == 'decode' else ''} |")
+    w("")
+    w("The RDNA4 column is a **projection, not a measurement**: the same fraction of the R9700's roofline (640 GB/s for "
+      "decode; 47.8 TFLOP/s f32 for prefill) as reached here. No RDNA4 card was used.\n")
+
+    w("## Against the targets (issue 9)\n")
+    w("| target | goal | measured | met |")
+    w("|---|---|---|---|")
+    tests = {t["label"]: t for t in b["tests"]}
+    goal_decode = 0.6 * read_gbps * 1e9 / bytes_tok
+    if "tg128" in tests or any(t["phase"] == "decode" for t in b["tests"]):
+        td = next(t for t in b["tests"] if t["phase"] == "decode")
+        v = td["tok_per_s"]["median"]
+        w(f"| decode, 60% of the bandwidth roofline | {goal_decode:.0f} tok/s | {v:.1f} tok/s "
+          f"({100 * v / goal_decode * 0.6:.1f}% of the roofline) | {'yes' if v >= goal_decode else 'no'} |")
+    if "pp512" in tests:
+        v = tests["pp512"]["tok_per_s"]["median"]
+        w(f"| prefill pp512 | 10000 tok/s | {v:.1f} tok/s | {'yes' if v >= 10000 else 'no'} |")
+    fallback = "no per-token fallback" in oracle
+    w(f"| no per-token fallback in prefill | none | {'none (plan executor usage report)' if fallback else 'see the oracle log'} | "
+      f"{'yes' if fallback else 'no'} |\n")
+
+    w("## Where the time goes\n")
+    w("One extra profiled run per test (Vulkan timestamps around every op's dispatches; the timestamps add a little per op, "
+      "so the sum exceeds the unprofiled time). Per op type, then per op.\n")
+    for t in b["tests"]:
+        if t["label"] not in ("pp512", "tg128") and t["phase"] != "decode":
+            continue
+        br = t.get("breakdown")
+        if not br:
+            continue
+        tok = t["tokens"]
+        w(f"### {t['label']} ({br['wall_ms']:.1f} ms wall profiled, {br['ops_ms']:.1f} ms in ops)\n")
+        groups = {}
+        for o in br["ops"]:
+            g = groups.setdefault(group_of(o["op"]), [0.0, 0])
+            g[0] += o["ms"]
+            g[1] += o["calls"]
+        w("| op type | ms | share | ms / token | op calls / token |")
+        w("|---|---|---|---|---|")
+        for name, (ms, calls) in sorted(groups.items(), key=lambda kv: -kv[1][0]):
+            w(f"| {name} | {ms:.2f} | {100 * ms / br['ops_ms']:.1f}% | {ms / tok:.4f} | {calls / tok:.2f} |")
+        w("")
+        w("| op | ms | share | calls | us / call |")
+        w("|---|---|---|---|---|")
+        for o in br["ops"]:
+            w(f"| {o['op']} | {o['ms']:.2f} | {100 * o['share']:.1f}% | {o['calls']} | {1e3 * o['ms'] / max(o['calls'], 1):.1f} |")
+        w("")
+
+    w("## Correctness at full size\n")
+    w("The Vulkan forward's logits against the oracle's (f32, on the GPU machine's CPUs) on the same GGUF: "
+      "`hybridlab run --ops '<plan>' --check-oracle`, 12 prompt tokens in one prefill chunk, then 4 decode steps.\n")
+    w("```")
+    for line in oracle.splitlines():
+        if line.startswith("check-oracle:") or line.startswith("prefill:") or line.startswith("hybridlab run: 16 tokens"):
+            w(line)
+    w("```\n")
+    w("Each op's variant per layer kind and phase (the plan executor's usage report):\n")
+    w("```")
+    in_table = False
+    for line in oracle.splitlines():
+        if line.startswith("op ") and "variant" in line:
+            in_table = True
+        if in_table:
+            w(line)
+            if line.startswith("prefill:") or line.startswith("PER-TOKEN"):
+                break
+    w("```")
+    open(a.out, "w").write("\n".join(L) + "\n")
+    print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()
