@@ -56,7 +56,8 @@ class Device {
   void sync();   // submits what is recorded and waits for everything submitted
   void flush();  // submits what is recorded without waiting
 
-  // GPU time of what record() adds to the stream, from timestamp queries (syncs before and after).
+  // GPU time of what record() adds to the stream, from timestamp queries (syncs before and after; recorded
+  // as one submission, without the periodic flushes).
   double time_ns(const std::function<void()>& record);
   // A timestamp recorded into the stream now; elapsed_ns(a, b) is valid after the next sync().
   // Query slots are reused cyclically (4096 of them): read results before that many more timestamps.

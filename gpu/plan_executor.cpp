@@ -168,6 +168,12 @@ Tensor PlanExecutor::add(const Tensor& x, const Tensor& y) {
   return a.t.at("y");
 }
 
+PlanExecutor::AddNorm PlanExecutor::add_rmsnorm(const Tensor& x, const Tensor& a_, const WeightRef& gain, double eps) {
+  OpArgs a{{{"x", x}, {"a", a_}}, {{"gain", gain}}, {{"eps", eps}}};
+  run("add_rmsnorm", a);
+  return {a.t.at("y"), a.t.at("n")};
+}
+
 Tensor PlanExecutor::last_row(const Tensor& x) {
   if (x.device_current() && dev_) {
     Tensor y = Tensor::device(*dev_, 1, x.cols());

@@ -77,6 +77,12 @@ class PlanExecutor {
     Tensor q, k, v;
     Gates gates;
   };
+  // add_rmsnorm likewise: one op when the plan picks a non-reference variant; else add, then rmsnorm.
+  bool fuses_add_rmsnorm() const { return plan_.variant("add_rmsnorm").family != "reference"; }
+  struct AddNorm {
+    Tensor sum, normed;
+  };
+  AddNorm add_rmsnorm(const Tensor& x, const Tensor& a, const WeightRef& gain, double eps);
   bool fuses_gdn_prep() const { return plan_.variant("gdn_prep").family != "reference"; }
   GdnPrep gdn_prep(const Tensor& x, const Tensor& b, const Tensor& a, const WeightRef& conv, const WeightRef& A,
                    const WeightRef& dt_bias, LayerState& st, int nk, int dk, double scale, double eps);

@@ -38,6 +38,8 @@ def main():
     ap.add_argument("--synth")
     ap.add_argument("--bandwidth", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--ablation", action="append", default=[], metavar="WHAT=JSON",
+                    help="a bench JSON of the same model with one change, described by WHAT")
     a = ap.parse_args()
     b = json.load(open(a.bench))
     bw = {c["label"]: c for c in json.load(open(a.bandwidth))["cases"]}
@@ -67,9 +69,9 @@ def main():
       f"{f32_tflops:.1f} TFLOP/s\n")
 
     w("## Throughput\n")
-    w("| test | tok/s (median) | min .. max | ms / token | dispatches / token | submits / run | fraction of roofline | "
-      "RDNA4 R9700 projection (tok/s) | R9700 published: llama.cpp HIP |")
-    w("|---|---|---|---|---|---|---|---|---|")
+    w("| test | tok/s (median) | min .. max | ms / token | host ms / token in the steps | dispatches / token | submits / run | "
+      "fraction of roofline | RDNA4 R9700 projection (tok/s) | R9700 published: llama.cpp HIP |")
+    w("|---|---|---|---|---|---|---|---|---|---|")
     proj = {}
     for t in b["tests"]:
         tps = t["tok_per_s"]["median"]
@@ -84,9 +86,22 @@ def main():
         proj[t["label"]] = pr
         pub = R9700.get(t["label"])
         w(f"| {t['label']} | **{tps:.1f}** | {t['tok_per_s']['min']:.1f} .. {t['tok_per_s']['max']:.1f} | "
-          f"{t['ms_per_token']:.3f} | {t['dispatches_per_token']:.2f} | {t['submits']} | {roof} | {pr:.0f} | "
+          f"{t['ms_per_token']:.3f} | {t.get('host_record_ms_per_token', float('nan')):.3f} | {t['dispatches_per_token']:.2f} | "
+          f"{t['submits']} | {roof} | {pr:.0f} | "
           f"{'' if pub is None else pub}{' (ZINC: ' + str(ZINC_DECODE) + ')' if t['phase'] == 'decode' else ''} |")
     w("")
+    floor = b.get("dispatch_floor_us")
+    if floor is not None:
+        w(f"Dispatch floor on this device: **{floor:.2f} us** of GPU time per dependent dispatch ({b['dispatch_floor_method']}).")
+        for t in b["tests"]:
+            if t["phase"] == "decode":
+                fl = t["dispatches_per_token"] * floor * 1e-3
+                w(f"A decode token's {t['dispatches_per_token']:.0f} dispatches cost at least {fl:.2f} ms of its {t['ms_per_token']:.2f} ms "
+                  f"at that floor ({100 * fl / t['ms_per_token']:.0f}%); the weights alone at the read ceiling take "
+                  f"{bytes_tok / (read_gbps * 1e9) * 1e3:.2f} ms. The host spends {t.get('host_record_ms_per_token', float('nan')):.2f} ms "
+                  "per token recording the step, overlapped with the GPU (the stream is submitted every "
+                  "device.stream.flush_dispatches dispatches).")
+        w("")
     w("The RDNA4 column is a **projection, not a measurement**: the same fraction of the R9700's roofline (640 GB/s for "
       "decode; 47.8 TFLOP/s f32 for prefill) as reached here. No RDNA4 card was used.\n")
 
@@ -106,6 +121,24 @@ def main():
     fallback = "no per-token fallback" in oracle
     w(f"| no per-token fallback in prefill | none | {'none (plan executor usage report)' if fallback else 'see the oracle log'} | "
       f"{'yes' if fallback else 'no'} |\n")
+
+    if a.ablation:
+        w("## One change at a time\n")
+        w("The same model and plan with one mechanism turned off (3 runs each, median; no profiled run).\n")
+        w("| change | pp512 tok/s | decode tok/s | decode dispatches / token |")
+        w("|---|---|---|---|")
+        base = {t["phase"] if t["phase"] == "decode" else t["label"]: t for t in b["tests"]}
+        def row(what, tests):
+            pp = tests.get("pp512")
+            dec = tests.get("decode")
+            w(f"| {what} | {pp['tok_per_s']['median']:.1f} | " if pp else f"| {what} | - | ", )
+            L[-1] += (f"{dec['tok_per_s']['median']:.1f} (tg{dec['tokens']}) | {dec['dispatches_per_token']:.1f} |" if dec else "- | - |")
+        row("none (the table above)", base)
+        for spec in a.ablation:
+            what, path = spec.rsplit("=", 1)  # the description may hold "=" (a plan), the path not
+            x = json.load(open(path))
+            row(what, {t["phase"] if t["phase"] == "decode" else t["label"]: t for t in x["tests"]})
+        w("")
 
     w("## Where the time goes\n")
     w("One extra profiled run per test (Vulkan timestamps around every op's dispatches; the timestamps add a little per op, "

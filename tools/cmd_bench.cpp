@@ -45,6 +45,7 @@ struct Test {
 struct RunResult {
   double wall_s = 0, device_s = -1;  // device_s: Vulkan timestamps at the start and end (-1: no device)
   uint64_t dispatches = 0, submits = 0;  // recorded into the device's stream during the run
+  double record_s = 0;  // host time inside the forward steps: recording, flushing (and waiting past 16 lists in flight)
   std::vector<int32_t> generated;    // tg: the greedy tokens
 };
 
@@ -106,12 +107,19 @@ class Bench {
       for (int64_t p = 0; p < t.tokens; p += chunk) {
         const int64_t len = std::min(chunk, t.tokens - p);
         // Only the last row's logits, left where made (llama-bench's pp: the prompt's logits are not read).
+        const auto s0 = Clock::now();
         fwd.step({prompt.begin() + p, prompt.begin() + p + len}, Phase::Prefill, Forward<gpu::PlanExecutor>::Logits::Last);
+        r.record_s += std::chrono::duration<double>(Clock::now() - s0).count();
       }
     } else {
       int32_t tok = id(rng);  // the first decode step starts from one random token at position 0
       r.generated.push_back(tok);
-      for (int64_t i = 0; i < t.tokens; ++i) r.generated.push_back(tok = next_token(fwd.step({tok}, Phase::Decode)));
+      for (int64_t i = 0; i < t.tokens; ++i) {
+        const auto s0 = Clock::now();
+        const Tensor logits = fwd.step({tok}, Phase::Decode);
+        r.record_s += std::chrono::duration<double>(Clock::now() - s0).count();
+        r.generated.push_back(tok = next_token(logits));
+      }
     }
     const uint32_t q1 = dev_ ? dev_->timestamp() : 0;
     if (dev_) dev_->sync();  // the phase ends when the device has finished its work
@@ -193,6 +201,35 @@ json per_token_cost(const ModelWeights& w) {
                      "flops: 2 x the matrix values those products use"}};
 }
 
+// The GPU time of one dependent dispatch in this stream: 512 chained adds of one 2048-value row (the hidden
+// width), each followed by the stream's barrier, timed by two timestamps around the whole chain in one
+// submission; median of 5 after a warm-up. What a decode step's many small ops each cost at least.
+double dispatch_floor_us(gpu::Device& d) {
+  constexpr int kChain = 512;
+  std::mt19937_64 g(7);
+  std::normal_distribution<float> n;
+  Mat<float> m(1, 2048);
+  for (auto& v : m.reshaped()) v = n(g);
+  const Tensor b = Tensor::from(m);
+  const gpu::Variant& add = gpu::Registry::get().variant("add", "vulkan:elementwise");
+  gpu::VariantCtx ctx;
+  ctx.dev = &d;
+  std::vector<double> us;
+  for (int run = 0; run < 6; ++run) {
+    Tensor x = b;
+    b.buffer(d), d.sync();  // uploaded before the timing
+    const double ns = d.time_ns([&] {
+      for (int i = 0; i < kChain; ++i) {
+        gpu::OpArgs a{{{"a", x}, {"b", b}}, {}, {}};
+        add.run(ctx, a);
+        x = a.t.at("y");
+      }
+    });
+    if (run > 0) us.push_back(ns * 1e-3 / kChain);
+  }
+  return median(us);
+}
+
 json host_device_json() {
   return {{"name", "host CPU (the plan runs no Vulkan op)"}, {"slug", "host-cpu"}, {"driver", nullptr},
           {"hardware_threads", std::thread::hardware_concurrency()}};
@@ -246,6 +283,13 @@ void cmd_bench(const BenchArgs& a) {
               dev ? (" (" + dev->info().driver_info + ")").c_str() : "", (long long)a.chunk, a.runs,
               report["commit"].get<std::string>().c_str());
 
+  if (dev) {
+    const double floor = dispatch_floor_us(*dev);
+    report["dispatch_floor_us"] = floor;
+    report["dispatch_floor_method"] = "GPU time per dispatch of 512 chained 2048-value adds (each with the stream's barrier) "
+                                      "in one submission, two timestamps around the chain; median of 5 after a warm-up";
+    std::printf("dispatch floor: %.2f us of GPU time per dependent dispatch (512 chained adds of 2048 values)\n", floor);
+  }
   Bench bench(a, w, ex, dev.get());
   std::vector<std::pair<std::string, json>> breakdowns;
   std::printf("\n%-8s %12s %24s %14s\n", "test", "tok/s", "min .. max", "device tok/s");
@@ -254,18 +298,21 @@ void cmd_bench(const BenchArgs& a) {
     std::vector<double> tps, dev_tps;
     std::vector<int32_t> generated;
     uint64_t dispatches = 0, submits = 0;
+    std::vector<double> record_ms;  // host ms per token inside the steps, per run
     for (int i = 0; i < a.runs; ++i) {
       const RunResult r = bench.run(t);
       tps.push_back(double(t.tokens) / r.wall_s);
       if (r.device_s > 0) dev_tps.push_back(double(t.tokens) / r.device_s);
       if (i == 0) generated = r.generated, dispatches = r.dispatches, submits = r.submits;
+      record_ms.push_back(r.record_s * 1e3 / double(t.tokens));
     }
     const auto [lo, hi] = std::minmax_element(tps.begin(), tps.end());
     json tj = {{"label", t.label}, {"phase", t.decode ? "decode" : "prefill"}, {"tokens", t.tokens},
                {"tok_per_s", {{"median", median(tps)}, {"min", *lo}, {"max", *hi}, {"runs", tps}}},
                {"ms_per_token", 1e3 / median(tps)},
                {"dispatches", dispatches}, {"dispatches_per_token", double(dispatches) / double(t.tokens)},
-               {"submits", submits}};
+               {"submits", submits},
+               {"host_record_ms_per_token", median(record_ms)}};
     if (!dev_tps.empty()) tj["device_tok_per_s"] = {{"median", median(dev_tps)}, {"runs", dev_tps}};
     if (t.decode) tj["greedy_tokens"] = generated;  // the start token, then the greedy tokens of the first timed run
     if (!a.no_breakdown) tj["breakdown"] = bench.breakdown(t), breakdowns.emplace_back(t.label, tj["breakdown"]);

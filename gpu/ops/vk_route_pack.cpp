@@ -79,7 +79,7 @@ struct Gemm {
 };
 
 Gemm gemm_shape(const Device& d, bool quant) {
-  Gemm g{tune(d, "rows"), tune(d, quant ? "q_cols" : "cols"), quant ? 128u : tune(d, "depth"), tune(d, "thread_rows"),
+  Gemm g{tune(d, "rows"), tune(d, quant ? "q_cols" : "cols"), quant ? 128u : tune(d, "depth"), tune(d, quant ? "q_thread_rows" : "thread_rows"),
          tune(d, quant ? "q_thread_cols" : "thread_cols"), 0};
   if (!g.bm || !g.bn || !g.bk || !g.tm || !g.tn || g.bm % g.tm || g.bn % g.tn)
     fail("moe_experts: route_pack tiles {}x{}x{} do not split into {}x{} per invocation", g.bm, g.bn, g.bk, g.tm, g.tn);
@@ -127,6 +127,29 @@ struct Operand {
   bool quant = false;
   uint32_t type = 0, row_bytes = 0;
 };
+
+// The expert stack dequantized on the device into an f32 scratch (dequant_rows.comp, bit-exact), for the f32
+// GEMM: on a prompt chunk that GEMM outruns decoding blocks inside its tiles (route_pack.dequant_tokens).
+Operand dequantized(VariantCtx& c, const WeightRef& w) {
+  Device& d = c.device();
+  const Tensor raw = vk_quant_rows(c, w, "moe_experts vulkan:route_pack");
+  Tensor t = Tensor::device(d, w.rows, w.cols);
+  struct {
+    uint32_t rows, cols, row_bytes;
+  } pc{u32(w.rows), u32(w.cols), u32(int64_t(quant::row_bytes(w.storage_type(), w.cols)))};
+  const uint32_t wg = tune(d, "dequant_wg");
+  const Grid g = grid((uint64_t(pc.rows) * (pc.cols / 32) + wg - 1) / wg);
+  d.dispatch(d.pipeline("dequant_rows", {{0, wg}, {1, uint32_t(w.storage_type())}}, 2, sizeof pc), {raw.buffer(d), t.buffer_mut(d)},
+             pc, g.x, g.y);
+  return {t};
+}
+
+// Whether a prompt chunk of T tokens takes its quantized experts through dequantized() (the tunable's token
+// count reached, and the f32 stack within one storage-buffer binding).
+bool dequantizes(const Device& d, const WeightRef& w, int64_t T) {
+  const uint32_t from = tune(d, "dequant_tokens");
+  return from && T >= int64_t(from) && w.cols % 32 == 0 && uint64_t(w.numel()) * 4 <= d.info().max_storage_buffer_range;
+}
 
 Operand operand(VariantCtx& c, const WeightRef& w, bool raw) {
   if (!raw) {
@@ -230,7 +253,15 @@ Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const Wei
   // Raw blocks where a weight is quantized in a type the kernel decodes (gate and up alike: one pass reads both).
   const auto raw = [](const WeightRef& w) { return w.quantized() && vk_quant_decodes(w); };
   const bool raw_gu = (raw(gate) || raw(up)) && vk_quant_decodes(gate) && vk_quant_decodes(up);
+  // Long enough chunks: dequantize the stacks on the device and run the f32 GEMM (scalar path only).
+  const bool deq = !coopmat && raw_gu && raw(down) && dequantizes(d, gate, T) && dequantizes(d, up, T) && dequantizes(d, down, T);
   Tensor hmid = Tensor::device(d, N, F), ye = Tensor::device(d, N, H);
+  if (deq) {
+    gemm(d, p, true, x, dequantized(c, gate), dequantized(c, up), hmid, H, F, false);
+    const Operand dn = dequantized(c, down);
+    gemm(d, p, false, hmid, dn, dn, ye, F, H, false);
+    return ye;
+  }
   gemm(d, p, true, x, operand(c, gate, raw_gu), operand(c, up, raw_gu), hmid, H, F, coopmat);
   const Operand dn = operand(c, down, raw(down));
   gemm(d, p, false, hmid, dn, dn, ye, F, H, coopmat);

@@ -98,8 +98,13 @@ const Table& common() {
       {"moe_experts.route_pack.depth", 16},       // reduction depth per shared-memory slice
       {"moe_experts.route_pack.thread_rows", 2},  // outputs per invocation: thread_rows x thread_cols,
       {"moe_experts.route_pack.thread_cols", 4},  //   so (rows / thread_rows) * (cols / thread_cols) invocations
-      {"moe_experts.route_pack.q_cols", 32},       // quantized weights (slices of 128 values): columns per tile
+      {"moe_experts.route_pack.q_thread_rows", 2},  // quantized weights decoded in the tiles: rows per invocation,
+      {"moe_experts.route_pack.q_cols", 32},       // (slices of 128 values): columns per tile
       {"moe_experts.route_pack.q_thread_cols", 2},  //   (halved where shared memory is short) and per invocation
+      // Chunks of this many tokens or more dequantize quantized experts to f32 on the device first and run the f32
+      // GEMM (0: never); kept only where the f32 stack fits one storage-buffer binding.
+      {"moe_experts.route_pack.dequant_tokens", 64},
+      {"moe_experts.route_pack.dequant_wg", 256},
       // -- tiled attention (gpu/ops/vk_attention_tiled.cpp)
       {"attention.tiled.rows", 32},                // query rows (tokens x GQA heads) per workgroup; fewer if shared memory is short
       {"attention.tiled.keys", 8},                 // keys per shared-memory K/V tile (a power of two <= wg)
@@ -125,12 +130,12 @@ const Table& overrides(std::string_view profile) {
   // of reports/nvidia-h200/matmul-quantized.md, 32 (the default) none: e.g. q4_K 2048->8192 n=512 2431 vs 2678 us.
   // qcols tiles swept on the H200 (wg x rows x tm x units x max_cols; q4_K 2048->8192 n=512): 256 x 128 x 8 x 1 x 64
   // 933 us (18.4 TFLOP/s) vs 2429 us at the old best (128 x 32 x 2 x 2 x 16). route_pack on q4_K experts (T=512):
-  // thread_rows 1 (256 invocations of 1 x 2 outputs) 7.37 ms vs 9.44 ms at 2; wider tiles were slower.
+  // q_thread_rows 1 (256 invocations of 1 x 2 outputs) 7.37 ms vs 9.44 ms at 2; wider tiles were slower.
   static const Table hopper = {{"wg_size", 256},
                                {"matmul.qcols.rows", 128},
                                {"matmul.qcols.tm", 8},
                                {"matmul.qcols.units", 1},
-                               {"moe_experts.route_pack.thread_rows", 1},
+                               {"moe_experts.route_pack.q_thread_rows", 1},
                                {"matmul.qmatvec.rows", 2},
                                {"lm_head.qmatvec.rows", 2},
                                {"lm_head.qmatvec_i8.slots", 2},

@@ -4,6 +4,8 @@
 #pragma once
 #include <cmath>
 #include <functional>
+#include <tuple>
+#include <utility>
 
 #include "model/weights.h"
 #include "ops/ssm_scan.h"
@@ -37,23 +39,28 @@ template <class Ex> class Forward {
     ex_.begin_step(phase);
     Tensor x = ex_.embed(w_.embed, tokens);
     notify(0, x);
+    // Each residual add is followed by a norm (the post-attention norm, the next layer's input norm, the final
+    // norm): add_norm runs the pair as one op where the executor can.
+    Tensor h;
     for (int i = 0; i < c_.n_layers; ++i) {
       const LayerWeights& L = w_.layers[size_t(i)];
       ex_.begin_layer(i, L.kind);
-      Tensor h = ex_.rmsnorm(x, L.input_norm, c_.rms_eps);
-      h = L.kind == LayerKind::FullAttention ? attention_block(L.attn, state_[size_t(i)], h)
-                                             : deltanet_block(L.gdn, state_[size_t(i)], h, phase);
-      x = ex_.add(x, h);
-      h = ex_.rmsnorm(x, L.post_norm, c_.rms_eps);
-      x = ex_.add(x, moe_block(L.moe, h));
+      if (i == 0) h = ex_.rmsnorm(x, L.input_norm, c_.rms_eps);
+      const Tensor a = L.kind == LayerKind::FullAttention ? attention_block(L.attn, state_[size_t(i)], h)
+                                                          : deltanet_block(L.gdn, state_[size_t(i)], h, phase);
+      std::tie(x, h) = add_norm(x, a, L.post_norm);
+      const Tensor m = moe_block(L.moe, h);
+      if (i + 1 == c_.n_layers) ex_.begin_layer(-1, LayerKind::LinearAttention);  // -1: model-level ops (the final norm)
+      std::tie(x, h) = add_norm(x, m, i + 1 < c_.n_layers ? w_.layers[size_t(i) + 1].input_norm : w_.final_norm);
       notify(i + 1, x);
     }
-    ex_.begin_layer(-1, LayerKind::LinearAttention);  // -1: model-level ops (the kind is unused)
-    if (rows == Logits::Last && tokens.size() > 1) x = ex_.last_row(x);
-    x = ex_.rmsnorm(x, w_.final_norm, c_.rms_eps);
-    notify(c_.n_layers + 1, x);
+    ex_.begin_layer(-1, LayerKind::LinearAttention);
+    if (c_.n_layers == 0) h = ex_.rmsnorm(x, w_.final_norm, c_.rms_eps);
+    notify(c_.n_layers + 1, h);
     pos_ += int64_t(tokens.size());
-    return ex_.lm_head(x, w_.lm_head);
+    // Norms are per row, so the last row of the normed stream is the norm of the last row.
+    if (rows == Logits::Last && tokens.size() > 1) h = ex_.last_row(h);
+    return ex_.lm_head(h, w_.lm_head);
   }
 
  private:
@@ -106,6 +113,19 @@ template <class Ex> class Forward {
   Tensor moe_block(const MoeWeights& w, const Tensor& h) {
     const auto routes = ex_.moe_router(ex_.matmul(h, w.router), c_.top_k);
     return ex_.add(ex_.moe_experts(h, routes, w), ex_.shared_expert(h, w));
+  }
+
+  // x + a and rmsnorm(x + a) with gain: one op where the executor fuses them (the plan executor when its plan
+  // picks an add_rmsnorm variant), else the add, then the norm.
+  std::pair<Tensor, Tensor> add_norm(const Tensor& x, const Tensor& a, const WeightRef& gain) {
+    if constexpr (requires { ex_.fuses_add_rmsnorm(); })
+      if (ex_.fuses_add_rmsnorm()) {
+        auto r = ex_.add_rmsnorm(x, a, gain, c_.rms_eps);
+        return {r.sum, r.normed};
+      }
+    Tensor y = ex_.add(x, a);
+    Tensor n = ex_.rmsnorm(y, gain, c_.rms_eps);
+    return {std::move(y), std::move(n)};
   }
 
   void notify(int i, const Tensor& x) {

@@ -36,9 +36,11 @@ Mat<float> run_plan(const gpu::Plan& plan, const std::vector<int32_t>& ids, cons
 TEST_CASE("vk model: '*=vulkan' matches transformers in chunked prefill and decode", "[vk][model]") {
   const auto& g = golden();
   // '*=vulkan' runs the GDN preparation fused (gdn_prep=vulkan:fused); 'gdn_prep=reference' keeps the separate
-  // ops (ssm_conv, slice, l2norm, ssm_gates), each on its Vulkan variant.
-  for (auto [spec, ran, skipped] :
-       {std::tuple{"*=vulkan", "gdn_prep", "ssm_conv"}, {"*=vulkan,gdn_prep=reference", "ssm_conv", "gdn_prep"}}) {
+  // ops (ssm_conv, slice, l2norm, ssm_gates), each on its Vulkan variant. Likewise the residual adds with the
+  // norms after them (add_rmsnorm=vulkan:fused; 'add_rmsnorm=reference': add, then rmsnorm).
+  for (auto [spec, ran, skipped] : {std::tuple{"*=vulkan", "gdn_prep", "ssm_conv"},
+                                    {"*=vulkan,gdn_prep=reference", "ssm_conv", "gdn_prep"},
+                                    {"*=vulkan,add_rmsnorm=reference", "add ", "add_rmsnorm"}}) {
     const gpu::Plan plan = gpu::Plan::parse(spec, &device());
     RunOptions o;
     o.prefill_chunk = 100;
@@ -51,6 +53,8 @@ TEST_CASE("vk model: '*=vulkan' matches transformers in chunked prefill and deco
     CHECK(ec < 1e-4);
     CHECK(ed < 1e-4);
     CHECK_THAT(report, Catch::Contains(ran) && !Catch::Contains(skipped));  // the path the plan picked ran
+    const bool unfused_norms = std::string(spec).find("add_rmsnorm=reference") != std::string::npos;
+    CHECK((report.find("add_rmsnorm") != std::string::npos) == !unfused_norms);
     require_no_validation_messages();
   }
 }

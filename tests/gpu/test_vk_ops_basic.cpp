@@ -23,6 +23,17 @@ TEST_CASE("vk ops: rmsnorm over rows and over head groups", "[vk][ops]") {
   }
 }
 
+TEST_CASE("vk ops: add_rmsnorm, the residual add fused with the norm", "[vk][ops]") {
+  std::mt19937_64 g(12);
+  // Both outputs: the sum exactly (the same f32 additions), the norm like rmsnorm's.
+  for (auto [r, c, G] : {std::tuple{1, 2048, 2048}, {7, 2048, 2048}, {4, 16 * 256, 256}, {3, 130, 13}}) {
+    gpu::OpArgs a{{{"x", Tensor::from(randn(g, r, c, 3.0))}, {"a", Tensor::from(randn(g, r, c))}},
+                  {{"gain", weight("gain", randn(g, 1, G, 0.2, 1.0))}},
+                  {{"eps", 1e-6}}};
+    for (auto& v : vulkan_variants("add_rmsnorm")) require_close("add_rmsnorm", v, a, 1e-6);
+  }
+}
+
 TEST_CASE("vk ops: matmul and lm_head, every variant, odd and real shapes", "[vk][ops]") {
   std::mt19937_64 g(3);
   // (T, in, out): odd sizes that are not multiples of any tile, decode and prefill widths, a real projection.

@@ -215,6 +215,7 @@ TEST_CASE("vk route_pack: stages 4-5, grouped GEMM per entry and the weighted sc
                                                {"moe_experts.route_pack.depth", 8},
                                                {"moe_experts.route_pack.thread_rows", 2},
                                                {"moe_experts.route_pack.thread_cols", 1},
+                                               {"moe_experts.route_pack.q_thread_rows", 2},
                                                {"moe_experts.route_pack.q_cols", 8},
                                                {"moe_experts.route_pack.q_thread_cols", 2}};
   const std::vector<QuantCase> cases = gemm_cases();
@@ -274,12 +275,19 @@ TEST_CASE("vk route_pack: the whole variant against the reference, and determini
 
 TEST_CASE("vk route_pack: quantized experts, the whole variant against the reference", "[vk][ops][quant]") {
   std::mt19937_64 g(24);
-  for (const auto& [types, s] : kQuantCases)
-    for (int T : {5, 64}) {
-      INFO(quant::type_name(types[0]) << "/" << quant::type_name(types[1]) << "/" << quant::type_name(types[2]) << ", E "
-                                      << s.E << ", k " << s.k << ", H " << s.H << ", F " << s.F << ", T " << T);
-      require_close("moe_experts", "vulkan:route_pack", experts_args(g, s, T, types), 2e-6);
-    }
+  // T = 64 reaches route_pack.dequant_tokens (64): the stacks dequantized on the device (dequant_rows.comp), then
+  // the f32 GEMM, where all three are raw blocks; with dequant_tokens 0 the tiles decode the blocks themselves.
+  for (uint32_t dequant : {64u, 0u}) {
+    const vk::ScopedTuning tune(device().ctx().profile(), {{"moe_experts.route_pack.dequant_tokens", dequant}});
+    for (const auto& [types, s] : kQuantCases)
+      for (int T : {5, 64}) {
+        if (dequant == 0 && T != 64) continue;
+        INFO(quant::type_name(types[0]) << "/" << quant::type_name(types[1]) << "/" << quant::type_name(types[2]) << ", E "
+                                        << s.E << ", k " << s.k << ", H " << s.H << ", F " << s.F << ", T " << T
+                                        << ", dequant_tokens " << dequant);
+        require_close("moe_experts", "vulkan:route_pack", experts_args(g, s, T, types), 2e-6);
+      }
+  }
 }
 
 // The cooperative-matrix build: the same cases where the device has cooperative matrices (else a WARN, and
