@@ -6,7 +6,7 @@
 #   4. ablations (optional step): pp512 and tg64 with one change each (tags: unfused-norms, no-flush, moe-in-tile).
 # Expects .devrun/ (hybridlab built here, libfmt, libgomp) and .gl/ (Debian's Vulkan loader .debs) carried.
 # Writes $OUT/log.txt, $OUT/*.log and $OUT/e2e.tar.gz (reports/<device>/bench-*.json).
-#   usage: [STEPS="synth oracle bench ablations"] [PLAN='*=vulkan'] [BENCH="-p 512,2048,4096 -n 128"] scripts/device_end_to_end.sh
+#   usage: [SYNTH_LAYERS=N (a smoke test)] [STEPS="synth oracle bench ablations"] [PLAN='*=vulkan'] [BENCH="-p 512,2048,4096 -n 128"] scripts/device_end_to_end.sh
 set -u
 if ! ldconfig -p | grep -q libvulkan.so.1; then  # a bare GPU machine: the loader from the carried .debs
   for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done
@@ -35,7 +35,8 @@ step() {  # step NAME LIMIT_S CMD...: runs CMD under a time limit, output to $OU
     case $s in
       synth)
         if [ -f "$model" ]; then echo "== synth: $model is already here ($(stat -c %s "$model") bytes)"
-        else step synth "${SYNTH_LIMIT:-420}" $bin synth --preset qwen36-35b-a3b --seed 1 --quant q4_k_m --out "$model"; fi ;;
+        else step synth "${SYNTH_LIMIT:-420}" $bin synth --preset qwen36-35b-a3b --seed 1 --quant q4_k_m --out "$model" \
+          ${SYNTH_LAYERS:+--layers "$SYNTH_LAYERS"}; fi ;;
       oracle)
         # 12 prompt tokens in one prefill chunk, then 4 greedy-free decode steps on fixed ids.
         echo "9 1017 30311 248000 77 5 123456 42 2048 65535 100000 7" > /tmp/hl/prompt.txt
