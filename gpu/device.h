@@ -1,5 +1,5 @@
 // hl::gpu::Device: one Vulkan device used as a compute stream. Ops record dispatches, uploads and copies
-// into a command list, submitted without waiting every `device.stream.flush_dispatches` dispatches (so the
+// into a command list, submitted without waiting every `device.stream.flush_dispatches` dispatches if set (so the
 // GPU runs while the host records the rest) and at a download or sync(), which wait for all of them.
 // Buffers come from a size-class pool and stay alive until the commands that use them have run.
 #pragma once
