@@ -33,6 +33,12 @@ BufferPtr Device::pooled(size_t bytes, vk::BufferKind kind) {
   const size_t size = std::bit_ceil(std::max<size_t>(bytes, 256));
   auto& list = pool_->free[{int(kind), size}];
   std::unique_ptr<vk::Buffer> b;
+  if (list.empty() && size >= (size_t(tune("device.pool.drain_mib")) << 20) && (!held_.empty() || !in_flight_.empty())) {
+    // A large buffer the pool lacks: first let the recorded and submitted work finish, so that the buffers it
+    // alone still held come back (prefill chunks with no flushing otherwise grow without bound: 40 layers of
+    // dequantized expert stacks exhausted the H200's 141 GB).
+    sync();
+  }
   if (!list.empty()) {
     b = std::move(list.back());
     list.pop_back();

@@ -34,9 +34,14 @@ const Table& common() {
       {"wg_size", 128},
       {"subgroup_size_preferred", 0},
       // Dispatches recorded before the stream is submitted without waiting (0: only at a download or sync), so
-      // the GPU starts on them while the host records the rest of the step. Off by default: on the H200 a 2-layer
-      // full-width model's pp512 took 68 ms with 64 against 22 ms without (reports/nvidia-h200/end_to_end.md).
-      {"device.stream.flush_dispatches", 0},
+      // the GPU starts on them while the host records the rest of the step, and the buffers of finished lists
+      // return to the pool. The full-size model on the H200 (reports/nvidia-h200/end_to_end.md): tg128 72 -> 110
+      // tok/s with 64; pp512 1075 -> 1251 tok/s (with the dequantized MoE path, which needs the recycling).
+      // A 2-layer model's pp512 was slower with it (68 vs 22 ms, one noisy run): not understood yet.
+      {"device.stream.flush_dispatches", 64},
+      // A pool miss of at least this many MiB drains the stream first, so that buffers only recorded work held
+      // come back (without it, 40 layers of a prefill chunk's dequantized expert stacks exhausted the H200).
+      {"device.pool.drain_mib", 256},
       {"add.elementwise.wg", 256},
       {"slice.copy.wg", 256},
       {"rope.neox.wg", 256},
