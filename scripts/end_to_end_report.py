@@ -38,6 +38,7 @@ def main():
     ap.add_argument("--synth")
     ap.add_argument("--bandwidth", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--note", action="append", default=[], help="a line for the report's header (how the run was made)")
     ap.add_argument("--ablation", action="append", default=[], metavar="WHAT=JSON",
                     help="a bench JSON of the same model with one change, described by WHAT")
     a = ap.parse_args()
@@ -66,7 +67,10 @@ def main():
     w(f"- per token (from the GGUF's tensor types): a decode step reads {bytes_tok / 1e9:.3f} GB of weights; the projections "
       f"do {flops_tok / 1e9:.2f} GFLOP ({cost['method']})")
     w(f"- ceilings measured on this device (reports/{dev['slug']}/bandwidth.json): read {read_gbps:.0f} GB/s, f32 FMA "
-      f"{f32_tflops:.1f} TFLOP/s\n")
+      f"{f32_tflops:.1f} TFLOP/s")
+    for n in a.note:
+        w(f"- {n}")
+    w("")
 
     w("## Throughput\n")
     w("| test | tok/s (median) | min .. max | ms / token | host ms / token in the steps | dispatches / token | submits / run | "
