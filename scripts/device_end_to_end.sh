@@ -38,11 +38,12 @@ step() {  # step NAME LIMIT_S CMD...: runs CMD under a time limit, output to $OU
         else step synth "${SYNTH_LIMIT:-420}" $bin synth --preset qwen36-35b-a3b --seed 1 --quant q4_k_m --out "$model" \
           ${SYNTH_LAYERS:+--layers "$SYNTH_LAYERS"}; fi ;;
       oracle)
-        # 12 prompt tokens in one prefill chunk, then 4 greedy-free decode steps on fixed ids.
-        echo "9 1017 30311 248000 77 5 123456 42 2048 65535 100000 7" > /tmp/hl/prompt.txt
+        # A 72-token prompt in one prefill chunk (past route_pack.dequant_tokens, so the dequantized expert path
+        # is what runs), then 4 decode steps on fixed ids.
+        python3 -c "print(' '.join(str((i * 7919 + 13) % 248320) for i in range(72)))" > /tmp/hl/prompt.txt
         echo "$(cat /tmp/hl/prompt.txt) 314 15926 5358 97932" > /tmp/hl/tokens.txt
         step oracle "${ORACLE_LIMIT:-300}" $bin run --model "$model" --tokens /tmp/hl/tokens.txt --out /tmp/hl/logits.safetensors \
-          --ops "$plan" --decode-from 12 --check-oracle ;;
+          --ops "$plan" --decode-from 72 --check-oracle ;;
       bench)
         step bench "${BENCH_LIMIT:-400}" $bin bench --model "$model" --ops "$plan" ${BENCH:--p 512,2048,4096 -n 128} --runs "${RUNS:-3}" \
           ${TAG:+--tag "$TAG"} ;;

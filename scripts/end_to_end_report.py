@@ -19,7 +19,7 @@ GROUPS = [
     ("MoE", {"moe_router", "moe_experts", "shared_expert"}),
     ("Gated DeltaNet", {"gdn_prep", "ssm_conv", "l2norm", "ssm_gates", "ssm_scan", "gated_rmsnorm"}),
     ("attention", {"attention", "rope", "slice"}),
-    ("norms, residual", {"rmsnorm", "add"}),
+    ("norms, residual", {"rmsnorm", "add", "add_rmsnorm"}),
     ("embed, argmax", {"embed", "argmax (bench)"}),
 ]
 
@@ -173,7 +173,7 @@ def main():
 
     w("## Correctness at full size\n")
     w("The Vulkan forward's logits against the oracle's (f32, on the GPU machine's CPUs) on the same GGUF: "
-      "`hybridlab run --ops '<plan>' --check-oracle`, 12 prompt tokens in one prefill chunk, then 4 decode steps.\n")
+      "`hybridlab run --ops '<plan>' --check-oracle`: the prompt in one prefill chunk, then 4 decode steps (rows below).\n")
     w("```")
     for line in oracle.splitlines():
         if line.startswith("check-oracle:") or line.startswith("prefill:") or line.startswith("hybridlab run: 16 tokens"):
