@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <bit>
+#include <cstring>
 
 #include "common.h"
 
@@ -54,10 +55,20 @@ BufferPtr Device::pooled(size_t bytes, vk::BufferKind kind) {
 
 const vk::Pipeline& Device::pipeline(const std::string& shader, const std::vector<vk::SpecConstant>& spec,
                                      uint32_t buffers, uint32_t push_bytes, bool full_subgroups) {
-  std::string key = shader + (full_subgroups ? "|full" : "");
-  for (auto& s : spec)
-    std::visit([&](auto v) { key += fmt::format("|{}={}", s.id, v); }, s.value);
-  auto& slot = pipelines_[key];
+  // The key: the name, then each constant's id and raw 4 bytes (plus its type index), in a reused string, so a
+  // lookup that hits allocates nothing (a decode step looks up ~800 pipelines).
+  std::string& key = pipeline_key_;
+  key.assign(shader);
+  key.push_back(full_subgroups ? '!' : '|');
+  for (auto& s : spec) {
+    uint32_t bits = 0;
+    std::visit([&](auto v) { std::memcpy(&bits, &v, 4); }, s.value);
+    const uint32_t word[3] = {s.id, uint32_t(s.value.index()), bits};
+    key.append(reinterpret_cast<const char*>(word), sizeof word);
+  }
+  auto it = pipelines_.find(key);
+  if (it == pipelines_.end()) it = pipelines_.emplace(key, nullptr).first;
+  auto& slot = it->second;
   if (!slot) {
     vk::PipelineDesc d;
     d.name = shader;
@@ -85,7 +96,8 @@ vk::CommandList& Device::stream() {
 
 void Device::dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffers, const void* push,
                       uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz) {
-  std::vector<vk::BufferRange> ranges;
+  std::vector<vk::BufferRange>& ranges = ranges_;  // reused: no allocation per dispatch
+  ranges.clear();
   for (auto& b : buffers) {
     ranges.emplace_back(*b);
     hold(b);

@@ -85,6 +85,8 @@ class Device {
   std::unique_ptr<vk::TimestampPool> timestamps_;
   uint32_t next_query_ = 0;
   std::map<std::string, std::unique_ptr<vk::Pipeline>> pipelines_;
+  std::string pipeline_key_;               // pipeline()'s scratch key
+  std::vector<vk::BufferRange> ranges_;    // dispatch()'s scratch bindings
   struct Pool;
   std::shared_ptr<Pool> pool_;
   DeviceStats stats_;

@@ -1,6 +1,8 @@
 // CommandList recording and fenced submission; timestamp queries and the timing helper.
 #include "gpu/vulkan/commands.h"
 
+#include <array>
+
 #include "gpu/vulkan/context.h"
 #include "gpu/vulkan/pipeline.h"
 
@@ -133,15 +135,20 @@ void CommandList::bind(const Pipeline& pipeline, std::span<const BufferRange> bu
   if (buffers.size() != pipeline.buffer_count())
     throw Error(fmt::format("pipeline '{}' takes {} buffers, {} given (in '{}')", pipeline.name(),
                             pipeline.buffer_count(), buffers.size(), name_));
-  std::vector<VkDescriptorBufferInfo> infos;
-  for (const BufferRange& b : buffers) {
+  // Fixed arrays, not vectors: a decode step binds ~800 times, and the host's recording is on its critical path.
+  constexpr size_t kMaxBindings = 16;
+  if (buffers.size() > kMaxBindings)
+    throw Error(fmt::format("pipeline '{}' binds {} buffers, at most {} supported", pipeline.name(), buffers.size(), kMaxBindings));
+  std::array<VkDescriptorBufferInfo, kMaxBindings> infos;
+  std::array<VkWriteDescriptorSet, kMaxBindings> writes;
+  const uint32_t n = uint32_t(buffers.size());
+  for (uint32_t i = 0; i < n; ++i) {
+    const BufferRange& b = buffers[i];
     if (!b.buffer->handle() || b.buffer->kind() == BufferKind::Staging)
       throw Error(fmt::format("pipeline '{}': buffer '{}' cannot be bound (empty or staging)", pipeline.name(),
                               b.buffer->name()));
-    infos.push_back({b.buffer->handle(), b.offset, b.size});
-  }
-  std::vector<VkWriteDescriptorSet> writes(infos.size(), {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET});
-  for (uint32_t i = 0; i < writes.size(); ++i) {
+    infos[i] = {b.buffer->handle(), b.offset, b.size};
+    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     writes[i].dstBinding = i;
     writes[i].descriptorCount = 1;
     writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
@@ -150,17 +157,16 @@ void CommandList::bind(const Pipeline& pipeline, std::span<const BufferRange> bu
 
   VkCommandBuffer cmd = recording();
   const Functions& vk = ctx_->fn();
-  vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.handle());
+  if (bound_ != &pipeline) vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.handle());
   bound_ = &pipeline;
-  if (writes.empty()) return;
+  if (n == 0) return;
   if (ctx_->push_descriptors()) {  // descriptors live in the command buffer: nothing to manage
-    vk.vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, uint32_t(writes.size()),
-                                 writes.data());
+    vk.vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, n, writes.data());
     return;
   }
   VkDescriptorSet set = allocate_set(pipeline);  // kept until reset(), so resubmits stay valid
-  for (auto& w : writes) w.dstSet = set;
-  vk.vkUpdateDescriptorSets(ctx_->device(), uint32_t(writes.size()), writes.data(), 0, nullptr);
+  for (uint32_t i = 0; i < n; ++i) writes[i].dstSet = set;
+  vk.vkUpdateDescriptorSets(ctx_->device(), n, writes.data(), 0, nullptr);
   vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0, 1, &set, 0, nullptr);
 }
 
