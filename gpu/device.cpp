@@ -30,6 +30,28 @@ Device::~Device() {
 
 BufferPtr Device::alloc(size_t bytes) { return pooled(bytes, vk::BufferKind::DeviceLocal); }
 
+BufferPtr Device::alloc_resident(size_t bytes) {
+  const auto place = [&](const VkMemoryRequirements& req) -> std::pair<std::shared_ptr<vk::MemoryBlock>, VkDeviceSize> {
+    if (arena_ && (req.memoryTypeBits & (1u << arena_->type()))) {
+      const VkDeviceSize at = (arena_used_ + req.alignment - 1) / req.alignment * req.alignment;
+      if (at + req.size <= arena_->size()) {
+        arena_used_ = at + req.size;
+        return {arena_, at};
+      }
+    }
+    VkDeviceSize block = std::max<VkDeviceSize>(req.size, VkDeviceSize(tune("device.arena.block_mib")) << 20);
+    if (info().max_allocation_size) block = std::max(req.size, std::min(block, info().max_allocation_size));
+    arena_ = std::make_shared<vk::MemoryBlock>(*ctx_, block, req.memoryTypeBits, "arena");
+    arena_used_ = req.size;
+    ++stats_.resident_blocks;
+    return {arena_, 0};
+  };
+  auto b = std::make_shared<vk::Buffer>(*ctx_, std::max<size_t>(bytes, 4), place, "resident");
+  ++stats_.resident_buffers;
+  stats_.resident_bytes += bytes;
+  return b;
+}
+
 BufferPtr Device::pooled(size_t bytes, vk::BufferKind kind) {
   const size_t size = std::bit_ceil(std::max<size_t>(bytes, 256));
   auto& list = pool_->free[{int(kind), size}];

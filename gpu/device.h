@@ -17,6 +17,7 @@ using BufferPtr = std::shared_ptr<vk::Buffer>;
 
 struct DeviceStats {
   uint64_t dispatches = 0, submits = 0;
+  uint64_t resident_buffers = 0, resident_blocks = 0, resident_bytes = 0;  // alloc_resident's placements
   uint64_t upload_bytes = 0, download_bytes = 0, uploads = 0, downloads = 0;
 };
 
@@ -33,6 +34,10 @@ class Device {
 
   // A device-local buffer of at least `bytes` (pooled; contents undefined).
   BufferPtr alloc(size_t bytes);
+  // A device-local buffer of exactly `bytes` for data that lives for the run (weights): placed one after another
+  // in blocks of `device.arena.block_mib` MiB (larger for a larger buffer), one VkDeviceMemory per block rather
+  // than per tensor. Not pooled; a block is freed when every buffer in it is gone and a newer block took over.
+  BufferPtr alloc_resident(size_t bytes);
 
   // A compute pipeline of an embedded shader with these specialization constants (cached). full_subgroups:
   // every subgroup of a workgroup is full (vk::PipelineDesc; the workgroup size a multiple of the largest
@@ -89,6 +94,8 @@ class Device {
   std::vector<vk::BufferRange> ranges_;    // dispatch()'s scratch bindings
   struct Pool;
   std::shared_ptr<Pool> pool_;
+  std::shared_ptr<vk::MemoryBlock> arena_;  // the block alloc_resident fills now
+  VkDeviceSize arena_used_ = 0;
   DeviceStats stats_;
 };
 

@@ -33,6 +33,16 @@ Tensor Tensor::device(gpu::Device& d, int64_t rows, int64_t cols, Type type) {
   return t;
 }
 
+Tensor Tensor::resident(gpu::Device& d, int64_t rows, int64_t cols, Type type) {
+  Tensor t;
+  t.s_ = std::make_shared<Storage>();
+  t.s_->rows = rows, t.s_->cols = cols, t.s_->type = type;
+  t.s_->buf = d.alloc_resident(t.bytes());
+  t.s_->dev = &d;
+  t.s_->dev_ok = true;
+  return t;
+}
+
 void Tensor::ensure_buffer(gpu::Device& d) const {
   if (s_->buf && s_->dev != &d) fail("tensor [{}, {}] lives on another device", s_->rows, s_->cols);
   if (!s_->buf) {

@@ -306,6 +306,13 @@ void cmd_bench(const BenchArgs& a) {
       if (i == 0) generated = r.generated, dispatches = r.dispatches, submits = r.submits;
       record_ms.push_back(r.record_s * 1e3 / double(t.tokens));
     }
+    if (dev && !report.contains("resident")) {  // after the first warm-up: the weights are on the device
+      const gpu::DeviceStats& st = dev->stats();
+      report["resident"] = {{"buffers", st.resident_buffers}, {"blocks", st.resident_blocks}, {"bytes", st.resident_bytes},
+                            {"method", "weights placed by Device::alloc_resident: tensors, device-memory blocks, bytes"}};
+      std::printf("resident on the device: %llu weight tensors in %llu memory blocks, %.3f GB\n",
+                  (unsigned long long)st.resident_buffers, (unsigned long long)st.resident_blocks, double(st.resident_bytes) * 1e-9);
+    }
     const auto [lo, hi] = std::minmax_element(tps.begin(), tps.end());
     json tj = {{"label", t.label}, {"phase", t.decode ? "decode" : "prefill"}, {"tokens", t.tokens},
                {"tok_per_s", {{"median", median(tps)}, {"min", *lo}, {"max", *hi}, {"runs", tps}}},

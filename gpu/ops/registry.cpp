@@ -44,7 +44,7 @@ Tensor WeightStore::device(const WeightRef& w) {
   if (!dev_) fail("weight '{}' is needed on a Vulkan device, but none is open", w.name());
   return *device_.get(w, size_t(w.numel()) * 4, [&] {
     const Mat<float> m = w.to_mat<float>();  // no host copy is kept
-    Tensor d = Tensor::device(*dev_, m.rows(), m.cols());
+    Tensor d = Tensor::resident(*dev_, m.rows(), m.cols());
     dev_->upload(d.buffer_mut(*dev_), m.data(), d.bytes());
     return d;
   });
@@ -57,7 +57,7 @@ Tensor WeightStore::device_raw(const WeightRef& w) {
   return *raw_.get(w, words * 4, [&] {
     std::vector<uint32_t> raw(words, 0u);
     w.read_raw_rows(0, w.rows, raw.data());
-    Tensor d = Tensor::device(*dev_, 1, int64_t(words), Tensor::Type::I32);
+    Tensor d = Tensor::resident(*dev_, 1, int64_t(words), Tensor::Type::I32);
     dev_->upload(d.buffer_mut(*dev_), raw.data(), d.bytes());
     return d;
   });

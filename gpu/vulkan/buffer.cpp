@@ -50,6 +50,60 @@ void run_transfer(Context& ctx, Record&& record) {
 
 }  // namespace
 
+uint32_t device_local_memory_type(const Context& ctx, uint32_t type_bits) {
+  return choose_memory_type(ctx.memory_properties(), type_bits, BufferKind::DeviceLocal);
+}
+
+MemoryBlock::MemoryBlock(Context& ctx, VkDeviceSize size, uint32_t type_bits, std::string name) : ctx_(&ctx), size_(size) {
+  const DeviceInfo& d = ctx.info();
+  type_ = device_local_memory_type(ctx, type_bits);
+  if (type_ == UINT32_MAX) throw Error(fmt::format("memory block '{}': no device-local memory type on {}", name, d.name));
+  const VkDeviceSize heap = ctx.memory_properties().memoryHeaps[ctx.memory_properties().memoryTypes[type_].heapIndex].size;
+  const std::string oom =
+      fmt::format("out of device memory: allocating {} MiB on {} (heap has {} MiB)", mib(size), d.name, mib(heap));
+  if (size > heap) throw Error(oom);
+  if (d.max_allocation_size && size > d.max_allocation_size)
+    throw Error(fmt::format("memory block '{}' of {} MiB exceeds maxMemoryAllocationSize ({} MiB) on {}", name, mib(size),
+                            mib(d.max_allocation_size), d.name));
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  ai.allocationSize = size;
+  ai.memoryTypeIndex = type_;
+  const VkResult r = ctx.fn().vkAllocateMemory(ctx.device(), &ai, nullptr, &memory_);
+  if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY) throw Error(oom);
+  check(r, "vkAllocateMemory", fmt::format("{} MiB for memory block '{}'", mib(size), name));
+}
+
+MemoryBlock::~MemoryBlock() {
+  if (memory_) ctx_->fn().vkFreeMemory(ctx_->device(), memory_, nullptr);
+}
+
+Buffer::Buffer(Context& ctx, VkDeviceSize size, const Placement& place, std::string name)
+    : s_{.ctx = &ctx, .size = size, .kind = BufferKind::DeviceLocal, .name = std::move(name)} {
+  const DeviceInfo& d = ctx.info();
+  if (size == 0) throw Error(fmt::format("buffer '{}': size 0 is not allowed", s_.name));
+  if (size > d.max_storage_buffer_range)
+    throw Error(fmt::format("buffer '{}' of {} MiB exceeds maxStorageBufferRange ({} MiB) on {}", s_.name, mib(size),
+                            mib(d.max_storage_buffer_range), d.name));
+  const Functions& vk = ctx.fn();
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bi.size = size;
+  bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  try {
+    check(vk.vkCreateBuffer(ctx.device(), &bi, nullptr, &s_.buffer), "vkCreateBuffer", s_.name);
+    VkMemoryRequirements req{};
+    vk.vkGetBufferMemoryRequirements(ctx.device(), s_.buffer, &req);
+    auto [block, offset] = place(req);
+    if (!block || offset % req.alignment || offset + req.size > block->size() || !(req.memoryTypeBits & (1u << block->type())))
+      throw Error(fmt::format("buffer '{}': the placement does not fit its memory requirements", s_.name));
+    check(vk.vkBindBufferMemory(ctx.device(), s_.buffer, block->handle(), offset), "vkBindBufferMemory", s_.name);
+    s_.block = std::move(block);
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
 Buffer::Buffer(Context& ctx, VkDeviceSize size, BufferKind kind, std::string name)
     : s_{.ctx = &ctx, .size = size, .kind = kind, .name = std::move(name)} {
   const DeviceInfo& d = ctx.info();
@@ -111,6 +165,7 @@ void Buffer::release() noexcept {
   const Functions& vk = s_.ctx->fn();
   if (s_.buffer) vk.vkDestroyBuffer(s_.ctx->device(), s_.buffer, nullptr);
   if (s_.memory) vk.vkFreeMemory(s_.ctx->device(), s_.memory, nullptr);  // unmaps implicitly
+  s_.block.reset();  // a placed buffer's block goes with its last buffer
 }
 
 void Buffer::check_range(VkDeviceSize offset, VkDeviceSize bytes, const char* what) const {

@@ -5,6 +5,8 @@
 #include "gpu/vulkan/loader.h"
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <ranges>
 #include <span>
 #include <string>
@@ -20,11 +22,39 @@ enum class BufferKind {
   Staging,      // host-coherent, mapped, transfer only: no shader access, so no storage-range limit
 };
 
+// One VkDeviceMemory of device-local memory that buffers are placed in (Buffer's placing constructor): many
+// tensors in one allocation. Freed when the last buffer placed in it (and its owner) let go.
+class MemoryBlock {
+ public:
+  // Errors as Buffer's: out of device memory, beyond maxMemoryAllocationSize.
+  MemoryBlock(Context& ctx, VkDeviceSize size, uint32_t type_bits, std::string name = "block");
+  ~MemoryBlock();
+  MemoryBlock(const MemoryBlock&) = delete;
+  MemoryBlock& operator=(const MemoryBlock&) = delete;
+  VkDeviceMemory handle() const { return memory_; }
+  VkDeviceSize size() const { return size_; }
+  uint32_t type() const { return type_; }
+
+ private:
+  Context* ctx_;
+  VkDeviceMemory memory_ = VK_NULL_HANDLE;
+  VkDeviceSize size_;
+  uint32_t type_ = 0;
+};
+
+// Where a placed buffer goes: given its memory requirements, a block and an offset (aligned, within the block).
+using Placement = std::function<std::pair<std::shared_ptr<MemoryBlock>, VkDeviceSize>(const VkMemoryRequirements&)>;
+
+// The device-local memory type a buffer of these requirements' type bits takes (as Buffer chooses it).
+uint32_t device_local_memory_type(const Context& ctx, uint32_t type_bits);
+
 class Buffer {
  public:
   Buffer() = default;
   // Errors: "out of device memory: allocating N MiB on <device> (heap has M MiB)" and limit violations.
   Buffer(Context& ctx, VkDeviceSize size, BufferKind kind, std::string name = "buffer");
+  // A device-local buffer placed in a block that `place` picks (no memory of its own; it keeps the block alive).
+  Buffer(Context& ctx, VkDeviceSize size, const Placement& place, std::string name = "buffer");
   ~Buffer();
   Buffer(Buffer&& other) noexcept;
   Buffer& operator=(Buffer&& other) noexcept;
@@ -69,6 +99,7 @@ class Buffer {
     BufferKind kind = BufferKind::DeviceLocal;
     std::string name;
     void* mapped = nullptr;
+    std::shared_ptr<MemoryBlock> block;  // placed buffers: the block they live in (memory stays null)
   } s_;
 };
 

@@ -90,3 +90,25 @@ TEST_CASE("vk device: a large pool miss drains the recorded work first", "[vk][d
   CHECK(d.stats().submits == submits + 1);  // drained once: nothing was recorded after that
   REQUIRE(a.t.at("y").f32() == Mat<float>(2 * x0));
 }
+
+// Resident placements (weights): several buffers share one memory block, each keeps its own contents, and a block
+// larger than the configured size is made for a larger buffer.
+TEST_CASE("vk device: resident buffers are placed together in memory blocks", "[vk][device]") {
+  std::mt19937_64 g(14);
+  gpu::Device& d = device();
+  const vk::ScopedTuning tune(d.ctx().profile(), {{"device.arena.block_mib", 8}});
+  const gpu::DeviceStats s0 = d.stats();
+  std::vector<Tensor> ts;
+  std::vector<Mat<float>> want;
+  for (int i = 0; i < 5; ++i) {  // 5 x ~1 MiB (odd sizes): fits the 8 MiB block the first one opens (or the current)
+    want.push_back(randn(g, 1, 262144 + 37 * i));
+    ts.push_back(Tensor::resident(d, 1, want.back().cols()));
+    d.upload(ts.back().buffer_mut(d), want.back().data(), ts.back().bytes());
+  }
+  CHECK(d.stats().resident_buffers - s0.resident_buffers == 5);
+  CHECK(d.stats().resident_blocks - s0.resident_blocks <= 1);
+  const uint64_t blocks = d.stats().resident_blocks;
+  const Tensor big = Tensor::resident(d, 1, (10 << 20) / 4);  // 10 MiB: a block of its own, at least that large
+  CHECK(d.stats().resident_blocks == blocks + 1);
+  for (int i = 0; i < 5; ++i) REQUIRE(ts[size_t(i)].f32() == want[size_t(i)]);
+}

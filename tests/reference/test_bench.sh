@@ -31,6 +31,7 @@ for t in vk["tests"]:
     assert t["dispatches_per_token"] > 0 and t["submits"] >= 1 and t["host_record_ms_per_token"] > 0, t
     ops = {o["op"] for o in t["breakdown"]["ops"]}
     assert "matmul" in ops and abs(sum(o["share"] for o in t["breakdown"]["ops"]) - 1) < 1e-6, t
+assert vk["resident"]["buffers"] > 0 and 1 <= vk["resident"]["blocks"] < vk["resident"]["buffers"]
 assert vk["dispatch_floor_us"] > 0 and vk["model"]["per_token"]["decode_bytes_per_token"] > 0
 assert "argmax (bench)" in {o["op"] for o in vk["tests"][2]["breakdown"]["ops"]}
 g_vk, g_ref = vk["tests"][2]["greedy_tokens"], ref["tests"][2]["greedy_tokens"]
