@@ -56,7 +56,8 @@ BufferPtr Device::pooled(size_t bytes, vk::BufferKind kind) {
   const size_t size = std::bit_ceil(std::max<size_t>(bytes, 256));
   auto& list = pool_->free[{int(kind), size}];
   std::unique_ptr<vk::Buffer> b;
-  if (list.empty() && size >= (size_t(tune("device.pool.drain_mib")) << 20) && (!held_.empty() || !in_flight_.empty())) {
+  if (list.empty() && !capturing_ && size >= (size_t(tune("device.pool.drain_mib")) << 20) &&
+      (!held_.empty() || !in_flight_.empty())) {
     // A large buffer the pool lacks: first let the recorded and submitted work finish, so that the buffers it
     // alone still held come back (prefill chunks with no flushing otherwise grow without bound: 40 layers of
     // dequantized expert stacks exhausted the H200's 141 GB).
@@ -130,7 +131,7 @@ void Device::dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffe
   s.dispatch(gx, gy, gz);
   s.barrier();
   ++stats_.dispatches;
-  if (flush_every_ && ++since_flush_ >= flush_every_) flush();
+  if (flush_every_ && !capturing_ && ++since_flush_ >= flush_every_) flush();
 }
 
 void Device::upload(const BufferPtr& dst, const void* data, size_t bytes, size_t dst_offset) {
@@ -199,6 +200,7 @@ double Device::time_ns(const std::function<void()>& record) {
 
 void Device::flush() {
   since_flush_ = 0;
+  if (capturing_) return;  // a capture keeps everything for end_segment()
   if (!stream_ || stream_->empty()) return;
   stream_->submit();
   ++stats_.submits;
@@ -218,8 +220,37 @@ void Device::retire(InFlight& f) {
   f.held.clear();
 }
 
+void Device::begin_capture() {
+  sync();
+  capturing_ = true;
+}
+
+std::shared_ptr<Device::Segment> Device::end_segment() {
+  if (!capturing_) fail("Device::end_segment outside a capture");
+  if (!stream_ || stream_->empty()) return nullptr;
+  auto seg = std::make_shared<Segment>(Segment{std::move(stream_), std::move(held_)});
+  held_.clear();
+  return seg;
+}
+
+void Device::end_capture() {
+  if (stream_ && !stream_->empty()) fail("Device::end_capture: commands recorded after the last end_segment()");
+  capturing_ = false;
+}
+
+void Device::submit(const std::shared_ptr<Segment>& s) {
+  if (capturing_) fail("Device::submit(segment) during a capture");
+  flush();  // what the stream holds comes first
+  s->list->submit();
+  ++stats_.submits;
+  submitted_.push_back(s);
+}
+
 void Device::sync() {
+  if (capturing_) fail("Device::sync during a capture: the captured step must not wait for the device (a download?)");
   flush();
+  for (auto& s : submitted_) s->list->wait();
+  submitted_.clear();
   for (auto& f : in_flight_) retire(f);
   in_flight_.clear();
   held_.clear();

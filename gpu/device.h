@@ -61,6 +61,21 @@ class Device {
   void sync();   // submits what is recorded and waits for everything submitted
   void flush();  // submits what is recorded without waiting
 
+  // Capture, for replaying a recorded step (decode): between begin_capture() and end_capture() nothing is
+  // submitted (no flushes, no drains; sync() is an error) and end_segment() takes what was recorded since the
+  // last cut as a Segment: a closed command list plus the buffers it uses, kept alive with it. submit() runs a
+  // segment again, in queue order with the stream; sync() also waits for the segments it submitted. A segment
+  // must not be submitted again before the sync() that follows its last submission.
+  struct Segment {
+    std::unique_ptr<vk::CommandList> list;
+    std::vector<BufferPtr> held;
+  };
+  void begin_capture();
+  std::shared_ptr<Segment> end_segment();  // null when nothing was recorded since the last cut
+  void end_capture();
+  bool capturing() const { return capturing_; }
+  void submit(const std::shared_ptr<Segment>& s);
+
   // GPU time of what record() adds to the stream, from timestamp queries (syncs before and after; recorded
   // as one submission, without the periodic flushes).
   double time_ns(const std::function<void()>& record);
@@ -86,6 +101,8 @@ class Device {
   std::vector<InFlight> in_flight_;                     // in submission order
   std::vector<std::unique_ptr<vk::CommandList>> spare_;  // finished lists, reset, for reuse
   uint32_t since_flush_ = 0, flush_every_ = 0;
+  bool capturing_ = false;
+  std::vector<std::shared_ptr<Segment>> submitted_;  // segments submitted since the last sync
   void retire(InFlight& f);  // waits for f, recycles its list, releases its buffers
   std::unique_ptr<vk::TimestampPool> timestamps_;
   uint32_t next_query_ = 0;

@@ -40,6 +40,7 @@ void PlanExecutor::run(const std::string& op, OpArgs& a) {
       layer_ < 0 ? "model" : (kind_ == LayerKind::FullAttention ? "full-attention" : "gated-deltanet");
   used_[{op, where, phase_ == Phase::Prefill ? "prefill" : "decode"}].insert(v.name);
   if (v.per_token && phase_ == Phase::Prefill) prefill_fallbacks_.insert(op + "=" + v.name + " (" + where + ")");
+  if (capturing_ && (op == "embed" || op == "rope" || op == "attention")) return capture_live(op, a, v);
   if (profiling_) {
     if (v.needs_device) {
       if (pending_.size() >= 1800) op_times();  // the device's query slots are reused after 4096
@@ -71,6 +72,77 @@ void PlanExecutor::run(const std::string& op, OpArgs& a) {
   stats_[op].calls++;
   for (auto& name : def.outputs) compare(op, name, a.t.at(name), ref.t.at(name), -1);
   for (auto& name : def.states) compare(op, name, a.t.at(name), ref.t.at(name), rows);
+}
+
+bool PlanExecutor::can_capture() const {
+  if (!dev_ || validate_ || profiling_) return false;
+  for (const OpDef& op : Registry::get().ops()) {
+    const Variant& v = plan_.variant(op.name);
+    const bool composite_unfused = v.family == "reference" && (op.name == "gdn_prep" || op.name == "add_rmsnorm");
+    if (!v.needs_device && !composite_unfused) return false;
+  }
+  return true;
+}
+
+void PlanExecutor::begin_capture() {
+  if (!dev_) fail("decode replay needs a Vulkan device");
+  if (validate_ || profiling_) fail("decode replay does not combine with validate mode or per-op profiling");
+  graph_ = std::make_unique<Graph>();
+  dev_->begin_capture();
+  capturing_ = true;
+}
+
+void PlanExecutor::capture_live(const std::string& op, OpArgs& a, const Variant& v) {
+  // The cut before the op (attention made its own, before growing the KV cache: that is live work too).
+  if (op != "attention")
+    if (auto seg = dev_->end_segment()) graph_->items.emplace_back(std::move(seg));
+  v.run(ctx_, a);
+  if (auto seg = dev_->end_segment()) graph_->live_segments.push_back(std::move(seg));
+  LiveOp l{op, a, op == "attention" ? attention_state_ : nullptr, a.t.at(op == "attention" ? "o" : "y")};
+  if (!l.out.device_current()) fail("decode replay: {} ran on the host; replay needs every op on the device", op);
+  graph_->items.emplace_back(std::move(l));
+}
+
+void PlanExecutor::end_capture(const Tensor& logits) {
+  if (!capturing_) fail("end_capture without begin_capture");
+  if (auto seg = dev_->end_segment()) graph_->items.emplace_back(std::move(seg));
+  dev_->end_capture();
+  capturing_ = false;
+  if (!logits.device_current()) fail("decode replay: the logits are not on the device");
+  graph_->logits = logits;
+  // The captured step itself: its segments and its live ops' commands, in order.
+  size_t live = 0;
+  for (auto& item : graph_->items) {
+    if (auto* seg = std::get_if<std::shared_ptr<Device::Segment>>(&item)) dev_->submit(*seg);
+    else dev_->submit(graph_->live_segments.at(live++));
+  }
+  dev_->sync();
+  graph_->live_segments.clear();
+}
+
+Tensor PlanExecutor::replay_decode(int32_t token, int64_t pos) {
+  if (!graph_) fail("replay_decode before a captured step");
+  begin_step(Phase::Decode);
+  for (auto& item : graph_->items) {
+    if (auto* seg = std::get_if<std::shared_ptr<Device::Segment>>(&item)) {
+      dev_->submit(*seg);
+      continue;
+    }
+    LiveOp& l = std::get<LiveOp>(item);
+    Tensor y;
+    if (l.op == "embed") {
+      y = embed(l.args.weight("table"), {token});
+    } else if (l.op == "rope") {
+      y = rope(l.args.in("x"), int(l.args.iparam("head_dim")), int(l.args.iparam("rot_dims")), l.args.param("theta"), pos);
+    } else {
+      y = attention(l.args.in("q"), l.args.in("k"), l.args.in("v"), l.args.in("gate"), *l.state, int(l.args.iparam("n_q_heads")),
+                    int(l.args.iparam("n_kv_heads")));
+    }
+    dev_->copy(y.buffer(*dev_), l.out.buffer_mut(*dev_), l.out.bytes());  // buffer_mut: any host copy is stale now
+  }
+  dev_->flush();
+  graph_->logits.buffer_mut(*dev_);  // rewritten by the last segment: a host copy from an earlier step is stale
+  return graph_->logits;
 }
 
 void PlanExecutor::compare(const std::string& op, const std::string& name, const Tensor& got, const Tensor& want,
@@ -197,12 +269,16 @@ Tensor PlanExecutor::rope(const Tensor& x, int head_dim, int rot_dims, double th
 
 Tensor PlanExecutor::attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& gate, LayerState& st,
                                int nq, int nkv) {
+  if (capturing_)  // growing the cache belongs to the live part of a captured step, not to the segment before it
+    if (auto seg = dev_->end_segment()) graph_->items.emplace_back(std::move(seg));
   grow_cache(st.k_cache, st.kv_len + q.rows(), k.cols());
   grow_cache(st.v_cache, st.kv_len + q.rows(), v.cols());
   OpArgs a{{{"q", q}, {"k", k}, {"v", v}, {"gate", gate}, {"k_cache", st.k_cache}, {"v_cache", st.v_cache}},
            {},
            {{"n_q_heads", nq}, {"n_kv_heads", nkv}, {"kv_len", double(st.kv_len)}}};
+  attention_state_ = &st;
   run("attention", a);
+  attention_state_ = nullptr;
   st.kv_len += q.rows();
   return a.t.at("o");
 }

@@ -6,6 +6,7 @@
 #pragma once
 #include <map>
 #include <set>
+#include <variant>
 #include <string>
 
 #include "gpu/plan.h"
@@ -96,6 +97,20 @@ class PlanExecutor {
   // Runs one op through the plan's variant (and the reference too, in validate mode).
   void run(const std::string& op, OpArgs& a);
 
+  // Decode replay (Forward::capture_decode / replay_decode): a decode step is recorded once as command-list
+  // segments, cut at the ops that depend on the token or the position (embed, rope, attention: "live" ops),
+  // which are recorded afresh each step with the new token, position and KV length and copy their outputs into
+  // the buffers the next segment reads. Everything else (projections, norms, MoE, the Gated DeltaNet with its
+  // states updated in place) is replayed as recorded. Needs a Vulkan device; not with validate or profiling.
+  // Whether decode can be captured: every op the forward pass may run is on the device (the fused ops' reference
+  // variants count as their parts, each checked on its own).
+  bool can_capture() const;
+  void begin_capture();
+  void end_capture(const Tensor& logits);  // runs the captured step; logits: the step's result
+  bool has_capture() const { return bool(graph_); }
+  void drop_capture() { graph_.reset(); }
+  Tensor replay_decode(int32_t token, int64_t pos);  // the captured step at `pos`; its logits (the same tensor each step)
+
   std::string usage_report() const;       // which variant ran where; per-token fallbacks in prefill
   bool prefill_fallback() const;          // any per-token variant ran in a prefill step
   std::string validation_report() const;  // the per-op error table
@@ -126,6 +141,22 @@ class PlanExecutor {
   };
   std::vector<PendingTime> pending_;
   std::map<std::string, OpTime> times_;
+
+  struct LiveOp {  // a token- or position-dependent op of a captured step
+    std::string op;
+    OpArgs args;           // as captured: inputs (segment outputs, fixed buffers), weights, parameters
+    LayerState* state = nullptr;  // attention: the layer's KV cache
+    Tensor out;            // the captured output, which later segments read: each replay copies into it
+  };
+  struct Graph {
+    std::vector<std::variant<std::shared_ptr<Device::Segment>, LiveOp>> items;  // in step order
+    std::vector<std::shared_ptr<Device::Segment>> live_segments;  // the capture step's own live commands
+    Tensor logits;
+  };
+  std::unique_ptr<Graph> graph_;
+  bool capturing_ = false;
+  LayerState* attention_state_ = nullptr;  // the state of the attention op being run (for the capture)
+  void capture_live(const std::string& op, OpArgs& a, const Variant& v);
 };
 
 }  // namespace hl::gpu

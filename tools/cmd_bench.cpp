@@ -32,7 +32,7 @@ struct BenchArgs {
   int64_t gen = 128, chunk = 512;
   int runs = 3;
   uint64_t token_seed = 1;
-  bool no_breakdown = false;
+  bool no_breakdown = false, no_replay = false;
 };
 
 // One test: a prompt of `tokens` ids through prefill (pp), or `tokens` greedy decode steps (tg).
@@ -114,9 +114,14 @@ class Bench {
     } else {
       int32_t tok = id(rng);  // the first decode step starts from one random token at position 0
       r.generated.push_back(tok);
+      // Replay (unless --no-replay, profiling, or an op on the host): step 0 as usual (it materialises anything
+      // missing), step 1 captured, every later step a replay of it.
+      const bool replay = !a_.no_replay && !profiling_ && ex_.can_capture();
       for (int64_t i = 0; i < t.tokens; ++i) {
         const auto s0 = Clock::now();
-        const Tensor logits = fwd.step({tok}, Phase::Decode);
+        const Tensor logits = !replay || i == 0 ? fwd.step({tok}, Phase::Decode)
+                              : i == 1          ? fwd.capture_decode(tok)
+                                                : fwd.replay_decode(tok);
         r.record_s += std::chrono::duration<double>(Clock::now() - s0).count();
         r.generated.push_back(tok = next_token(logits));
       }
@@ -267,6 +272,7 @@ void cmd_bench(const BenchArgs& a) {
                             {"origin", w.origin}, {"seed", a.model.preset.empty() ? json(nullptr) : json(a.model.seed)},
                             {"layers", w.cfg.n_layers}, {"vocab", w.cfg.vocab}, {"per_token", per_token_cost(w)}}},
                  {"prefill_chunk", a.chunk},
+                 {"decode_replay", !a.no_replay && ex.can_capture()},
                  {"runs", a.runs},
                  {"warmup_runs", 1},
                  {"tokens", fmt::format("synthetic: uniform random ids in [0, vocab) from seed {}, the same every run; decode starts "
@@ -275,7 +281,7 @@ void cmd_bench(const BenchArgs& a) {
                  {"timing", "wall clock per run, from the first token's embedding until the device has finished "
                             "(prefill computes the logits of each chunk's last row only, as llama-bench; decode downloads one id per step)"},
                  {"breakdown_method", "one extra run per test with per-op profiling: Vulkan ops by timestamps around "
-                                      "their dispatches, host ops by wall clock; not part of the timed runs"},
+                                      "their dispatches, host ops by wall clock; not part of the timed runs; decode steps not replayed"},
                  {"tests", json::array()}};
   std::printf("hybridlab bench: %s, %d layers; plan %s; device %s%s; prefill chunk %lld; %d runs after 1 warm-up; commit %s\n",
               report["model"]["source"].get<std::string>().c_str(), w.cfg.n_layers, plan.describe().c_str(),
@@ -357,6 +363,8 @@ void add_bench_command(CLI::App& app) {
   b->add_option("--out", a->out, "reports directory (default reports): writes <out>/<device-slug>/bench-<tag|model>.json");
   b->add_option("--tag", a->tag, "report name: bench-<tag>.json instead of bench-<model>.json");
   b->add_flag("--no-breakdown", a->no_breakdown, "skip the profiled run of each test (no per-op breakdown)");
+  b->add_flag("--no-replay", a->no_replay,
+              "decode every step through the forward pass (default: the second step is captured and the rest replay it)");
   b->callback([a] { cmd_bench(*a); });
 }
 

@@ -63,6 +63,21 @@ template <class Ex> class Forward {
     return ex_.lm_head(h, w_.lm_head);
   }
 
+  // Decode by replay, for an executor that can capture (the plan executor): capture_decode runs a decode step
+  // while recording it; replay_decode(token) runs the recorded step again at the next position (bit-identical
+  // to step() there: the same kernels on the same buffers, with the token, position and KV length refreshed).
+  Tensor capture_decode(int32_t token) {
+    ex_.begin_capture();
+    Tensor l = step({token}, Phase::Decode);
+    ex_.end_capture(l);
+    return l;
+  }
+  Tensor replay_decode(int32_t token) {
+    Tensor l = ex_.replay_decode(token, pos_);
+    pos_ += 1;
+    return l;
+  }
+
  private:
   using State = typename Ex::LayerState;
 

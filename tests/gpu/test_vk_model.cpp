@@ -1,4 +1,5 @@
 // The whole tiny model through Vulkan plans: against transformers' goldens, validate mode, plan errors.
+#include "gpu/ops/argmax.h"
 #include "gpu/plan_executor.h"
 #include "io/safetensors.h"
 #include "model/runner.h"
@@ -171,4 +172,36 @@ TEST_CASE("vk model: plan errors are one-line and name the valid choices", "[vk]
   CHECK(p.variant("rmsnorm").family == "vulkan");
   CHECK(gpu::Plan::needs_device("*=vulkan"));
   CHECK(!gpu::Plan::needs_device("matmul=reference"));
+}
+
+// Decode replay: a decode step captured once, then replayed at later positions with new tokens, gives the same
+// logits, bit for bit, as running every step (the same kernels on the same buffers). Greedy tokens, so each step's
+// input depends on the last; 40 steps cross the KV cache's first growth (64 rows) in the attention layer.
+TEST_CASE("vk model: decode replay equals stepping, bit for bit", "[vk][model]") {
+  const auto& g = golden();
+  for (const char* spec : {"*=vulkan", "*=vulkan,add_rmsnorm=reference,gdn_prep=reference"}) {
+    INFO("plan " << spec);
+    const gpu::Plan plan = gpu::Plan::parse(spec, &device());
+    const std::vector<int32_t> prompt(g.ids.begin(), g.ids.begin() + 20);
+    auto run = [&](bool replay) {
+      gpu::PlanExecutor ex(plan, &device());
+      Forward<gpu::PlanExecutor> fwd(ex, g.w);
+      fwd.step(prompt, Phase::Prefill);
+      std::vector<Mat<float>> out;
+      int32_t tok = g.ids[20];
+      for (int i = 0; i < 40; ++i) {
+        const Tensor l = !replay || i == 0 ? fwd.step({tok}, Phase::Decode) : i == 1 ? fwd.capture_decode(tok) : fwd.replay_decode(tok);
+        out.push_back(l.f32());
+        tok = gpu::argmax_host(out.back()).front();
+      }
+      return out;
+    };
+    const auto want = run(false), got = run(true);
+    for (size_t i = 0; i < want.size(); ++i) {
+      INFO("decode step " << i << ", rel L2 " << rel_l2(got[i], want[i]));
+      REQUIRE(want[i].rows() == 1);
+      CHECK(std::memcmp(want[i].data(), got[i].data(), size_t(want[i].size()) * 4) == 0);
+    }
+    require_no_validation_messages();
+  }
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `hybridlab bench` on the tiny model (golden/hf-tiny): the JSON report's fields, positive throughputs, and
-# greedy decode that is right, not just fast: the tokens of an all-Vulkan plan (argmax on the device) equal
+# greedy decode that is right, not just fast: the tokens of an all-Vulkan plan (argmax on the device, decode
+# steps after the second replayed from a capture) equal
 # those of the all-reference plan (argmax on the host), and each one is the argmax of the oracle's logits
 # (`hybridlab run`, every token through decode) at the step before. Usage: test_bench.sh BUILD/hybridlab ROOT
 set -eu
@@ -31,6 +32,7 @@ for t in vk["tests"]:
     assert t["dispatches_per_token"] > 0 and t["submits"] >= 1 and t["host_record_ms_per_token"] > 0, t
     ops = {o["op"] for o in t["breakdown"]["ops"]}
     assert "matmul" in ops and abs(sum(o["share"] for o in t["breakdown"]["ops"]) - 1) < 1e-6, t
+assert vk["decode_replay"] is True and ref["decode_replay"] is False  # tg6: steps 2-5 replayed, checked below
 assert vk["resident"]["buffers"] > 0 and 1 <= vk["resident"]["blocks"] < vk["resident"]["buffers"]
 assert vk["dispatch_floor_us"] > 0 and vk["model"]["per_token"]["decode_bytes_per_token"] > 0
 assert "argmax (bench)" in {o["op"] for o in vk["tests"][2]["breakdown"]["ops"]}
