@@ -84,10 +84,11 @@ bool PlanExecutor::can_capture() const {
   return true;
 }
 
-void PlanExecutor::begin_capture() {
+void PlanExecutor::begin_capture(const void* owner) {
   if (!dev_) fail("decode replay needs a Vulkan device");
   if (validate_ || profiling_) fail("decode replay does not combine with validate mode or per-op profiling");
   graph_ = std::make_unique<Graph>();
+  graph_->owner = owner;
   dev_->begin_capture();
   capturing_ = true;
 }
@@ -120,8 +121,9 @@ void PlanExecutor::end_capture(const Tensor& logits) {
   graph_->live_segments.clear();
 }
 
-Tensor PlanExecutor::replay_decode(int32_t token, int64_t pos) {
+Tensor PlanExecutor::replay_decode(int32_t token, int64_t pos, const void* owner) {
   if (!graph_) fail("replay_decode before a captured step");
+  if (graph_->owner != owner) fail("replay_decode: the captured step belongs to another forward pass (its states)");
   begin_step(Phase::Decode);
   for (auto& item : graph_->items) {
     if (auto* seg = std::get_if<std::shared_ptr<Device::Segment>>(&item)) {

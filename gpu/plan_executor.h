@@ -105,11 +105,13 @@ class PlanExecutor {
   // Whether decode can be captured: every op the forward pass may run is on the device (the fused ops' reference
   // variants count as their parts, each checked on its own).
   bool can_capture() const;
-  void begin_capture();
+  // owner: the forward pass whose states the step uses; a replay for another one is an error.
+  void begin_capture(const void* owner);
   void end_capture(const Tensor& logits);  // runs the captured step; logits: the step's result
   bool has_capture() const { return bool(graph_); }
   void drop_capture() { graph_.reset(); }
-  Tensor replay_decode(int32_t token, int64_t pos);  // the captured step at `pos`; its logits (the same tensor each step)
+  // The captured step at `pos`; its logits (the same tensor each step).
+  Tensor replay_decode(int32_t token, int64_t pos, const void* owner);
 
   std::string usage_report() const;       // which variant ran where; per-token fallbacks in prefill
   bool prefill_fallback() const;          // any per-token variant ran in a prefill step
@@ -152,6 +154,7 @@ class PlanExecutor {
     std::vector<std::variant<std::shared_ptr<Device::Segment>, LiveOp>> items;  // in step order
     std::vector<std::shared_ptr<Device::Segment>> live_segments;  // the capture step's own live commands
     Tensor logits;
+    const void* owner = nullptr;
   };
   std::unique_ptr<Graph> graph_;
   bool capturing_ = false;

@@ -67,13 +67,13 @@ template <class Ex> class Forward {
   // while recording it; replay_decode(token) runs the recorded step again at the next position (bit-identical
   // to step() there: the same kernels on the same buffers, with the token, position and KV length refreshed).
   Tensor capture_decode(int32_t token) {
-    ex_.begin_capture();
+    ex_.begin_capture(this);
     Tensor l = step({token}, Phase::Decode);
     ex_.end_capture(l);
     return l;
   }
   Tensor replay_decode(int32_t token) {
-    Tensor l = ex_.replay_decode(token, pos_);
+    Tensor l = ex_.replay_decode(token, pos_, this);
     pos_ += 1;
     return l;
   }

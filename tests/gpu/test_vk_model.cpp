@@ -197,6 +197,13 @@ TEST_CASE("vk model: decode replay equals stepping, bit for bit", "[vk][model]")
       return out;
     };
     const auto want = run(false), got = run(true);
+    {  // a replay for another forward pass than the captured one is refused
+      gpu::PlanExecutor ex(plan, &device());
+      Forward<gpu::PlanExecutor> a(ex, g.w), b(ex, g.w);
+      a.step({g.ids[0]}, Phase::Decode);
+      a.capture_decode(g.ids[1]);
+      CHECK_THROWS_WITH(b.replay_decode(g.ids[2]), Catch::Contains("another forward pass"));
+    }
     for (size_t i = 0; i < want.size(); ++i) {
       INFO("decode step " << i << ", rel L2 " << rel_l2(got[i], want[i]));
       REQUIRE(want[i].rows() == 1);
