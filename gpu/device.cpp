@@ -223,13 +223,15 @@ void Device::retire(InFlight& f) {
 void Device::begin_capture() {
   sync();
   capturing_ = true;
+  cut_dispatches_ = stats_.dispatches;
 }
 
 std::shared_ptr<Device::Segment> Device::end_segment() {
   if (!capturing_) fail("Device::end_segment outside a capture");
   if (!stream_ || stream_->empty()) return nullptr;
-  auto seg = std::make_shared<Segment>(Segment{std::move(stream_), std::move(held_)});
+  auto seg = std::make_shared<Segment>(Segment{std::move(stream_), std::move(held_), stats_.dispatches - cut_dispatches_});
   held_.clear();
+  cut_dispatches_ = stats_.dispatches;
   return seg;
 }
 
@@ -238,11 +240,12 @@ void Device::end_capture() {
   capturing_ = false;
 }
 
-void Device::submit(const std::shared_ptr<Segment>& s) {
+void Device::submit(const std::shared_ptr<Segment>& s, bool replayed) {
   if (capturing_) fail("Device::submit(segment) during a capture");
   flush();  // what the stream holds comes first
   s->list->submit();
   ++stats_.submits;
+  if (replayed) stats_.replayed_dispatches += s->dispatches;
   submitted_.push_back(s);
 }
 

@@ -18,6 +18,7 @@ using BufferPtr = std::shared_ptr<vk::Buffer>;
 struct DeviceStats {
   uint64_t dispatches = 0, submits = 0;
   uint64_t resident_buffers = 0, resident_blocks = 0, resident_bytes = 0;  // alloc_resident's placements
+  uint64_t replayed_dispatches = 0;  // dispatches run again by submitting captured segments (not in `dispatches`)
   uint64_t upload_bytes = 0, download_bytes = 0, uploads = 0, downloads = 0;
 };
 
@@ -69,12 +70,14 @@ class Device {
   struct Segment {
     std::unique_ptr<vk::CommandList> list;
     std::vector<BufferPtr> held;
+    uint64_t dispatches = 0;  // recorded in it
   };
   void begin_capture();
   std::shared_ptr<Segment> end_segment();  // null when nothing was recorded since the last cut
   void end_capture();
   bool capturing() const { return capturing_; }
-  void submit(const std::shared_ptr<Segment>& s);
+  // replayed: count its dispatches in stats().replayed_dispatches (false: its first run, already counted).
+  void submit(const std::shared_ptr<Segment>& s, bool replayed = true);
 
   // GPU time of what record() adds to the stream, from timestamp queries (syncs before and after; recorded
   // as one submission, without the periodic flushes).
@@ -102,6 +105,7 @@ class Device {
   std::vector<std::unique_ptr<vk::CommandList>> spare_;  // finished lists, reset, for reuse
   uint32_t since_flush_ = 0, flush_every_ = 0;
   bool capturing_ = false;
+  uint64_t cut_dispatches_ = 0;  // stats_.dispatches at the last capture cut
   std::vector<std::shared_ptr<Segment>> submitted_;  // segments submitted since the last sync
   void retire(InFlight& f);  // waits for f, recycles its list, releases its buffers
   std::unique_ptr<vk::TimestampPool> timestamps_;

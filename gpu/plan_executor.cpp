@@ -114,8 +114,8 @@ void PlanExecutor::end_capture(const Tensor& logits) {
   // The captured step itself: its segments and its live ops' commands, in order.
   size_t live = 0;
   for (auto& item : graph_->items) {
-    if (auto* seg = std::get_if<std::shared_ptr<Device::Segment>>(&item)) dev_->submit(*seg);
-    else dev_->submit(graph_->live_segments.at(live++));
+    if (auto* seg = std::get_if<std::shared_ptr<Device::Segment>>(&item)) dev_->submit(*seg, false);
+    else dev_->submit(graph_->live_segments.at(live++), false);
   }
   dev_->sync();
   graph_->live_segments.clear();

@@ -33,6 +33,8 @@ for t in vk["tests"]:
     ops = {o["op"] for o in t["breakdown"]["ops"]}
     assert "matmul" in ops and abs(sum(o["share"] for o in t["breakdown"]["ops"]) - 1) < 1e-6, t
 assert vk["decode_replay"] is True and ref["decode_replay"] is False  # tg6: steps 2-5 replayed, checked below
+tg = vk["tests"][2]
+assert tg["replayed_dispatches"] > 0 and tg["recorded_dispatches_per_token"] < tg["dispatches_per_token"], tg
 assert vk["resident"]["buffers"] > 0 and 1 <= vk["resident"]["blocks"] < vk["resident"]["buffers"]
 assert vk["dispatch_floor_us"] > 0 and vk["model"]["per_token"]["decode_bytes_per_token"] > 0
 assert "argmax (bench)" in {o["op"] for o in vk["tests"][2]["breakdown"]["ops"]}
