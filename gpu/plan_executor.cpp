@@ -15,11 +15,13 @@ PlanExecutor::LayerState PlanExecutor::init_state(const ModelConfig& c, LayerKin
   LayerState s;
   const int64_t kv = int64_t(c.n_kv_heads) * c.head_dim;
   if (kind == LayerKind::FullAttention) {
-    s.k_cache = Tensor::host(0, kv);
-    s.v_cache = Tensor::host(0, kv);
+    const bool planned = dev_ && context_ > 0;  // rows [0, kv_len) hold data: the rest needs no clearing
+    s.k_cache = planned ? Tensor::device(*dev_, context_, kv) : Tensor::host(0, kv);
+    s.v_cache = planned ? Tensor::device(*dev_, context_, kv) : Tensor::host(0, kv);
   } else {
     s.conv = Tensor::host(c.conv_kernel - 1, c.conv_dim());
     s.ssm = Tensor::host(c.lin_v_heads, int64_t(c.lin_k_dim) * c.lin_v_dim);
+    if (dev_ && context_ > 0) s.conv.buffer(*dev_), s.ssm.buffer(*dev_);  // zeros, on the device now
   }
   return s;
 }

@@ -53,6 +53,10 @@ class PlanExecutor {
   const std::map<std::string, OpTime>& op_times();  // syncs and collects pending timestamps
   void reset_op_times() { op_times(), times_.clear(); }
 
+  // Memory planned up front for forward passes made from now on: KV caches of `tokens` rows and the recurrent
+  // states allocated on the device when a layer's state is made (0: on the host, moved and grown on demand).
+  void set_context_capacity(int64_t tokens) { context_ = tokens; }
+  int64_t context_capacity() const { return context_; }
   LayerState init_state(const ModelConfig& c, LayerKind kind) const;
   Mat<float> to_host(const Tensor& t) const { return t.f32(); }
   WeightStore& weights() { return weights_; }
@@ -158,6 +162,7 @@ class PlanExecutor {
   };
   std::unique_ptr<Graph> graph_;
   bool capturing_ = false;
+  int64_t context_ = 0;
   LayerState* attention_state_ = nullptr;  // the state of the attention op being run (for the capture)
   void capture_live(const std::string& op, OpArgs& a, const Variant& v);
 };

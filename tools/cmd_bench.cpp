@@ -302,6 +302,8 @@ void cmd_bench(const BenchArgs& a) {
   std::vector<std::pair<std::string, json>> breakdowns;
   std::printf("\n%-8s %12s %24s %14s\n", "test", "tok/s", "min .. max", "device tok/s");
   for (const Test& t : tests) {
+    // The memory plan of this test's forward passes: KV caches for every position it reaches, states on the device.
+    ex.set_context_capacity(dev ? t.tokens + 1 : 0);
     bench.run(t);  // warm-up: materialises and uploads the weights, compiles the pipelines
     std::vector<double> tps, dev_tps;
     std::vector<int32_t> generated;
@@ -328,6 +330,7 @@ void cmd_bench(const BenchArgs& a) {
                {"dispatches", dispatches}, {"replayed_dispatches", replayed},
                {"dispatches_per_token", double(dispatches + replayed) / double(t.tokens)},
                {"recorded_dispatches_per_token", double(dispatches) / double(t.tokens)},
+               {"context_capacity", ex.context_capacity()},
                {"submits", submits},
                {"host_record_ms_per_token", median(record_ms)}};
     if (!dev_tps.empty()) tj["device_tok_per_s"] = {{"median", median(dev_tps)}, {"runs", dev_tps}};

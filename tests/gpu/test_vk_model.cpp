@@ -183,8 +183,9 @@ TEST_CASE("vk model: decode replay equals stepping, bit for bit", "[vk][model]")
     INFO("plan " << spec);
     const gpu::Plan plan = gpu::Plan::parse(spec, &device());
     const std::vector<int32_t> prompt(g.ids.begin(), g.ids.begin() + 20);
-    auto run = [&](bool replay) {
+    auto run = [&](bool replay, int64_t capacity = 0) {
       gpu::PlanExecutor ex(plan, &device());
+      ex.set_context_capacity(capacity);  // > 0: KV caches of that many rows and the states on the device up front
       Forward<gpu::PlanExecutor> fwd(ex, g.w);
       fwd.step(prompt, Phase::Prefill);
       std::vector<Mat<float>> out;
@@ -196,7 +197,7 @@ TEST_CASE("vk model: decode replay equals stepping, bit for bit", "[vk][model]")
       }
       return out;
     };
-    const auto want = run(false), got = run(true);
+    const auto want = run(false), got = run(true), planned = run(true, 64);
     {  // a replay for another forward pass than the captured one is refused
       gpu::PlanExecutor ex(plan, &device());
       Forward<gpu::PlanExecutor> a(ex, g.w), b(ex, g.w);
@@ -208,6 +209,7 @@ TEST_CASE("vk model: decode replay equals stepping, bit for bit", "[vk][model]")
       INFO("decode step " << i << ", rel L2 " << rel_l2(got[i], want[i]));
       REQUIRE(want[i].rows() == 1);
       CHECK(std::memcmp(want[i].data(), got[i].data(), size_t(want[i].size()) * 4) == 0);
+      CHECK(std::memcmp(want[i].data(), planned[i].data(), size_t(want[i].size()) * 4) == 0);
     }
     require_no_validation_messages();
   }
