@@ -139,14 +139,15 @@ void qmatvec_i8_staged(VariantCtx& c, OpArgs& a, const std::string& op) {
   const uint64_t stage = (uint64_t(rows) * o.row_bytes + 15) / 16 + 1;
   // x slots per lane held in registers: enough for every slot at the reported subgroup size (a smaller
   // subgroup at run time reads x from memory instead), at most 4 (registers).
-  const uint32_t lanes = std::min(d.info().subgroup_size, std::bit_ceil(slots));
+  const uint32_t spl = std::max(1u, d.tune(tn + "slots"));
+  const uint32_t lanes = std::min(d.info().subgroup_size, std::max(1u, std::bit_ceil(slots) / std::bit_floor(spl)));
   const uint32_t xr = std::clamp((slots + lanes - 1) / lanes, 1u, 4u);
   const X8 x8 = quantize_x8(d, o.x);
   struct {
     uint32_t T, K, N, row_bytes, slots, slots_p2, tiles;
   } pc{o.T, o.K, o.N, o.row_bytes, slots, std::bit_ceil(slots), (o.N + rows - 1) / rows};
   Tensor y = Tensor::device(d, o.T, o.N);
-  const auto& p = d.pipeline("qmatvec_i8_staged", {{0, wg}, {1, o.type}, {2, rows}, {3, u32(stage)}, {4, xr}}, 5, sizeof pc);
+  const auto& p = d.pipeline("qmatvec_i8_staged", {{0, wg}, {1, o.type}, {2, rows}, {3, u32(stage)}, {4, xr}, {5, spl}}, 5, sizeof pc);
   const Grid g = grid(std::min(pc.tiles, groups));
   d.dispatch(p, {x8.q.buffer(d), x8.d.buffer(d), x8.s.buffer(d), o.w.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
   a.set("y", y);

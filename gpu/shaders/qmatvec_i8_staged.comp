@@ -8,7 +8,7 @@
 // rows (one contiguous span of bytes) grid-stride; every invocation loads its share of the next tile as
 // aligned 16-byte loads into registers while the subgroups decode the current tile from shared memory, so
 // the stream stays in flight. Each lane always takes the same slots of a row (C lanes per row, C the next
-// power of two of the slots, at most the subgroup), so for one token its x stays in registers for the
+// power of two of the slots over SPL, at most the subgroup), so for one token its x stays in registers for the
 // whole kernel (XR slots per lane; more, or more tokens, read x from memory). Any subgroup size works.
 #version 450
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -18,6 +18,7 @@ layout(constant_id = 1) const uint TYPE = 14;  // ggml type id
 layout(constant_id = 2) const uint ROWS = 8;   // rows per tile
 layout(constant_id = 3) const uint STAGE = 1;  // uvec4s a tile takes: >= (ROWS * row_bytes + 15) / 16 + 1
 layout(constant_id = 4) const uint XR = 1;     // slots of x a lane keeps in registers
+layout(constant_id = 5) const uint SPL = 1;    // slots per lane asked for: fewer lanes per row, rows in parallel
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer XQ { uvec4 xq4[]; };  // [T, K / 16]: 16 int8 values each
@@ -54,7 +55,9 @@ uvec4 tile_load(uint tile, uint i) {
 }
 
 void main() {
-  const uint C = min(gl_SubgroupSize, pc.slots_p2), R = gl_SubgroupSize / C;  // lanes per row, rows per subgroup
+  // Lanes per row C (a power of two for the shuffles) and rows per subgroup R: a lane's SPL slots are
+  // independent chains of loads and products, the subgroup's R rows too.
+  const uint C = min(gl_SubgroupSize, max(1u, pc.slots_p2 >> findMSB(SPL))), R = gl_SubgroupSize / C;
   const uint cl = gl_SubgroupInvocationID % C, sub = gl_SubgroupInvocationID / C;
   const bool resident = pc.T == 1u && pc.slots <= C * XR;  // uniform
   uvec4 rq[4u * XR];

@@ -80,6 +80,7 @@ const Table& common() {
       {"matmul.qmatvec_i8.slots", 1},     // slots (64 values) a lane decodes per step
       {"matmul.qmatvec_i8_staged.rows", 8},     // rows per tile (one contiguous span of bytes)
       {"matmul.qmatvec_i8_staged.groups", 1024},  // workgroups at most; each walks tiles grid-stride
+      {"matmul.qmatvec_i8_staged.slots", 1},      // 64-value slots per lane (fewer lanes per row, rows in parallel)
       {"matmul.qcols.rows", 32},          // weight rows per workgroup
       {"matmul.qcols.max_cols", 32},      // tokens per workgroup: each dequantized weight tile serves them all
       {"matmul.qcols.tm", 2},             // rows per invocation (register tile TM x max_cols / columns of invocations)
@@ -92,6 +93,7 @@ const Table& common() {
       {"lm_head.qmatvec_i8.slots", 1},
       {"lm_head.qmatvec_i8_staged.rows", 8},
       {"lm_head.qmatvec_i8_staged.groups", 1024},
+      {"lm_head.qmatvec_i8_staged.slots", 1},
       {"lm_head.qcols.rows", 32},
       {"lm_head.qcols.max_cols", 32},
       {"lm_head.qcols.tm", 2},
