@@ -40,10 +40,11 @@ std::vector<Part> parts(const Context& cx) {
     dec.sweeps = pre.sweeps = {{std::string(s.op) + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}}};
     dec.sweeps[std::string(s.op) + ".qmatvec.rows"] = {2, 4, 8, 16};  // rows staged per workgroup (occupancy)
     dec.sweeps[std::string(s.op) + ".qmatvec_i8.slots"] = {1, 2, 4};  // 64-value slots per lane per step
-    dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.rows"] = {4, 8, 16, 24};  // rows per tile
+    dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.rows"] = {4, 8, 16};  // rows per tile
     dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.groups"] = {264, 528, 1056};  // grid
-    dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.slots"] = {1, 2, 4};  // slots per lane
-    dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.wg"] = {128, 256, 512};
+    dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.slots"] = {1, 2};  // slots per lane
+    dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.depth"] = {1, 2, 3, 4};  // tiles in flight
+    dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.wg"] = {128, 256};
     const double wq = double(quant::row_bytes(s.quant, in)) * double(o);
     for (int64_t n : ns) {
       Case c;

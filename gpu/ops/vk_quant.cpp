@@ -147,7 +147,7 @@ void qmatvec_i8_staged(VariantCtx& c, OpArgs& a, const std::string& op) {
     uint32_t T, K, N, row_bytes, slots, slots_p2, tiles;
   } pc{o.T, o.K, o.N, o.row_bytes, slots, std::bit_ceil(slots), (o.N + rows - 1) / rows};
   Tensor y = Tensor::device(d, o.T, o.N);
-  const auto& p = d.pipeline("qmatvec_i8_staged", {{0, wg}, {1, o.type}, {2, rows}, {3, u32(stage)}, {4, xr}, {5, spl}}, 5, sizeof pc);
+  const auto& p = d.pipeline("qmatvec_i8_staged", {{0, wg}, {1, o.type}, {2, rows}, {3, u32(stage)}, {4, xr}, {5, spl}, {6, std::max(1u, d.tune(tn + "depth"))}}, 5, sizeof pc);
   const Grid g = grid(std::min(pc.tiles, groups));
   d.dispatch(p, {x8.q.buffer(d), x8.d.buffer(d), x8.s.buffer(d), o.w.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
   a.set("y", y);
