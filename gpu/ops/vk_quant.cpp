@@ -130,13 +130,19 @@ void qmatvec_i8_staged(VariantCtx& c, OpArgs& a, const std::string& op) {
   require_i8_type(a, o, what);
   const std::string tn = op + ".qmatvec_i8_staged.";
   const uint32_t slots = i8_slots(o), wg = d.tune(tn + "wg"), groups = d.tune(tn + "groups");
+  const uint32_t local = d.tune(tn + "local") ? 1 : 0, depth = std::clamp(d.tune(tn + "depth"), 1u, 3u);
   if (groups == 0) fail("{}: tunable groups must be at least 1", what);
-  // Rows per tile: as many as the tunable asks and shared memory holds (16-byte units, plus one for the skew).
-  const uint64_t smem = d.info().max_shared_memory;
+  // Workers: the workgroup, or (local) each subgroup with its own tile region, for any subgroup size the
+  // device may run (down to min_subgroup_size). Rows per tile: as many as the tunable asks and shared memory
+  // holds (16-byte units, plus one for the skew).
+  const uint32_t min_sg = std::max(1u, d.info().min_subgroup_size);
+  const uint32_t regions = local ? (wg + min_sg - 1) / min_sg : 1, loaders = local ? min_sg : wg;
+  const uint64_t smem = d.info().max_shared_memory / regions;
   if (o.row_bytes + 32ull > smem)
-    fail("{}: a row of {} bytes does not fit {} bytes of shared memory", what, o.row_bytes, smem);
+    fail("{}: a row of {} bytes does not fit {} bytes of shared memory ({} tile regions)", what, o.row_bytes,
+         d.info().max_shared_memory, regions);
   const uint32_t rows = uint32_t(std::clamp<uint64_t>(d.tune(tn + "rows"), 1, (smem - 32) / o.row_bytes));
-  const uint64_t stage = (uint64_t(rows) * o.row_bytes + 15) / 16 + 1;
+  const uint32_t stage = u32(int64_t((uint64_t(rows) * o.row_bytes + 15) / 16 + 1));
   // x slots per lane held in registers: enough for every slot at the reported subgroup size (a smaller
   // subgroup at run time reads x from memory instead), at most 4 (registers).
   const uint32_t spl = std::max(1u, d.tune(tn + "slots"));
@@ -147,8 +153,13 @@ void qmatvec_i8_staged(VariantCtx& c, OpArgs& a, const std::string& op) {
     uint32_t T, K, N, row_bytes, slots, slots_p2, tiles;
   } pc{o.T, o.K, o.N, o.row_bytes, slots, std::bit_ceil(slots), (o.N + rows - 1) / rows};
   Tensor y = Tensor::device(d, o.T, o.N);
-  const auto& p = d.pipeline("qmatvec_i8_staged", {{0, wg}, {1, o.type}, {2, rows}, {3, u32(stage)}, {4, xr}, {5, spl}, {6, std::max(1u, d.tune(tn + "depth"))}}, 5, sizeof pc);
-  const Grid g = grid(std::min(pc.tiles, groups));
+  const auto& p = d.pipeline("qmatvec_i8_staged",
+                             {{0, wg}, {1, o.type}, {2, rows}, {3, stage}, {4, xr}, {5, spl}, {6, depth}, {7, local},
+                              {8, regions}, {9, (stage + loaders - 1) / loaders}},
+                             5, sizeof pc);
+  // Workgroups: enough for every tile's worker, at most `groups`.
+  const uint32_t workers = local ? std::max(1u, wg / d.info().subgroup_size) : 1;
+  const Grid g = grid(std::min((pc.tiles + workers - 1) / workers, groups));
   d.dispatch(p, {x8.q.buffer(d), x8.d.buffer(d), x8.s.buffer(d), o.w.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
   a.set("y", y);
 }

@@ -4,22 +4,28 @@
 //
 // Why: qmatvec_i8's lanes read their slots straight from memory, 2-byte aligned words scattered over the
 // row (Q6_K blocks are 210 bytes), and reload x for every row: on the H200 the L1 requests, not the bytes,
-// bound it (Q6_K lm_head 217 us, 43% of the read ceiling). Here a workgroup walks tiles of ROWS consecutive
-// rows (one contiguous span of bytes) grid-stride; every invocation loads its share of the tiles DEPTH
-// strides ahead as aligned 16-byte loads into registers while the subgroups decode the current tile from
-// shared memory, so DEPTH tiles per workgroup stay in flight (the bytes in flight set the bandwidth). Each lane always takes the same slots of a row (C lanes per row, C the next
-// power of two of the slots over SPL, at most the subgroup), so for one token its x stays in registers for the
-// whole kernel (XR slots per lane; more, or more tokens, read x from memory). Any subgroup size works.
+// bound it (Q6_K lm_head 217 us, 43% of the read ceiling). Here a worker walks tiles of ROWS consecutive
+// rows (one contiguous span of bytes) grid-stride: its invocations load their shares of the tiles DEPTH
+// strides ahead as aligned 16-byte loads into registers while the current tile is decoded from shared
+// memory, so DEPTH tiles per worker stay in flight (the bytes in flight set the bandwidth). A worker is the
+// workgroup (LOCAL 0: workgroup barriers) or each subgroup on its own region of shared memory (LOCAL 1:
+// subgroup barriers only, so subgroups never wait for each other).
+// Each lane always takes the same slots of a row (C lanes per row, C the next power of two of the slots over
+// SPL, at most the subgroup), so for one token its x stays in registers for the whole kernel (XR slots per
+// lane; more, or more tokens, read x from memory). Any subgroup size works.
 #version 450
 #extension GL_KHR_shader_subgroup_shuffle : require
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256;
-layout(constant_id = 1) const uint TYPE = 14;  // ggml type id
-layout(constant_id = 2) const uint ROWS = 8;   // rows per tile
-layout(constant_id = 3) const uint STAGE = 1;  // uvec4s a tile takes: >= (ROWS * row_bytes + 15) / 16 + 1
-layout(constant_id = 4) const uint XR = 1;     // slots of x a lane keeps in registers
-layout(constant_id = 5) const uint SPL = 1;    // slots per lane asked for: fewer lanes per row, rows in parallel
-layout(constant_id = 6) const uint DEPTH = 1;  // tiles each workgroup has in flight (loads issued ahead)
+layout(constant_id = 1) const uint TYPE = 14;    // ggml type id
+layout(constant_id = 2) const uint ROWS = 8;     // rows per tile
+layout(constant_id = 3) const uint STAGE = 1;    // uvec4s a tile takes: >= (ROWS * row_bytes + 15) / 16 + 1
+layout(constant_id = 4) const uint XR = 1;       // slots of x a lane keeps in registers
+layout(constant_id = 5) const uint SPL = 1;      // slots per lane asked for: fewer lanes per row, rows in parallel
+layout(constant_id = 6) const uint DEPTH = 1;    // tiles each worker has in flight (1..3)
+layout(constant_id = 7) const uint LOCAL = 0;    // 1: each subgroup a worker
+layout(constant_id = 8) const uint REGIONS = 1;  // tile regions in shared memory (LOCAL: >= the subgroups)
+layout(constant_id = 9) const uint PF = 1;       // uvec4s an invocation carries per tile (>= STAGE / loaders)
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer XQ { uvec4 xq4[]; };  // [T, K / 16]: 16 int8 values each
@@ -29,19 +35,21 @@ layout(std430, binding = 3) readonly buffer W { uvec4 w4[]; };    // raw rows (w
 layout(std430, binding = 4) writeonly buffer Y { float y[]; };    // [T, N]
 layout(push_constant) uniform Push { uint T, K, N, row_bytes, slots, slots_p2, tiles; } pc;
 
-shared uvec4 stage[STAGE];
-#define HLQ_WORD(buf, i) stage[(i) >> 2u][(i) & 3u]
+shared uvec4 stage[STAGE * REGIONS];
+uint region;  // this worker's first uvec4 in stage
+#define HLQ_WORD(buf, i) stage[region + ((i) >> 2u)][(i) & 3u]
 #include "quant_blocks.glsl"
 #include "quant_slots.glsl"
-
-const uint PF = (STAGE + WG - 1u) / WG;  // uvec4s each invocation carries per tile
 
 // Per invocation: the DEPTH tiles in flight (tile d of a round in pf[d * PF ..]), and x for its slots.
 uvec4 pf[DEPTH * PF];
 uvec4 rq[4u * XR];
 vec4 rd[XR], rs[XR];
-uint C, R, cl, sub;  // lanes per row, rows per subgroup, this lane's place among a row's lanes, its row
-bool resident;       // x in registers: one token and every slot of the lane held
+uint C, R, cl, sub;        // lanes per row, rows per subgroup, this lane's place among a row's lanes, its row
+bool resident;             // x in registers: one token and every slot of the lane held
+uint loader, loaders;      // this invocation among the worker's, and their count
+uint first_row, row_step;  // the rows of a tile this subgroup decodes: first_row + k * row_step
+uint tile_stride;          // workers in the grid
 
 // x's runs for slot s of token t.
 void x_slot(uint t, uint s, out uvec4 q[4], out vec4 d, out vec4 sq) {
@@ -62,10 +70,19 @@ uvec4 tile_load(uint tile, uint i) {
   return i < n16 ? w4[base + i] : uvec4(0u);
 }
 
+void sync_worker() {
+  if (LOCAL != 0u) {
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+  } else {
+    barrier();
+  }
+}
+
 // Decode the tile in shared memory: each subgroup R rows at a time, C lanes per row.
 void decode_tile(uint tile) {
   const uint row0 = tile * ROWS, rows = min(ROWS, pc.N - row0), skew = (row0 * pc.row_bytes) & 15u;
-  for (uint r0 = gl_SubgroupID * R; r0 < rows; r0 += hl_num_subgroups() * R) {  // uniform per subgroup
+  for (uint r0 = first_row; r0 < rows; r0 += row_step) {  // uniform per subgroup
     const uint r = min(r0 + sub, rows - 1u), at = skew + r * pc.row_bytes;
     for (uint t = 0u; t < pc.T; ++t) {
       float acc = 0.0;
@@ -94,6 +111,17 @@ void decode_tile(uint tile) {
   }
 }
 
+// One tile of a round: tile d's registers go to shared memory and are refilled with the tile DEPTH strides
+// ahead, then the tile is decoded. Called with constant d, so pf is indexed by constants.
+void step(uint d, uint tile) {
+  sync_worker();  // the previous tile is decoded
+  for (uint k = 0u; k < PF; ++k)
+    if (k * loaders + loader < STAGE) stage[region + k * loaders + loader] = pf[d * PF + k];
+  sync_worker();
+  for (uint k = 0u; k < PF; ++k) pf[d * PF + k] = tile_load(tile + DEPTH * tile_stride, k * loaders + loader);
+  decode_tile(tile);
+}
+
 void main() {
   // Lanes per row C (a power of two for the shuffles) and rows per subgroup R: a lane's SPL slots are
   // independent chains of loads and products, the subgroup's R rows too.
@@ -109,21 +137,37 @@ void main() {
       for (uint r = 0u; r < 4u; ++r) rq[4u * i + r] = q[r];
     }
 
-  // Rounds of DEPTH tiles (the inner loop unrolled, so pf is indexed by constants): a tile's registers
-  // go to shared memory, are refilled with the tile DEPTH strides ahead, and the tile is decoded.
-  const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y, lid = gl_LocalInvocationID.x;
-  uint tile = hl_group_index();
+  const uint groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y, nsg = hl_num_subgroups();
+  uint tile;
+  if (LOCAL != 0u) {
+    tile = hl_group_index() * nsg + gl_SubgroupID;
+    tile_stride = groups * nsg;
+    region = gl_SubgroupID * STAGE;
+    loader = gl_SubgroupInvocationID;
+    loaders = gl_SubgroupSize;
+    first_row = 0u;
+    row_step = R;
+  } else {
+    tile = hl_group_index();
+    tile_stride = groups;
+    region = 0u;
+    loader = gl_LocalInvocationID.x;
+    loaders = WG;
+    first_row = gl_SubgroupID * R;
+    row_step = nsg * R;
+  }
   for (uint d = 0u; d < DEPTH; ++d)
-    for (uint k = 0u; k < PF; ++k) pf[d * PF + k] = tile_load(tile + d * stride, k * WG + lid);
-  while (tile < pc.tiles) {  // uniform per workgroup
-    for (uint d = 0u; d < DEPTH; ++d, tile += stride) {
-      if (tile >= pc.tiles) break;
-      barrier();  // the previous tile is decoded
-      for (uint k = 0u; k < PF; ++k)
-        if (k * WG + lid < STAGE) stage[k * WG + lid] = pf[d * PF + k];
-      barrier();
-      for (uint k = 0u; k < PF; ++k) pf[d * PF + k] = tile_load(tile + DEPTH * stride, k * WG + lid);
-      decode_tile(tile);
+    for (uint k = 0u; k < PF; ++k) pf[d * PF + k] = tile_load(tile + d * tile_stride, k * loaders + loader);
+  while (tile < pc.tiles) {  // uniform per worker
+    step(0u, tile);
+    tile += tile_stride;
+    if (DEPTH > 1u && tile < pc.tiles) {
+      step(1u, tile);
+      tile += tile_stride;
+    }
+    if (DEPTH > 2u && tile < pc.tiles) {
+      step(2u, tile);
+      tile += tile_stride;
     }
   }
 }

@@ -81,7 +81,8 @@ const Table& common() {
       {"matmul.qmatvec_i8_staged.rows", 8},     // rows per tile (one contiguous span of bytes)
       {"matmul.qmatvec_i8_staged.groups", 1024},  // workgroups at most; each walks tiles grid-stride
       {"matmul.qmatvec_i8_staged.slots", 1},      // 64-value slots per lane (fewer lanes per row, rows in parallel)
-      {"matmul.qmatvec_i8_staged.depth", 2},      // tiles each workgroup has in flight
+      {"matmul.qmatvec_i8_staged.depth", 1},      // tiles each worker has in flight (1..3)
+      {"matmul.qmatvec_i8_staged.local", 0},      // 1: each subgroup a worker (its own tiles, subgroup barriers)
       {"matmul.qcols.rows", 32},          // weight rows per workgroup
       {"matmul.qcols.max_cols", 32},      // tokens per workgroup: each dequantized weight tile serves them all
       {"matmul.qcols.tm", 2},             // rows per invocation (register tile TM x max_cols / columns of invocations)
@@ -95,7 +96,8 @@ const Table& common() {
       {"lm_head.qmatvec_i8_staged.rows", 8},
       {"lm_head.qmatvec_i8_staged.groups", 1024},
       {"lm_head.qmatvec_i8_staged.slots", 1},
-      {"lm_head.qmatvec_i8_staged.depth", 2},
+      {"lm_head.qmatvec_i8_staged.depth", 1},
+      {"lm_head.qmatvec_i8_staged.local", 0},
       {"lm_head.qcols.rows", 32},
       {"lm_head.qcols.max_cols", 32},
       {"lm_head.qcols.tm", 2},
