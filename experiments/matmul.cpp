@@ -39,10 +39,10 @@ std::vector<Part> parts(const Context& cx) {
     pre.variants = {"reference", "vulkan:auto", "vulkan:qcols"};
     dec.sweeps = pre.sweeps = {{std::string(s.op) + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}}};
     dec.sweeps[std::string(s.op) + ".qmatvec.rows"] = {2, 4, 8, 16};  // rows staged per workgroup (occupancy)
+    dec.sweeps[std::string(s.op) + ".qmatvec.pass"] = {1, 2, 4};  // rows a subgroup decodes per load of x
     dec.sweeps[std::string(s.op) + ".qmatvec_i8.slots"] = {1, 2, 4};  // 64-value slots per lane per step
-    dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.rows"] = {1, 2, 4, 8};  // rows per tile
-    dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.groups"] = {528, 1056, 2112};  // grid
-    dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.depth"] = {1, 2, 3};  // tiles in flight per worker
+    dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.rows"] = {1, 2, 4};  // rows per tile
+    dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.groups"] = {1056, 2112};  // grid
     dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.local"] = {0, 1};  // workers: workgroups or subgroups
     dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.wg"] = {128, 256};
     const double wq = double(quant::row_bytes(s.quant, in)) * double(o);

@@ -18,8 +18,9 @@ layout(std430, binding = 1) readonly buffer W { uvec4 w4[]; };  // raw rows (Wei
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };  // [T, N]
 layout(push_constant) uniform Push { uint T, K, N, row_bytes; } pc;
 
-shared uvec4 stage[STAGE];
-#define HLQ_WORD(buf, i) stage[(i) >> 2u][(i) & 3u]
+// Words, not uvec4s: a word picked out of a shared uvec4 by a run-time index costs a 16-byte read.
+shared uint stage[4u * STAGE];
+#define HLQ_WORD(buf, i) stage[i]
 #include "quant_blocks.glsl"
 
 void main() {
@@ -29,7 +30,10 @@ void main() {
   const uint n16 = ((first + rows * pc.row_bytes + 15u) >> 4u) - base;
   for (uint k = 0u; k < (STAGE + WG - 1u) / WG; ++k) {  // a constant trip count: unrolled, all loads issued at once
     const uint i = k * WG + gl_LocalInvocationID.x;
-    if (i < n16) stage[i] = w4[base + i];
+    if (i < n16) {
+      const uvec4 v = w4[base + i];
+      for (uint c = 0u; c < 4u; ++c) stage[4u * i + c] = v[c];
+    }
   }
   barrier();
   const uint skew = first & 15u, units = pc.K / 32u;  // row0's first byte within stage[0]

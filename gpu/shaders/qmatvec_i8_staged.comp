@@ -35,9 +35,10 @@ layout(std430, binding = 3) readonly buffer W { uvec4 w4[]; };    // raw rows (w
 layout(std430, binding = 4) writeonly buffer Y { float y[]; };    // [T, N]
 layout(push_constant) uniform Push { uint T, K, N, row_bytes, slots, slots_p2, tiles; } pc;
 
-shared uvec4 stage[STAGE * REGIONS];
-uint region;  // this worker's first uvec4 in stage
-#define HLQ_WORD(buf, i) stage[region + ((i) >> 2u)][(i) & 3u]
+// Words, not uvec4s: a word picked out of a shared uvec4 by a run-time index costs a 16-byte read.
+shared uint stage[4u * STAGE * REGIONS];
+uint region;  // this worker's first word in stage
+#define HLQ_WORD(buf, i) stage[region + (i)]
 #include "quant_blocks.glsl"
 #include "quant_slots.glsl"
 
@@ -116,7 +117,8 @@ void decode_tile(uint tile) {
 void step(uint d, uint tile) {
   sync_worker();  // the previous tile is decoded
   for (uint k = 0u; k < PF; ++k)
-    if (k * loaders + loader < STAGE) stage[region + k * loaders + loader] = pf[d * PF + k];
+    if (k * loaders + loader < STAGE)
+      for (uint c = 0u; c < 4u; ++c) stage[region + 4u * (k * loaders + loader) + c] = pf[d * PF + k][c];
   sync_worker();
   for (uint k = 0u; k < PF; ++k) pf[d * PF + k] = tile_load(tile + DEPTH * tile_stride, k * loaders + loader);
   decode_tile(tile);
@@ -142,7 +144,7 @@ void main() {
   if (LOCAL != 0u) {
     tile = hl_group_index() * nsg + gl_SubgroupID;
     tile_stride = groups * nsg;
-    region = gl_SubgroupID * STAGE;
+    region = 4u * gl_SubgroupID * STAGE;
     loader = gl_SubgroupInvocationID;
     loaders = gl_SubgroupSize;
     first_row = 0u;
