@@ -3,7 +3,8 @@
 #   1. synth: the full-size synthetic Q4_K_M model, written there (skipped when the machine still has it);
 #   2. oracle: the Vulkan plan's logits against the oracle's on the same GGUF (the oracle on the host CPUs);
 #   3. bench: `hybridlab bench` over the prompt lengths and decode steps of the issue;
-#   4. ablations (optional step): pp512 and tg64 with one change each (tags: unfused-norms, flush64, moe-in-tile).
+#   4. ablations (optional step): pp512 and tg64 with one change each (tags: no-replay, lm-head-i8; earlier
+#      reports: unfused-norms, flush64, moe-in-tile).
 # Expects .devrun/ (hybridlab built here, libfmt, libgomp) and .gl/ (Debian's Vulkan loader .debs) carried.
 # Writes $OUT/log.txt, $OUT/*.log and $OUT/e2e.tar.gz (reports/<device>/bench-*.json).
 #   usage: [SYNTH_LAYERS=N (a smoke test)] [STEPS="synth oracle bench ablations"] [PLAN='*=vulkan'] [BENCH="-p 512,2048,4096 -n 128"] scripts/device_end_to_end.sh
@@ -50,10 +51,8 @@ step() {  # step NAME LIMIT_S CMD...: runs CMD under a time limit, output to $OU
       ablations)
         [ -f "$model" ] || { echo "== ablations: no $model here (a fresh machine): skipped"; continue; }
         A="-p 512 -n 64 --runs 3 --no-breakdown"
-        step abl-unfused-norms 150 $bin bench --model "$model" --ops "$plan,add_rmsnorm=reference" $A --tag unfused-norms
-        HYBRIDLAB_TUNE=device.stream.flush_dispatches=64 step abl-flush64 150 $bin bench --model "$model" --ops "$plan" $A --tag flush64
-        HYBRIDLAB_TUNE=moe_experts.route_pack.dequant_tokens=0 step abl-moe-in-tile 150 $bin bench --model "$model" --ops "$plan" \
-          -p 512 -n 0 --runs 3 --no-breakdown --tag moe-in-tile ;;
+        step abl-no-replay 150 $bin bench --model "$model" --ops "$plan" $A --no-replay --tag no-replay
+        step abl-lm-head-i8 150 $bin bench --model "$model" --ops "$plan,lm_head=vulkan:qmatvec_i8_staged" $A --tag lm-head-i8 ;;
     esac
     tar czf "$OUT/e2e.tar.gz" reports  # after each step: a batch cut short still returns what it finished
   done

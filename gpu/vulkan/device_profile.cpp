@@ -143,6 +143,9 @@ const Table& overrides(std::string_view profile) {
   // qmatvec: 2 rows staged per workgroup, swept on the H200 (rows 2..16 x wg 64..256 x pass 1..4): the
   // Q6_K lm_head 691 -> 305 us (more workgroups resident, more loads in flight); Q4_K 2048->8192 24 -> 20 us.
   // qmatvec_i8: 2 slots per lane per step, swept 1/2/4 on the H200: the lm_head 232 -> 217 us.
+  // qmatvec_i8_staged on the Q6_K lm_head, swept (rows 1..24, groups 132..4224, wg 128..512, slots 1..4, depth
+  // 1..3, local): each subgroup its own worker on one-row tiles (local 1, rows 1), wg 256, 1024 groups, depth 1:
+  // 145 us (64.5% of the read ceiling); workgroup tiles of 4 rows at wg 128 150 us; deeper prefetch was slower.
   // attention flash_coopmat, 512 queries over 4096 keys, swept (rows, keys, subgroups, min_groups, f16_cache):
   // 8 computing subgroups 1213 us vs 4 1980 us at the best other settings (the defaults).
   // qcols: 16 columns per weight tile was the best max_cols (1..64) for 14 of the 15 prompt cases (n = 40..512)
@@ -158,6 +161,10 @@ const Table& overrides(std::string_view profile) {
                                {"matmul.qmatvec.rows", 2},
                                {"lm_head.qmatvec.rows", 2},
                                {"lm_head.qmatvec_i8.slots", 2},
+                               {"matmul.qmatvec_i8_staged.local", 1},
+                               {"matmul.qmatvec_i8_staged.rows", 1},
+                               {"lm_head.qmatvec_i8_staged.local", 1},
+                               {"lm_head.qmatvec_i8_staged.rows", 1},
                                {"matmul.qcols.max_cols", 64},
                                {"lm_head.qcols.max_cols", 16},
                                {"attention.flash_coopmat.subgroups", 8}};
