@@ -105,6 +105,11 @@ def main():
                   f"{bytes_tok / (read_gbps * 1e9) * 1e3:.2f} ms. The host spends {t.get('host_record_ms_per_token', float('nan')):.2f} ms "
                   "per token recording the step, overlapped with the GPU (the stream is submitted every "
                   "device.stream.flush_dispatches dispatches).")
+                if t.get("replayed_dispatches"):
+                    w(f"Decode replays the step recorded once: per token the host records "
+                      f"{t['recorded_dispatches_per_token']:.1f} of the {t['dispatches_per_token']:.1f} dispatches the GPU runs "
+                      "(the token- and position-dependent ops: embed, rope, attention with its KV cache); the rest are "
+                      "command buffer segments submitted again.")
         w("")
     w("The RDNA4 column is a **projection, not a measurement**: the same fraction of the R9700's roofline (640 GB/s for "
       "decode; 47.8 TFLOP/s f32 for prefill) as reached here. No RDNA4 card was used.\n")
@@ -128,7 +133,7 @@ def main():
 
     if a.ablation:
         w("## One change at a time\n")
-        w("The same model and plan with one mechanism turned off (3 runs each, median; no profiled run).\n")
+        w("The same model and plan with one change each (3 runs each, median; no profiled run).\n")
         w("| change | pp512 tok/s | decode tok/s | decode dispatches / token |")
         w("|---|---|---|---|")
         base = {t["phase"] if t["phase"] == "decode" else t["label"]: t for t in b["tests"]}
