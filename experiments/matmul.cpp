@@ -45,7 +45,6 @@ std::vector<Part> parts(const Context& cx) {
     dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.groups"] = {1056, 2112};  // grid
     dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.local"] = {0, 1};  // workers: workgroups or subgroups
     dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.wg"] = {128, 256};
-    dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.by_lane"] = {0, 1};  // x shifted per lane (q6_K, q8_0)
     const double wq = double(quant::row_bytes(s.quant, in)) * double(o);
     for (int64_t n : ns) {
       Case c;

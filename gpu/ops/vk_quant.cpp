@@ -155,7 +155,7 @@ void qmatvec_i8_staged(VariantCtx& c, OpArgs& a, const std::string& op) {
   Tensor y = Tensor::device(d, o.T, o.N);
   const auto& p = d.pipeline("qmatvec_i8_staged",
                              {{0, wg}, {1, o.type}, {2, rows}, {3, stage}, {4, xr}, {5, spl}, {6, depth}, {7, local},
-                              {8, regions}, {9, (stage + loaders - 1) / loaders}, {10, d.tune(tn + "by_lane") ? 1u : 0u}},
+                              {8, regions}, {9, (stage + loaders - 1) / loaders}},
                              5, sizeof pc);
   // Workgroups: enough for every tile's worker, at most `groups`.
   const uint32_t workers = local ? std::max(1u, wg / d.info().subgroup_size) : 1;

@@ -26,7 +26,6 @@ layout(constant_id = 6) const uint DEPTH = 1;    // tiles each worker has in fli
 layout(constant_id = 7) const uint LOCAL = 0;    // 1: each subgroup a worker
 layout(constant_id = 8) const uint REGIONS = 1;  // tile regions in shared memory (LOCAL: >= the subgroups)
 layout(constant_id = 9) const uint PF = 1;       // uvec4s an invocation carries per tile (>= STAGE / loaders)
-layout(constant_id = 10) const uint BY_LANE = 1; // Q6_K, Q8_0: x held shifted to each lane's block alignment
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer XQ { uvec4 xq4[]; };  // [T, K / 16]: 16 int8 values each
@@ -46,11 +45,9 @@ uint region;  // this worker's first word in stage
 // Per invocation: the DEPTH tiles in flight (tile d of a round in pf[d * PF ..]), and x for its slots.
 uvec4 pf[DEPTH * PF];
 uvec4 rq[4u * XR];
-uint rq5[4u * XR];  // the fifth word of each run of x, when x is held shifted (by_lane)
 vec4 rd[XR], rs[XR];
 uint C, R, cl, sub;        // lanes per row, rows per subgroup, this lane's place among a row's lanes, its row
 bool resident;             // x in registers: one token and every slot of the lane held
-bool by_lane;              // resident, 2-byte aligned blocks whose alignment each lane keeps from row to row
 uint loader, loaders;      // this invocation among the worker's, and their count
 uint first_row, row_step;  // the rows of a tile this subgroup decodes: first_row + k * row_step
 uint tile_stride;          // workers in the grid
@@ -83,61 +80,6 @@ void sync_worker() {
   }
 }
 
-// Q6_K and Q8_0 blocks (210 and 34 bytes) start on 2-byte boundaries, so a run's 16 bytes sit 0 or 2 bytes
-// into the five words that hold them. Where rows keep 4-byte alignment, that offset depends on the slot alone,
-// fixed per lane: the lane holds its x runs shifted by the same 2 bytes into five words (zeros around), and
-// dots the five words as loaded, no per-word funnel shifts. Byte offset of slot s's runs modulo 4:
-uint slot_skew(uint s) { return TYPE == HLQ_Q6_K ? (2u * (s >> 2u)) & 3u : (34u * s + 2u) & 3u; }
-
-void shift_x(uint m, inout uvec4 x, out uint x5) {
-  x5 = m == 0u ? 0u : x.w >> 16u;
-  if (m != 0u) x = uvec4(x.x << 16u, (x.y << 16u) | (x.x >> 16u), (x.z << 16u) | (x.y >> 16u), (x.w << 16u) | (x.z >> 16u));
-}
-
-uvec4 words4(uint byte) { const uint i = byte >> 2u; return uvec4(HLQ_WORD(0u, i), HLQ_WORD(0u, i + 1u), HLQ_WORD(0u, i + 2u), HLQ_WORD(0u, i + 3u)); }
-uint word5(uint byte) { return HLQ_WORD(0u, (byte >> 2u) + 4u); }
-
-int dot20(uvec4 q, uint q5, uvec4 x, uint x5) { return hlq_dot16(q, x) + sdot4x8(int(q5), int(x5), 0); }
-
-// Slot i of this lane (by_lane): its share of the row at byte `at`, against x held shifted.
-float slot_dot_by_lane(uint at, uint i, uint s) {
-  uvec4 q[4];
-  uint q5[4];
-  vec4 mul;
-  if (TYPE == HLQ_Q8_0) {  // { f16 d; i8 qs[32] }
-    const uint b = at + 34u * s;
-    q[0] = words4(b + 2u);
-    q5[0] = word5(b + 2u);
-    q[1] = words4(b + 18u);
-    q5[1] = word5(b + 18u);
-    mul = vec4(hlq_f16(0u, b));
-    float a = 0.0;
-    for (uint r = 0u; r < 2u; ++r) a += mul[r] * rd[i][r] * float(dot20(q[r], q5[r], rq[4u * i + r], rq5[4u * i + r]));
-    return a;
-  }
-  // Q6_K, as hlq_slot: slot j = 2h + (l >= 16) of block s / 4, runs k = 0..3.
-  const uint j = s & 3u, b = at + 210u * (s >> 2u), h = j >> 1u, l0 = 16u * (j & 1u);
-  const uint pa = b + 64u * h + l0, pb = pa + 32u, ph = b + 128u + 32u * h + l0;
-  const uvec4 qa = words4(pa), qb = words4(pb), qh = words4(ph);
-  const uint qa5 = word5(pa), qb5 = word5(pb), qh5 = word5(ph);
-  q[0] = (qa & 0x0F0F0F0Fu) | ((qh & 0x03030303u) << 4u);
-  q[1] = (qb & 0x0F0F0F0Fu) | (((qh >> 2u) & 0x03030303u) << 4u);
-  q[2] = ((qa >> 4u) & 0x0F0F0F0Fu) | (((qh >> 4u) & 0x03030303u) << 4u);
-  q[3] = ((qb >> 4u) & 0x0F0F0F0Fu) | (((qh >> 6u) & 0x03030303u) << 4u);
-  q5[0] = (qa5 & 0x0F0F0F0Fu) | ((qh5 & 0x03030303u) << 4u);
-  q5[1] = (qb5 & 0x0F0F0F0Fu) | (((qh5 >> 2u) & 0x03030303u) << 4u);
-  q5[2] = ((qa5 >> 4u) & 0x0F0F0F0Fu) | (((qh5 >> 4u) & 0x03030303u) << 4u);
-  q5[3] = ((qb5 >> 4u) & 0x0F0F0F0Fu) | (((qh5 >> 6u) & 0x03030303u) << 4u);
-  const float d = hlq_f16(0u, b + 208u);
-  const uint si = b + 192u + 8u * h + (j & 1u);
-  float a = 0.0;
-  for (uint r = 0u; r < 4u; ++r) {
-    const float m = d * hlq_i8(0u, si + 2u * r);
-    a += m * (rd[i][r] * float(dot20(q[r], q5[r], rq[4u * i + r], rq5[4u * i + r])) - 32.0 * rs[i][r]);
-  }
-  return a;
-}
-
 // Decode the tile in shared memory: each subgroup R rows at a time, C lanes per row.
 void decode_tile(uint tile) {
   const uint row0 = tile * ROWS, rows = min(ROWS, pc.N - row0), skew = (row0 * pc.row_bytes) & 15u;
@@ -145,13 +87,7 @@ void decode_tile(uint tile) {
     const uint r = min(r0 + sub, rows - 1u), at = skew + r * pc.row_bytes;
     for (uint t = 0u; t < pc.T; ++t) {
       float acc = 0.0;
-      if (by_lane) {
-        for (uint i = 0u; i < XR; ++i) {
-          const uint s = cl + C * i;
-          if (s >= pc.slots) break;
-          acc += slot_dot_by_lane(at, i, s);
-        }
-      } else if (resident) {
+      if (resident) {
         for (uint i = 0u; i < XR; ++i) {
           const uint s = cl + C * i;
           if (s >= pc.slots) break;
@@ -196,17 +132,11 @@ void main() {
   cl = gl_SubgroupInvocationID % C;
   sub = gl_SubgroupInvocationID / C;
   resident = pc.T == 1u && pc.slots <= C * XR;  // uniform
-  by_lane = resident && BY_LANE != 0u && (TYPE == HLQ_Q6_K || TYPE == HLQ_Q8_0) && (pc.row_bytes & 3u) == 0u;
   if (resident)
     for (uint i = 0u; i < XR; ++i) {
       uvec4 q[4];
-      const uint s = min(cl + C * i, pc.slots - 1u);
-      x_slot(0u, s, q, rd[i], rs[i]);
-      for (uint r = 0u; r < 4u; ++r) {
-        rq5[4u * i + r] = 0u;
-        if (by_lane) shift_x(slot_skew(s), q[r], rq5[4u * i + r]);
-        rq[4u * i + r] = q[r];
-      }
+      x_slot(0u, min(cl + C * i, pc.slots - 1u), q, rd[i], rs[i]);
+      for (uint r = 0u; r < 4u; ++r) rq[4u * i + r] = q[r];
     }
 
   const uint groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y, nsg = hl_num_subgroups();

@@ -83,7 +83,6 @@ const Table& common() {
       {"matmul.qmatvec_i8_staged.slots", 1},      // 64-value slots per lane (fewer lanes per row, rows in parallel)
       {"matmul.qmatvec_i8_staged.depth", 1},      // tiles each worker has in flight (1..3)
       {"matmul.qmatvec_i8_staged.local", 0},      // 1: each subgroup a worker (its own tiles, subgroup barriers)
-      {"matmul.qmatvec_i8_staged.by_lane", 1},    // q6_K, q8_0 on 4-byte aligned rows: x shifted per lane, no funnel
       {"matmul.qcols.rows", 32},          // weight rows per workgroup
       {"matmul.qcols.max_cols", 32},      // tokens per workgroup: each dequantized weight tile serves them all
       {"matmul.qcols.tm", 2},             // rows per invocation (register tile TM x max_cols / columns of invocations)
@@ -99,7 +98,6 @@ const Table& common() {
       {"lm_head.qmatvec_i8_staged.slots", 1},
       {"lm_head.qmatvec_i8_staged.depth", 1},
       {"lm_head.qmatvec_i8_staged.local", 0},
-      {"lm_head.qmatvec_i8_staged.by_lane", 1},
       {"lm_head.qcols.rows", 32},
       {"lm_head.qcols.max_cols", 32},
       {"lm_head.qcols.tm", 2},
