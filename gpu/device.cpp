@@ -16,6 +16,7 @@ struct Device::Pool {
 
 Device::Device(const vk::ContextOptions& options) : ctx_(vk::Context::create(options)), pool_(std::make_shared<Pool>()) {
   flush_every_ = tune("device.stream.flush_dispatches");
+  elide_barriers_ = tune("device.stream.elide_barriers") != 0;
 }
 
 Device::~Device() {
@@ -125,13 +126,38 @@ void Device::dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffe
     ranges.emplace_back(*b);
     hold(b);
   }
+  // A barrier first where this dispatch reads or writes what a pending one wrote, or writes what one read.
+  const uint32_t written = p.written_bindings();
+  const auto overlaps = [](const std::vector<Access>& set, const Access& a) {
+    for (const Access& x : set)
+      if (x.buffer == a.buffer && x.begin < a.end && a.begin < x.end) return true;
+    return false;
+  };
+  const auto access = [&](size_t i) {
+    const vk::BufferRange& r = ranges[i];
+    const VkDeviceSize size = r.size == VK_WHOLE_SIZE ? r.buffer->size() - r.offset : r.size;
+    return Access{r.buffer->handle(), r.offset, r.offset + size};
+  };
+  bool depends = !elide_barriers_;
+  for (size_t i = 0; i < ranges.size() && !depends; ++i) {
+    const Access a = access(i);
+    depends = overlaps(writes_, a) || ((written >> i & 1u) && overlaps(reads_, a));
+  }
+  if (depends) barrier_if_pending();
   auto& s = stream();
   s.bind(p, ranges);
   if (push_bytes) s.push_constants(push, push_bytes);
   s.dispatch(gx, gy, gz);
-  s.barrier();
+  for (size_t i = 0; i < ranges.size(); ++i) ((written >> i & 1u) ? writes_ : reads_).push_back(access(i));
   ++stats_.dispatches;
   if (flush_every_ && !capturing_ && ++since_flush_ >= flush_every_) flush();
+}
+
+void Device::barrier_if_pending() {
+  if (reads_.empty() && writes_.empty()) return;
+  stream().barrier();
+  ++stats_.barriers;
+  clear_pending();
 }
 
 void Device::upload(const BufferPtr& dst, const void* data, size_t bytes, size_t dst_offset) {
@@ -144,6 +170,7 @@ void Device::upload(const BufferPtr& dst, const void* data, size_t bytes, size_t
   s.transfer_barrier();  // earlier dispatches' reads and writes of dst come first
   s.copy(*staging, *dst, bytes, 0, dst_offset);
   s.transfer_barrier();
+  clear_pending();  // the barriers order every earlier access before anything later
   stats_.upload_bytes += bytes;
   ++stats_.uploads;
 }
@@ -156,6 +183,7 @@ void Device::copy(const BufferPtr& src, const BufferPtr& dst, size_t bytes, size
   s.transfer_barrier();  // dispatch barriers cover compute only: make their writes visible to the copy
   s.copy(*src, *dst, bytes, src_offset, dst_offset);
   s.transfer_barrier();
+  clear_pending();
 }
 
 void Device::download(const BufferPtr& src, void* data, size_t bytes, size_t src_offset) {
@@ -164,6 +192,7 @@ void Device::download(const BufferPtr& src, void* data, size_t bytes, size_t src
   hold(src);
   hold(staging);
   stream().transfer_barrier();
+  clear_pending();  // the barrier orders every earlier access before the copy and what follows
   stream().copy(*src, *staging, bytes, src_offset, 0);
   sync();
   std::memcpy(data, staging->mapped(), bytes);
@@ -176,6 +205,7 @@ uint32_t Device::timestamp() {
   if (!timestamps_) timestamps_ = std::make_unique<vk::TimestampPool>(*ctx_, kQueries);
   const uint32_t q = next_query_;
   next_query_ = (next_query_ + 1) % kQueries;
+  barrier_if_pending();  // what is timed before the stamp has finished (per-op profiling stays per op)
   stream().reset_timestamps(*timestamps_, q, 1);
   stream().write_timestamp(*timestamps_, q);
   return q;
@@ -202,6 +232,7 @@ void Device::flush() {
   since_flush_ = 0;
   if (capturing_) return;  // a capture keeps everything for end_segment()
   if (!stream_ || stream_->empty()) return;
+  barrier_if_pending();  // the list ends ordered: what follows it never needs to know what it did
   stream_->submit();
   ++stats_.submits;
   in_flight_.push_back({std::move(stream_), std::move(held_)});
@@ -224,14 +255,18 @@ void Device::begin_capture() {
   sync();
   capturing_ = true;
   cut_dispatches_ = stats_.dispatches;
+  cut_barriers_ = stats_.barriers;
 }
 
 std::shared_ptr<Device::Segment> Device::end_segment() {
   if (!capturing_) fail("Device::end_segment outside a capture");
   if (!stream_ || stream_->empty()) return nullptr;
-  auto seg = std::make_shared<Segment>(Segment{std::move(stream_), std::move(held_), stats_.dispatches - cut_dispatches_});
+  barrier_if_pending();  // a segment ends ordered, so replaying it anywhere needs nothing from its neighbours
+  auto seg = std::make_shared<Segment>(Segment{std::move(stream_), std::move(held_), stats_.dispatches - cut_dispatches_,
+                                               stats_.barriers - cut_barriers_});
   held_.clear();
   cut_dispatches_ = stats_.dispatches;
+  cut_barriers_ = stats_.barriers;
   return seg;
 }
 
@@ -245,7 +280,7 @@ void Device::submit(const std::shared_ptr<Segment>& s, bool replayed) {
   flush();  // what the stream holds comes first
   s->list->submit();
   ++stats_.submits;
-  if (replayed) stats_.replayed_dispatches += s->dispatches;
+  if (replayed) stats_.replayed_dispatches += s->dispatches, stats_.replayed_barriers += s->barriers;
   submitted_.push_back(s);
 }
 

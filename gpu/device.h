@@ -2,6 +2,11 @@
 // into a command list, submitted without waiting every `device.stream.flush_dispatches` dispatches if set (so the
 // GPU runs while the host records the rest) and at a download or sync(), which wait for all of them.
 // Buffers come from a size-class pool and stay alive until the commands that use them have run.
+// Barriers: a dispatch gets a compute barrier before it only when it touches a buffer range that a dispatch
+// since the last barrier wrote, or writes one that such a dispatch read (which bindings a kernel writes comes
+// from its SPIR-V: vk::spirv_written_bindings); independent dispatches in a row run without one. Every
+// command list ends with a barrier when accesses are pending, so a list (a captured segment too) never relies
+// on what comes before or after it. `device.stream.elide_barriers` 0: a barrier after every dispatch.
 #pragma once
 #include <functional>
 #include <map>
@@ -17,6 +22,8 @@ using BufferPtr = std::shared_ptr<vk::Buffer>;
 
 struct DeviceStats {
   uint64_t dispatches = 0, submits = 0;
+  uint64_t barriers = 0;  // compute barriers recorded between dispatches (transfers' barriers not counted)
+  uint64_t replayed_barriers = 0;  // those in captured segments submitted again
   uint64_t resident_buffers = 0, resident_blocks = 0, resident_bytes = 0;  // alloc_resident's placements
   uint64_t replayed_dispatches = 0;  // dispatches run again by submitting captured segments (not in `dispatches`)
   uint64_t upload_bytes = 0, download_bytes = 0, uploads = 0, downloads = 0;
@@ -46,7 +53,8 @@ class Device {
   const vk::Pipeline& pipeline(const std::string& shader, const std::vector<vk::SpecConstant>& spec, uint32_t buffers,
                                uint32_t push_bytes, bool full_subgroups = false);
 
-  // Records a dispatch followed by a compute barrier. The buffers stay alive until it has run.
+  // Records a dispatch, after a compute barrier where it depends on the dispatches since the last one (see
+  // above). The buffers stay alive until it has run.
   void dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffers, const void* push, uint32_t push_bytes,
                 uint32_t gx, uint32_t gy = 1, uint32_t gz = 1);
   template <class Push>
@@ -70,7 +78,7 @@ class Device {
   struct Segment {
     std::unique_ptr<vk::CommandList> list;
     std::vector<BufferPtr> held;
-    uint64_t dispatches = 0;  // recorded in it
+    uint64_t dispatches = 0, barriers = 0;  // recorded in it
   };
   void begin_capture();
   std::shared_ptr<Segment> end_segment();  // null when nothing was recorded since the last cut
@@ -105,7 +113,7 @@ class Device {
   std::vector<std::unique_ptr<vk::CommandList>> spare_;  // finished lists, reset, for reuse
   uint32_t since_flush_ = 0, flush_every_ = 0;
   bool capturing_ = false;
-  uint64_t cut_dispatches_ = 0;  // stats_.dispatches at the last capture cut
+  uint64_t cut_dispatches_ = 0, cut_barriers_ = 0;  // stats_.dispatches and .barriers at the last capture cut
   std::vector<std::shared_ptr<Segment>> submitted_;  // segments submitted since the last sync
   void retire(InFlight& f);  // waits for f, recycles its list, releases its buffers
   std::unique_ptr<vk::TimestampPool> timestamps_;
@@ -113,6 +121,15 @@ class Device {
   std::map<std::string, std::unique_ptr<vk::Pipeline>> pipelines_;
   std::string pipeline_key_;               // pipeline()'s scratch key
   std::vector<vk::BufferRange> ranges_;    // dispatch()'s scratch bindings
+  // Buffer ranges read and written by the dispatches recorded since the last barrier.
+  struct Access {
+    VkBuffer buffer;
+    VkDeviceSize begin, end;
+  };
+  std::vector<Access> reads_, writes_;
+  bool elide_barriers_ = true;
+  void barrier_if_pending();  // a compute barrier if any access is pending; then none is
+  void clear_pending() { reads_.clear(), writes_.clear(); }
   struct Pool;
   std::shared_ptr<Pool> pool_;
   std::shared_ptr<vk::MemoryBlock> arena_;  // the block alloc_resident fills now

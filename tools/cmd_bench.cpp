@@ -45,6 +45,7 @@ struct Test {
 struct RunResult {
   double wall_s = 0, device_s = -1;  // device_s: Vulkan timestamps at the start and end (-1: no device)
   uint64_t dispatches = 0, submits = 0;  // recorded into the device's stream during the run
+  uint64_t barriers = 0;                  // compute barriers the GPU ran between dispatches (recorded and replayed)
   uint64_t replayed = 0;                 // run again from captured decode segments
   double record_s = 0;  // host time inside the forward steps: recording, flushing (and waiting past 16 lists in flight)
   std::vector<int32_t> generated;    // tg: the greedy tokens
@@ -134,6 +135,7 @@ class Bench {
       r.device_s = dev_->elapsed_ns(q0, q1) * 1e-9;
       r.dispatches = dev_->stats().dispatches - s0.dispatches, r.submits = dev_->stats().submits - s0.submits;
       r.replayed = dev_->stats().replayed_dispatches - s0.replayed_dispatches;
+      r.barriers = dev_->stats().barriers - s0.barriers + dev_->stats().replayed_barriers - s0.replayed_barriers;
     }
     return r;
   }
@@ -307,13 +309,14 @@ void cmd_bench(const BenchArgs& a) {
     bench.run(t);  // warm-up: materialises and uploads the weights, compiles the pipelines
     std::vector<double> tps, dev_tps;
     std::vector<int32_t> generated;
-    uint64_t dispatches = 0, submits = 0, replayed = 0;
+    uint64_t dispatches = 0, submits = 0, replayed = 0, barriers = 0;
     std::vector<double> record_ms;  // host ms per token inside the steps, per run
     for (int i = 0; i < a.runs; ++i) {
       const RunResult r = bench.run(t);
       tps.push_back(double(t.tokens) / r.wall_s);
       if (r.device_s > 0) dev_tps.push_back(double(t.tokens) / r.device_s);
-      if (i == 0) generated = r.generated, dispatches = r.dispatches, submits = r.submits, replayed = r.replayed;
+      if (i == 0)
+        generated = r.generated, dispatches = r.dispatches, submits = r.submits, replayed = r.replayed, barriers = r.barriers;
       record_ms.push_back(r.record_s * 1e3 / double(t.tokens));
     }
     if (dev && !report.contains("resident")) {  // after the first warm-up: the weights are on the device
@@ -330,6 +333,7 @@ void cmd_bench(const BenchArgs& a) {
                {"dispatches", dispatches}, {"replayed_dispatches", replayed},
                {"dispatches_per_token", double(dispatches + replayed) / double(t.tokens)},
                {"recorded_dispatches_per_token", double(dispatches) / double(t.tokens)},
+               {"barriers_per_token", double(barriers) / double(t.tokens)},
                {"context_capacity", ex.context_capacity()},
                {"submits", submits},
                {"host_record_ms_per_token", median(record_ms)}};

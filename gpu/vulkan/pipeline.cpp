@@ -1,6 +1,9 @@
 // Pipeline creation: layout, specialization, subgroup-size request, through the context's cache.
 #include "gpu/vulkan/pipeline.h"
 
+#include <map>
+#include <set>
+
 #include "gpu/vulkan/context.h"
 
 #include <fmt/format.h>
@@ -11,10 +14,48 @@
 
 namespace hl::vk {
 
+uint32_t spirv_written_bindings(std::span<const uint32_t> spirv, uint32_t buffers) {
+  const uint32_t all = buffers >= 32 ? ~0u : (1u << buffers) - 1u;
+  if (spirv.size() < 5 || spirv[0] != 0x07230203u) return all;
+  enum : uint32_t { kTypeStruct = 30, kTypePointer = 32, kVariable = 59, kDecorate = 71, kMemberDecorate = 72 };
+  enum : uint32_t { kNonWritable = 24, kBinding = 33, kDescriptorSet = 34 };
+  std::map<uint32_t, uint32_t> binding, set, pointee, members, readonly_members, var_type;
+  std::set<uint32_t> readonly_vars;
+  for (size_t i = 5; i < spirv.size();) {
+    const uint32_t op = spirv[i] & 0xFFFFu, n = spirv[i] >> 16;
+    if (n == 0 || i + n > spirv.size()) return all;
+    const uint32_t* w = &spirv[i + 1];
+    if (op == kDecorate && n >= 3) {
+      if (w[1] == kBinding && n >= 4) binding[w[0]] = w[2];
+      if (w[1] == kDescriptorSet && n >= 4) set[w[0]] = w[2];
+      if (w[1] == kNonWritable) readonly_vars.insert(w[0]);
+    } else if (op == kMemberDecorate && n >= 4 && w[2] == kNonWritable) {
+      ++readonly_members[w[0]];
+    } else if (op == kTypeStruct && n >= 2) {
+      members[w[0]] = n - 2;
+    } else if (op == kTypePointer && n >= 4) {
+      pointee[w[0]] = w[2];
+    } else if (op == kVariable && n >= 4) {
+      var_type[w[1]] = w[0];
+    }
+    i += n;
+  }
+  uint32_t written = 0;
+  for (auto [var, b] : binding) {
+    if (b >= buffers || b >= 32 || !var_type.count(var) || (set.count(var) && set[var] != 0)) continue;
+    const uint32_t type = pointee.count(var_type[var]) ? pointee[var_type[var]] : 0;
+    const bool readonly = readonly_vars.count(var) ||
+                          (members.count(type) && members[type] > 0 && readonly_members[type] >= members[type]);
+    if (!readonly) written |= 1u << b;
+  }
+  return written;
+}
+
 Pipeline::Pipeline(Context& ctx, const PipelineDesc& desc)
     : s_{.ctx = &ctx, .name = desc.name, .buffers = desc.buffers, .push_bytes = desc.push_constant_bytes} {
   const DeviceInfo& d = ctx.info();
   if (desc.spirv.empty()) throw Error(fmt::format("pipeline '{}': no SPIR-V", s_.name));
+  s_.written = spirv_written_bindings(desc.spirv, desc.buffers);
   if (s_.push_bytes % 4 || s_.push_bytes > d.max_push_constants)
     throw Error(fmt::format("pipeline '{}': {} bytes of push constants (a multiple of 4, at most {} on {})", s_.name,
                             s_.push_bytes, d.max_push_constants, d.name));

@@ -33,6 +33,11 @@ struct PipelineDesc {
   std::string entry = "main";
 };
 
+// Which of the storage buffers at bindings 0..buffers-1 (set 0) the SPIR-V module may write: bit b unless
+// binding b's variable, or every member of its block, is decorated NonWritable (GLSL `readonly`). A binding
+// the module does not declare is not written. Unparsable SPIR-V: every binding written (the safe answer).
+uint32_t spirv_written_bindings(std::span<const uint32_t> spirv, uint32_t buffers);
+
 class Pipeline {
  public:
   Pipeline(Context& ctx, const PipelineDesc& desc);
@@ -48,6 +53,7 @@ class Pipeline {
   VkDescriptorSetLayout set_layout() const { return s_.set_layout; }
   uint32_t buffer_count() const { return s_.buffers; }
   uint32_t push_constant_bytes() const { return s_.push_bytes; }
+  uint32_t written_bindings() const { return s_.written; }  // spirv_written_bindings of its module
 
  private:
   void release() noexcept;
@@ -58,7 +64,7 @@ class Pipeline {
     VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
     VkPipelineLayout layout = VK_NULL_HANDLE;
     VkPipeline pipeline = VK_NULL_HANDLE;
-    uint32_t buffers = 0, push_bytes = 0;
+    uint32_t buffers = 0, push_bytes = 0, written = 0;
   } s_;
 };
 

@@ -30,6 +30,7 @@ for t in vk["tests"]:
     assert len(s["runs"]) == 2 and all(x > 0 for x in s["runs"]) and s["min"] <= s["median"] <= s["max"], t
     assert t["device_tok_per_s"]["median"] > 0, t
     assert t["dispatches_per_token"] > 0 and t["submits"] >= 1 and t["host_record_ms_per_token"] > 0, t
+    assert 0 < t["barriers_per_token"] < t["dispatches_per_token"], t  # independent dispatches share barriers
     ops = {o["op"] for o in t["breakdown"]["ops"]}
     assert "matmul" in ops and abs(sum(o["share"] for o in t["breakdown"]["ops"]) - 1) < 1e-6, t
 assert vk["decode_replay"] is True and ref["decode_replay"] is False  # tg6: steps 2-5 replayed, checked below

@@ -1,0 +1,54 @@
+// Barriers between dispatches (gpu/device.h): a compute barrier only where a dispatch depends on one since
+// the last barrier (read after write, write after write, write after read, on overlapping buffer ranges),
+// which bindings a kernel writes read from its SPIR-V. Counted through DeviceStats::barriers; the results
+// are checked too (lavapipe runs dispatches in order, so a missing barrier would show in the counts here,
+// not in the numbers).
+#include "gpu/vulkan/shaders.h"
+#include "variant_check.h"
+
+using namespace hl;
+using namespace hl::test;
+
+TEST_CASE("vk: which bindings a kernel writes comes from its SPIR-V", "[vk][barriers]") {
+  CHECK(vk::spirv_written_bindings(vk::embedded_spirv("add"), 3) == 0b100u);  // a, b readonly; y writeonly
+  // ssm_scan_columns: q, k, v, beta, g readonly; the state read and written in place; o writeonly.
+  CHECK(vk::spirv_written_bindings(vk::embedded_spirv("ssm_scan_columns"), 7) == ((1u << 5) | (1u << 6)));
+  const std::vector<uint32_t> junk{1, 2, 3};
+  CHECK(vk::spirv_written_bindings(junk, 3) == 0b111u);  // not SPIR-V: every binding written (the safe answer)
+}
+
+TEST_CASE("vk: dispatches get a barrier only where they depend on an earlier one", "[vk][barriers]") {
+  gpu::Device& d = device();
+  d.sync();
+  const int n = 1000;
+  std::mt19937_64 g(41);
+  Tensor a = Tensor::from(randn(g, 1, n)), b = Tensor::from(randn(g, 1, n)), c = Tensor::from(randn(g, 1, n));
+  const auto& p = d.pipeline("add", {{0, 64}}, 3, 4);
+  const uint32_t groups = (n + 63) / 64;
+  auto add = [&](const Tensor& x, const Tensor& y, Tensor& out) {
+    d.dispatch(p, {x.buffer(d), y.buffer(d), out.buffer_mut(d)}, uint32_t(n), groups);
+  };
+  Tensor s1 = Tensor::device(d, 1, n), s2 = Tensor::device(d, 1, n), s3 = Tensor::device(d, 1, n);
+  a.buffer(d), b.buffer(d), c.buffer(d);  // uploads (transfers, with their own barriers) first
+  const uint64_t before = d.stats().barriers;
+  add(a, b, s1);  // s1 = a + b
+  add(a, c, s2);  // s2 = a + c: independent of s1, no barrier
+  CHECK(d.stats().barriers == before);
+  add(s1, s2, s3);  // reads both: one barrier
+  CHECK(d.stats().barriers == before + 1);
+  add(a, b, s1);  // writes s1, which the last dispatch read: a barrier (write after read)
+  CHECK(d.stats().barriers == before + 2);
+  add(b, c, s2);  // writes s2, read by the s3 dispatch, but a barrier came after that: none
+  CHECK(d.stats().barriers == before + 2);
+  add(c, c, s2);  // writes s2 again (write after write): a barrier
+  CHECK(d.stats().barriers == before + 3);
+  // Expected: s1 = a + b, s2 = 2c, s3 = (a + b) + (a + c).
+  const auto &A = a.f32(), &B = b.f32(), &C = c.f32();
+  const auto &S1 = s1.f32(), &S2 = s2.f32(), &S3 = s3.f32();
+  for (int i = 0; i < n; ++i) {
+    REQUIRE(S1(0, i) == A(0, i) + B(0, i));
+    REQUIRE(S2(0, i) == C(0, i) + C(0, i));
+    REQUIRE(S3(0, i) == (A(0, i) + B(0, i)) + (A(0, i) + C(0, i)));
+  }
+  require_no_validation_messages();
+}
