@@ -50,6 +50,13 @@ Tensor WeightStore::device(const WeightRef& w) {
   });
 }
 
+Tensor WeightStore::scratch(const std::string& key, int64_t rows, int64_t cols) {
+  if (!dev_) fail("WeightStore::scratch('{}'): no Vulkan device", key);
+  Tensor& t = scratch_[key];
+  if (!t.valid() || t.rows() != rows || t.cols() != cols) t = Tensor::device(*dev_, rows, cols);
+  return t;
+}
+
 Tensor WeightStore::device_raw(const WeightRef& w) {
   if (!dev_) fail("weight '{}' is needed on a Vulkan device, but none is open", w.name());
   const size_t bytes = quant::row_bytes(w.storage_type(), w.cols) * size_t(w.rows);

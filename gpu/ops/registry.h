@@ -50,10 +50,16 @@ class WeightStore {
   // its own with the same budget).
   Tensor device_raw(const WeightRef& w);
   Vec<float> host_vec(const WeightRef& w) { return w.to_vec<float>(); }
+  // A device tensor [rows, cols] kept under `key` for ops that need the same large scratch on every call
+  // (route_pack's dequantized expert stacks, a GiB per layer at full size): one buffer reused, instead of a
+  // pool allocation per call that the pool, still holding the last layer's in the stream, misses and must
+  // drain for. Calls that reuse it are ordered by the device's barrier tracking (gpu/device.h).
+  Tensor scratch(const std::string& key, int64_t rows, int64_t cols);
 
  private:
   Device* dev_;
   WeightCache<Tensor> host_, device_, raw_;
+  std::map<std::string, Tensor> scratch_;
 };
 
 struct VariantCtx {

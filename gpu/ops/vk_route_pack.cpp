@@ -129,11 +129,13 @@ struct Operand {
 };
 
 // The expert stack dequantized on the device into an f32 scratch (dequant_rows.comp, bit-exact), for the f32
-// GEMM: on a prompt chunk that GEMM outruns decoding blocks inside its tiles (route_pack.dequant_tokens).
-Operand dequantized(VariantCtx& c, const WeightRef& w) {
+// GEMM: on a prompt chunk that GEMM outruns decoding blocks inside its tiles (route_pack.dequant_tokens). The
+// scratch is the weight store's, one per role, reused by every layer (WeightStore::scratch).
+Operand dequantized(VariantCtx& c, const WeightRef& w, const char* role) {
   Device& d = c.device();
   const Tensor raw = vk_quant_rows(c, w, "moe_experts vulkan:route_pack");
-  Tensor t = Tensor::device(d, w.rows, w.cols);
+  Tensor t = c.weights ? c.weights->scratch(std::string("moe_experts.route_pack.dequant.") + role, w.rows, w.cols)
+                       : Tensor::device(d, w.rows, w.cols);
   struct {
     uint32_t rows, cols, row_bytes;
   } pc{u32(w.rows), u32(w.cols), u32(int64_t(quant::row_bytes(w.storage_type(), w.cols)))};
@@ -257,8 +259,8 @@ Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const Wei
   const bool deq = !coopmat && raw_gu && raw(down) && dequantizes(d, gate, T) && dequantizes(d, up, T) && dequantizes(d, down, T);
   Tensor hmid = Tensor::device(d, N, F), ye = Tensor::device(d, N, H);
   if (deq) {
-    gemm(d, p, true, x, dequantized(c, gate), dequantized(c, up), hmid, H, F, false);
-    const Operand dn = dequantized(c, down);
+    gemm(d, p, true, x, dequantized(c, gate, "gate"), dequantized(c, up, "up"), hmid, H, F, false);
+    const Operand dn = dequantized(c, down, "down");
     gemm(d, p, false, hmid, dn, dn, ye, F, H, false);
     return ye;
   }

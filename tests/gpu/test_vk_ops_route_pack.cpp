@@ -290,6 +290,33 @@ TEST_CASE("vk route_pack: quantized experts, the whole variant against the refer
   }
 }
 
+// Two layers' experts through one weight store, recorded back to back: the dequantized stacks are the store's
+// scratch, reused by the second layer while the first layer's GEMMs may still read them (the device orders the
+// reuse). Each output equals that layer run alone, with a store of its own, bit for bit.
+TEST_CASE("vk route_pack: the dequantized stacks are reused from layer to layer", "[vk][ops][quant]") {
+  std::mt19937_64 g(27);
+  const vk::ScopedTuning tune(device().ctx().profile(), {{"moe_experts.route_pack.dequant_tokens", 64u}});
+  const auto& [types, s] = kQuantCases[0];
+  const gpu::OpArgs l1 = experts_args(g, s, 64, types), l2 = experts_args(g, s, 64, types);
+  const auto& v = gpu::Registry::get().variant("moe_experts", "vulkan:route_pack");
+  auto alone = [&](const gpu::OpArgs& a) {
+    gpu::WeightStore ws(&device());
+    gpu::VariantCtx ctx{&device(), &ws};
+    gpu::OpArgs b = a;
+    v.run(ctx, b);
+    return b.t.at("y").f32();
+  };
+  const Mat<float> y1 = alone(l1), y2 = alone(l2);
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  gpu::OpArgs a1 = l1, a2 = l2;
+  v.run(ctx, a1);
+  v.run(ctx, a2);  // no sync in between: the same scratch, rewritten
+  REQUIRE(std::memcmp(y1.data(), a1.t.at("y").f32().data(), size_t(y1.size()) * 4) == 0);
+  REQUIRE(std::memcmp(y2.data(), a2.t.at("y").f32().data(), size_t(y2.size()) * 4) == 0);
+  CHECK(std::memcmp(y1.data(), y2.data(), size_t(y1.size()) * 4) != 0);  // two different layers
+}
+
 // The cooperative-matrix build: the same cases where the device has cooperative matrices (else a WARN, and
 // only the refusal below runs).
 TEST_CASE("vk route_pack_coopmat: refused with a clear error where the device has no cooperative matrices", "[vk][ops]") {
