@@ -244,8 +244,10 @@ Tensor PlanExecutor::add(const Tensor& x, const Tensor& y) {
   return a.t.at("y");
 }
 
-PlanExecutor::AddNorm PlanExecutor::add_rmsnorm(const Tensor& x, const Tensor& a_, const WeightRef& gain, double eps) {
+PlanExecutor::AddNorm PlanExecutor::add_rmsnorm(const Tensor& x, const Tensor& a_, const WeightRef& gain, double eps,
+                                                const Tensor* b) {
   OpArgs a{{{"x", x}, {"a", a_}}, {{"gain", gain}}, {{"eps", eps}}};
+  if (b) a.set("b", *b);
   run("add_rmsnorm", a);
   return {a.t.at("y"), a.t.at("n")};
 }

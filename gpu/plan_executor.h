@@ -87,7 +87,7 @@ class PlanExecutor {
   struct AddNorm {
     Tensor sum, normed;
   };
-  AddNorm add_rmsnorm(const Tensor& x, const Tensor& a, const WeightRef& gain, double eps);
+  AddNorm add_rmsnorm(const Tensor& x, const Tensor& a, const WeightRef& gain, double eps, const Tensor* b = nullptr);
   bool fuses_gdn_prep() const { return plan_.variant("gdn_prep").family != "reference"; }
   GdnPrep gdn_prep(const Tensor& x, const Tensor& b, const Tensor& a, const WeightRef& conv, const WeightRef& A,
                    const WeightRef& dt_bias, LayerState& st, int nk, int dk, double scale, double eps);

@@ -6,7 +6,9 @@ namespace hl::gpu {
 void register_ops(Registry& r) {
   r.add_op({"embed", "token ids [1, T] (i32) -> rows of table [V, H]: y [T, H]", {"tokens"}, {"table"}, {}, {"y"}, {}});
   r.add_op({"rmsnorm", "x [T, n*G] -> each group of G = len(gain): x / rms(x) * gain", {"x"}, {"gain"}, {}, {"y"}, {"eps"}});
-  r.add_op({"add_rmsnorm", "x, a [T, n*G] -> y = x + a (the residual stream), n = rmsnorm(y) with gain (G = len(gain))",
+  r.add_op({"add_rmsnorm",
+            "x, a [T, n*G] (and optionally b, a second addend) -> y = x + a, or x + (a + b) (the residual stream), "
+            "n = rmsnorm(y) with gain (G = len(gain))",
             {"x", "a"}, {"gain"}, {}, {"y", "n"}, {"eps"}});
   r.add_op({"matmul", "x [T, in], w [out, in] -> y = x w^T [T, out]", {"x"}, {"w"}, {}, {"y"}, {}});
   r.add_op({"lm_head", "x [T, H], w [V, H] -> logits [T, V] (a matmul with a vocabulary-sized output)", {"x"}, {"w"}, {}, {"y"}, {}});

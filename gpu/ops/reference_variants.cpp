@@ -46,10 +46,11 @@ void register_reference_variants(Registry& r) {
     a.set("y", Tensor::from(ref::rmsnorm(a.in("x").f32(), c.weights->host_vec(a.weight("gain")), a.param("eps"))));
   });
   add(r, "add_rmsnorm", [](VariantCtx& c, OpArgs& a) {
-    M y = a.in("x").f32() + a.in("a").f32();
+    // With b: a + b first, then x + that (the order of the unfused ops: add(a, b), then the residual add).
+    M y = a.t.count("b") ? M(a.in("x").f32() + M(a.in("a").f32() + a.in("b").f32())) : M(a.in("x").f32() + a.in("a").f32());
     a.set("n", Tensor::from(ref::rmsnorm(y, c.weights->host_vec(a.weight("gain")), a.param("eps"))));
     a.set("y", Tensor::from(std::move(y)));
-  }, "Eigen x + a, then reference/ops/rmsnorm.h");
+  }, "Eigen x + a (or x + (a + b)), then reference/ops/rmsnorm.h");
   for (const char* op : {"matmul", "lm_head"})
     add(r, op, [](VariantCtx& c, OpArgs& a) {
       a.set("y", Tensor::from(ref::matmul(a.in("x").f32(), c.weights->host(a.weight("w")).f32())));

@@ -32,18 +32,21 @@ void register_vk_norms(Registry& r) {
     d.dispatch(p, {x.buffer(d), gain.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
     a.set("y", y);
   }, true));
-  r.add_variant(vulkan_variant("add_rmsnorm", "vulkan:fused", "one workgroup per normalised group: the add, then the norm of the sum",
+  r.add_variant(vulkan_variant("add_rmsnorm", "vulkan:fused", "one workgroup per normalised group: the add (of one or two addends), then the norm of the sum",
                                [](VariantCtx& c, OpArgs& a) {
     Device& d = c.device();
     const Tensor &x = a.in("x"), &b = a.in("a");
-    if (b.rows() != x.rows() || b.cols() != x.cols())
-      fail("add_rmsnorm: x is [{}, {}] but a is [{}, {}]", x.rows(), x.cols(), b.rows(), b.cols());
+    const bool two = a.t.count("b") > 0;  // a second addend: y = x + (a + b)
+    const Tensor& b2 = two ? a.in("b") : b;
+    for (const Tensor* t : {&b, &b2})
+      if (t->rows() != x.rows() || t->cols() != x.cols())
+        fail("add_rmsnorm: x is [{}, {}] but an addend is [{}, {}]", x.rows(), x.cols(), t->rows(), t->cols());
     const Tensor gain = c.weights->device(a.weight("gain"));
     const NormPush pc = norm_push("add_rmsnorm", x, gain, a.param("eps"));
     Tensor y = Tensor::device(d, x.rows(), x.cols()), n = Tensor::device(d, x.rows(), x.cols());
-    const auto& p = d.pipeline("add_rmsnorm", {{0, d.tune("add_rmsnorm.fused.wg")}}, 5, sizeof pc);
+    const auto& p = d.pipeline("add_rmsnorm", {{0, d.tune("add_rmsnorm.fused.wg")}, {1, two ? 1u : 0u}}, 6, sizeof pc);
     const Grid g = grid(pc.groups);
-    d.dispatch(p, {x.buffer(d), b.buffer(d), gain.buffer(d), y.buffer_mut(d), n.buffer_mut(d)}, pc, g.x, g.y);
+    d.dispatch(p, {x.buffer(d), b.buffer(d), b2.buffer(d), gain.buffer(d), y.buffer_mut(d), n.buffer_mut(d)}, pc, g.x, g.y);
     a.set("y", y);
     a.set("n", n);
   }, true));

@@ -49,9 +49,9 @@ template <class Ex> class Forward {
       const Tensor a = L.kind == LayerKind::FullAttention ? attention_block(L.attn, state_[size_t(i)], h)
                                                           : deltanet_block(L.gdn, state_[size_t(i)], h, phase);
       std::tie(x, h) = add_norm(x, a, L.post_norm);
-      const Tensor m = moe_block(L.moe, h);
+      const auto [routed, shared] = moe_block(L.moe, h);
       if (i + 1 == c_.n_layers) ex_.begin_layer(-1, LayerKind::LinearAttention);  // -1: model-level ops (the final norm)
-      std::tie(x, h) = add_norm(x, m, i + 1 < c_.n_layers ? w_.layers[size_t(i) + 1].input_norm : w_.final_norm);
+      std::tie(x, h) = add_norm(x, routed, i + 1 < c_.n_layers ? w_.layers[size_t(i) + 1].input_norm : w_.final_norm, &shared);
       notify(i + 1, x);
     }
     ex_.begin_layer(-1, LayerKind::LinearAttention);
@@ -124,21 +124,21 @@ template <class Ex> class Forward {
             ex_.slice(u, cd, 2 * kd, vd), ex_.ssm_gates(b, a, w.A, w.dt_bias)};
   }
 
-  // SPEC 4.6: routed experts plus the gated shared expert.
-  Tensor moe_block(const MoeWeights& w, const Tensor& h) {
+  // SPEC 4.6: routed experts and the gated shared expert, whose sum is the block's output (added by add_norm).
+  std::pair<Tensor, Tensor> moe_block(const MoeWeights& w, const Tensor& h) {
     const auto routes = ex_.moe_router(ex_.matmul(h, w.router), c_.top_k);
-    return ex_.add(ex_.moe_experts(h, routes, w), ex_.shared_expert(h, w));
+    return {ex_.moe_experts(h, routes, w), ex_.shared_expert(h, w)};
   }
 
-  // x + a and rmsnorm(x + a) with gain: one op where the executor fuses them (the plan executor when its plan
-  // picks an add_rmsnorm variant), else the add, then the norm.
-  std::pair<Tensor, Tensor> add_norm(const Tensor& x, const Tensor& a, const WeightRef& gain) {
+  // x + a (x + (a + b) with a second addend b) and its rmsnorm with gain: one op where the executor fuses them
+  // (the plan executor when its plan picks an add_rmsnorm variant), else the adds, then the norm.
+  std::pair<Tensor, Tensor> add_norm(const Tensor& x, const Tensor& a, const WeightRef& gain, const Tensor* b = nullptr) {
     if constexpr (requires { ex_.fuses_add_rmsnorm(); })
       if (ex_.fuses_add_rmsnorm()) {
-        auto r = ex_.add_rmsnorm(x, a, gain, c_.rms_eps);
+        auto r = ex_.add_rmsnorm(x, a, gain, c_.rms_eps, b);
         return {r.sum, r.normed};
       }
-    Tensor y = ex_.add(x, a);
+    Tensor y = ex_.add(x, b ? ex_.add(a, *b) : a);
     Tensor n = ex_.rmsnorm(y, gain, c_.rms_eps);
     return {std::move(y), std::move(n)};
   }

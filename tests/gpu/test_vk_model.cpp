@@ -56,6 +56,8 @@ TEST_CASE("vk model: '*=vulkan' matches transformers in chunked prefill and deco
     CHECK_THAT(report, Catch::Contains(ran) && !Catch::Contains(skipped));  // the path the plan picked ran
     const bool unfused_norms = std::string(spec).find("add_rmsnorm=reference") != std::string::npos;
     CHECK((report.find("add_rmsnorm") != std::string::npos) == !unfused_norms);
+    // Fused, the MoE block's routed and shared outputs are added inside add_rmsnorm: no add op runs at all.
+    CHECK((report.find("add ") != std::string::npos) == unfused_norms);
     require_no_validation_messages();
   }
 }
