@@ -85,6 +85,8 @@ class Device {
   void end_capture();
   bool capturing() const { return capturing_; }
   // replayed: count its dispatches in stats().replayed_dispatches (false: its first run, already counted).
+  // Queued with the stream: it reaches the GPU at the next flush() (or sync()), in one submission with the
+  // stream's commands and other segments (stats().submits counts submissions).
   void submit(const std::shared_ptr<Segment>& s, bool replayed = true);
 
   // GPU time of what record() adds to the stream, from timestamp queries (syncs before and after; recorded
@@ -105,16 +107,20 @@ class Device {
   std::unique_ptr<vk::Context> ctx_;
   std::unique_ptr<vk::CommandList> stream_;
   std::vector<BufferPtr> held_;  // referenced by the commands recorded into stream_
-  struct InFlight {              // a submitted list and the buffers its commands use, until it has run
-    std::unique_ptr<vk::CommandList> list;
+  struct InFlight {              // a submission and the buffers its commands use, until it has run
+    std::unique_ptr<vk::CommandList> list;  // the last list (its fence covers the submission)
     std::vector<BufferPtr> held;
+    std::vector<std::unique_ptr<vk::CommandList>> more;  // stream lists submitted before it, with segments between
   };
   std::vector<InFlight> in_flight_;                     // in submission order
   std::vector<std::unique_ptr<vk::CommandList>> spare_;  // finished lists, reset, for reuse
   uint32_t since_flush_ = 0, flush_every_ = 0;
   bool capturing_ = false;
   uint64_t cut_dispatches_ = 0, cut_barriers_ = 0;  // stats_.dispatches and .barriers at the last capture cut
-  std::vector<std::shared_ptr<Segment>> submitted_;  // segments submitted since the last sync
+  std::vector<std::shared_ptr<Segment>> submitted_;  // segments submitted since the last sync (kept alive until it)
+  // submit(segment) queues lists for the next flush(): the segments' and the stream's parts before each, in order.
+  std::vector<vk::CommandList*> queued_;
+  std::vector<std::unique_ptr<vk::CommandList>> queued_stream_;  // the stream's parts among them
   void retire(InFlight& f);  // waits for f, recycles its list, releases its buffers
   std::unique_ptr<vk::TimestampPool> timestamps_;
   uint32_t next_query_ = 0;

@@ -253,8 +253,14 @@ void wait_fence(Context& ctx, VkFence fence, const std::string& names, std::chro
 
 void CommandList::submit_and_wait(std::span<CommandList* const> lists, std::chrono::milliseconds timeout) {
   if (lists.empty()) return;
-  CommandList& first = *lists.front();
-  Context& ctx = *first.ctx_;
+  submit(lists);
+  lists.back()->wait(timeout);
+}
+
+void CommandList::submit(std::span<CommandList* const> lists) {
+  if (lists.empty()) return;
+  CommandList& last = *lists.back();
+  Context& ctx = *last.ctx_;
   const Functions& vk = ctx.fn();
   std::vector<VkCommandBuffer> cmds;
   std::string names;
@@ -262,31 +268,22 @@ void CommandList::submit_and_wait(std::span<CommandList* const> lists, std::chro
     if (l->state_ == State::Empty) l->recording();  // an empty list still submits (and waits) fine
     l->close();
     cmds.push_back(l->cmd_);
-    names += (names.empty() ? "'" : ", '") + l->name_ + "'";
+    if (names.size() < 200) names += (names.empty() ? "'" : ", '") + l->name_ + "'";
   }
   // Reset here rather than after the wait, so that a list whose wait timed out can be submitted again
   // once the context is idle (Context::wait_idle).
-  check(vk.vkResetFences(ctx.device(), 1, &first.fence_), "vkResetFences", names);
+  check(vk.vkResetFences(ctx.device(), 1, &last.fence_), "vkResetFences", names);
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = uint32_t(cmds.size());
   si.pCommandBuffers = cmds.data();
-  VkResult r = vk.vkQueueSubmit(ctx.queue(), 1, &si, first.fence_);
+  const VkResult r = vk.vkQueueSubmit(ctx.queue(), 1, &si, last.fence_);
   if (r == VK_ERROR_DEVICE_LOST) throw device_lost(ctx, names);
   check(r, "vkQueueSubmit", names);
-  wait_fence(ctx, first.fence_, names, timeout);
 }
 
 void CommandList::submit() {
-  const Functions& vk = ctx_->fn();
-  if (state_ == State::Empty) recording();
-  close();
-  check(vk.vkResetFences(ctx_->device(), 1, &fence_), "vkResetFences", name_);
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd_;
-  const VkResult r = vk.vkQueueSubmit(ctx_->queue(), 1, &si, fence_);
-  if (r == VK_ERROR_DEVICE_LOST) throw device_lost(*ctx_, "'" + name_ + "'");
-  check(r, "vkQueueSubmit", name_);
+  CommandList* self = this;
+  submit(std::span<CommandList* const>(&self, 1));
 }
 
 void CommandList::wait(std::chrono::milliseconds timeout) { wait_fence(*ctx_, fence_, "'" + name_ + "'", timeout); }

@@ -86,6 +86,10 @@ class CommandList {
   // then blocks until it has run, with submit_and_wait's errors. Lists submitted to the one queue run in
   // submission order, and the barrier each dispatch ends with orders them across lists too.
   void submit();
+  // Several lists in one vkQueueSubmit, in order, without waiting: the fence is the last list's, so wait() on
+  // the last list waits for all of them (a fence signal covers everything earlier in submission order); the
+  // others' wait() does not apply to this submission.
+  static void submit(std::span<CommandList* const> lists);
   void wait(std::chrono::milliseconds timeout = default_timeout);
   void reset();  // drops the recorded commands and their descriptor sets
 

@@ -99,3 +99,34 @@ TEST_CASE("vk: a captured segment ends ordered and counts its barriers", "[vk][b
   CHECK(d.stats().replayed_barriers == replayed + 2);
   for (int i : {0, 100, 255}) CHECK(s3.f32()(0, i) == (a.f32()(0, i) + b.f32()(0, i)) + (a.f32()(0, i) + a.f32()(0, i)));
 }
+
+TEST_CASE("vk: segments and the stream's commands between them go to the GPU in one submission, in order", "[vk][barriers]") {
+  gpu::Device& d = device();
+  d.sync();
+  const int n = 256;
+  std::mt19937_64 g(47);
+  Tensor a = Tensor::from(randn(g, 1, n)), b = Tensor::from(randn(g, 1, n)), s0 = Tensor::from(randn(g, 1, n));
+  Tensor s1 = s0.clone(), s2 = Tensor::device(d, 1, n);
+  a.buffer(d), b.buffer(d), s1.buffer(d), s2.buffer_mut(d);
+  d.sync();
+  const auto& p = d.pipeline("add", {{0, 64}}, 3, 4);
+  d.begin_capture();
+  d.dispatch(p, {s1.buffer(d), a.buffer(d), s2.buffer_mut(d)}, uint32_t(n), 4u);  // s2 = s1 + a
+  const auto seg = d.end_segment();
+  d.end_capture();
+  REQUIRE(seg);
+  const uint64_t submits = d.stats().submits;
+  d.submit(seg, false);
+  d.dispatch(p, {s2.buffer(d), b.buffer(d), s1.buffer_mut(d)}, uint32_t(n), 4u);  // s1 = s2 + b, between the two
+  d.submit(seg);
+  CHECK(d.stats().submits == submits);  // queued, not submitted yet
+  d.sync();
+  CHECK(d.stats().submits == submits + 1);
+  // Out of order, s2 would be s0 + a (the stream's dispatch last) or s1 would miss a term.
+  const auto &A = a.f32(), &B = b.f32(), &S0 = s0.f32(), &S1 = s1.f32(), &S2 = s2.f32();
+  for (int i = 0; i < n; ++i) {
+    REQUIRE(S1(0, i) == (S0(0, i) + A(0, i)) + B(0, i));
+    REQUIRE(S2(0, i) == ((S0(0, i) + A(0, i)) + B(0, i)) + A(0, i));
+  }
+  require_no_validation_messages();
+}
