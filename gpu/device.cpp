@@ -120,44 +120,64 @@ vk::CommandList& Device::stream() {
 
 void Device::dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffers, const void* push,
                       uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz) {
-  std::vector<vk::BufferRange>& ranges = ranges_;  // reused: no allocation per dispatch
-  ranges.clear();
-  for (auto& b : buffers) {
-    ranges.emplace_back(*b);
-    hold(b);
-  }
-  // A barrier first where this dispatch reads or writes what a pending one wrote, or writes what one read.
+  // Queued in the window, not recorded yet: its level is one past the deepest queued dispatch it conflicts with
+  // (reads or writes a range one of them wrote, or writes one they read); emit_window() records level by level.
   const uint32_t written = p.written_bindings();
-  const auto overlaps = [](const std::vector<Access>& set, const Access& a) {
-    for (const Access& x : set)
-      if (x.buffer == a.buffer && x.begin < a.end && a.begin < x.end) return true;
-    return false;
-  };
-  const auto access = [&](size_t i) {
-    const vk::BufferRange& r = ranges[i];
-    const VkDeviceSize size = r.size == VK_WHOLE_SIZE ? r.buffer->size() - r.offset : r.size;
-    return Access{r.buffer->handle(), r.offset, r.offset + size};
-  };
-  bool depends = !elide_barriers_;
-  for (size_t i = 0; i < ranges.size() && !depends; ++i) {
-    const Access a = access(i);
-    depends = overlaps(writes_, a) || ((written >> i & 1u) && overlaps(reads_, a));
+  Queued q{&p, uint32_t(window_ranges_.size()), uint32_t(buffers.size()), uint32_t(window_push_.size()), push_bytes,
+           gx, gy, gz, elide_barriers_ ? 1u : levels_ + 1u};
+  const size_t first_access = accesses_.size();
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const vk::Buffer& b = *buffers[i];
+    window_ranges_.emplace_back(b);
+    hold(buffers[i]);
+    const Access a{b.handle(), 0, b.size(), (written >> i & 1u) != 0, 0};
+    for (size_t k = 0; k < first_access; ++k) {  // the window's earlier dispatches only
+      const Access& x = accesses_[k];
+      if ((x.write || a.write) && x.buffer == a.buffer && x.begin < a.end && a.begin < x.end)
+        q.level = std::max(q.level, x.level + 1u);
+    }
+    accesses_.push_back(a);
   }
-  if (depends) barrier_if_pending();
-  auto& s = stream();
-  s.bind(p, ranges);
-  if (push_bytes) s.push_constants(push, push_bytes);
-  s.dispatch(gx, gy, gz);
-  for (size_t i = 0; i < ranges.size(); ++i) ((written >> i & 1u) ? writes_ : reads_).push_back(access(i));
+  for (size_t k = first_access; k < accesses_.size(); ++k) accesses_[k].level = q.level;
+  if (push_bytes) {
+    const auto* bytes = static_cast<const uint8_t*>(push);
+    window_push_.insert(window_push_.end(), bytes, bytes + push_bytes);
+  }
+  if (q.level > levels_) {  // a new level: a barrier will separate it from the one before
+    if (levels_ > 0) ++stats_.barriers;
+    levels_ = q.level;
+  }
+  window_.push_back(q);
   ++stats_.dispatches;
   if (flush_every_ && !capturing_ && ++since_flush_ >= flush_every_) flush();
 }
 
+void Device::emit_window() {
+  if (window_.empty()) return;
+  auto& s = stream();
+  std::stable_sort(window_.begin(), window_.end(), [](const Queued& a, const Queued& b) { return a.level < b.level; });
+  uint32_t level = window_.front().level;
+  for (const Queued& q : window_) {
+    if (q.level != level) {
+      s.barrier();  // counted when the level opened (dispatch())
+      level = q.level;
+    }
+    s.bind(*q.p, std::span<const vk::BufferRange>(window_ranges_.data() + q.first_range, q.ranges));
+    if (q.push_bytes) s.push_constants(window_push_.data() + q.push_offset, q.push_bytes);
+    s.dispatch(q.gx, q.gy, q.gz);
+  }
+  window_.clear();
+  window_ranges_.clear();
+  window_push_.clear();
+  accesses_.clear();
+  levels_ = 0;
+}
+
 void Device::barrier_if_pending() {
-  if (reads_.empty() && writes_.empty()) return;
+  if (window_.empty()) return;
+  emit_window();
   stream().barrier();
   ++stats_.barriers;
-  clear_pending();
 }
 
 void Device::upload(const BufferPtr& dst, const void* data, size_t bytes, size_t dst_offset) {
@@ -166,11 +186,11 @@ void Device::upload(const BufferPtr& dst, const void* data, size_t bytes, size_t
   std::memcpy(staging->mapped(), data, bytes);
   hold(staging);
   hold(dst);
+  emit_window();
   auto& s = stream();
-  s.transfer_barrier();  // earlier dispatches' reads and writes of dst come first
+  s.transfer_barrier();  // earlier dispatches' reads and writes of dst come first (and every other access)
   s.copy(*staging, *dst, bytes, 0, dst_offset);
   s.transfer_barrier();
-  clear_pending();  // the barriers order every earlier access before anything later
   stats_.upload_bytes += bytes;
   ++stats_.uploads;
 }
@@ -179,11 +199,11 @@ void Device::copy(const BufferPtr& src, const BufferPtr& dst, size_t bytes, size
   if (bytes == 0) return;
   hold(src);
   hold(dst);
+  emit_window();
   auto& s = stream();
   s.transfer_barrier();  // dispatch barriers cover compute only: make their writes visible to the copy
   s.copy(*src, *dst, bytes, src_offset, dst_offset);
   s.transfer_barrier();
-  clear_pending();
 }
 
 void Device::download(const BufferPtr& src, void* data, size_t bytes, size_t src_offset) {
@@ -191,8 +211,8 @@ void Device::download(const BufferPtr& src, void* data, size_t bytes, size_t src
   BufferPtr staging = pooled(bytes, vk::BufferKind::Staging);
   hold(src);
   hold(staging);
-  stream().transfer_barrier();
-  clear_pending();  // the barrier orders every earlier access before the copy and what follows
+  emit_window();
+  stream().transfer_barrier();  // orders every earlier access before the copy and what follows
   stream().copy(*src, *staging, bytes, src_offset, 0);
   sync();
   std::memcpy(data, staging->mapped(), bytes);
@@ -231,7 +251,7 @@ double Device::time_ns(const std::function<void()>& record) {
 void Device::flush() {
   since_flush_ = 0;
   if (capturing_) return;  // a capture keeps everything for end_segment()
-  if (queued_.empty() && (!stream_ || stream_->empty())) return;
+  if (queued_.empty() && window_.empty() && (!stream_ || stream_->empty())) return;
   barrier_if_pending();  // the list ends ordered: what follows it never needs to know what it did
   // One vkQueueSubmit for the queued lists and the stream: its fence (the stream list's, the last) covers them all.
   std::vector<vk::CommandList*> lists = queued_;
@@ -270,8 +290,8 @@ void Device::begin_capture() {
 
 std::shared_ptr<Device::Segment> Device::end_segment() {
   if (!capturing_) fail("Device::end_segment outside a capture");
-  if (!stream_ || stream_->empty()) return nullptr;
-  barrier_if_pending();  // a segment ends ordered, so replaying it anywhere needs nothing from its neighbours
+  barrier_if_pending();
+  if (!stream_ || stream_->empty()) return nullptr;  // a segment ends ordered, so replaying it anywhere needs nothing from its neighbours
   auto seg = std::make_shared<Segment>(Segment{std::move(stream_), std::move(held_), stats_.dispatches - cut_dispatches_,
                                                stats_.barriers - cut_barriers_});
   held_.clear();
@@ -281,7 +301,7 @@ std::shared_ptr<Device::Segment> Device::end_segment() {
 }
 
 void Device::end_capture() {
-  if (stream_ && !stream_->empty()) fail("Device::end_capture: commands recorded after the last end_segment()");
+  if (!window_.empty() || (stream_ && !stream_->empty())) fail("Device::end_capture: commands recorded after the last end_segment()");
   capturing_ = false;
 }
 
@@ -290,8 +310,8 @@ void Device::submit(const std::shared_ptr<Segment>& s, bool replayed) {
   // Queued behind what the stream holds, not submitted on its own: a replayed step's segments and live ops go to
   // the GPU in a few vkQueueSubmits (at flush(), every device.stream.flush_dispatches dispatches) rather than one
   // per segment (the H200 ran 43 submissions per decode token that way, 6% slower than recording the step anew).
+  barrier_if_pending();  // the stream's part ends ordered, as a segment does
   if (stream_ && !stream_->empty()) {
-    barrier_if_pending();  // the stream's part ends ordered, as a segment does
     queued_.push_back(stream_.get());
     queued_stream_.push_back(std::move(stream_));
   }

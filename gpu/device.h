@@ -2,11 +2,15 @@
 // into a command list, submitted without waiting every `device.stream.flush_dispatches` dispatches if set (so the
 // GPU runs while the host records the rest) and at a download or sync(), which wait for all of them.
 // Buffers come from a size-class pool and stay alive until the commands that use them have run.
-// Barriers: a dispatch gets a compute barrier before it only when it touches a buffer range that a dispatch
-// since the last barrier wrote, or writes one that such a dispatch read (which bindings a kernel writes comes
-// from its SPIR-V: vk::spirv_written_bindings); independent dispatches in a row run without one. Every
-// command list ends with a barrier when accesses are pending, so a list (a captured segment too) never relies
-// on what comes before or after it. `device.stream.elide_barriers` 0: a barrier after every dispatch.
+// Barriers and order: dispatches are queued in a window and recorded when something needs them (a flush, a
+// segment cut, a transfer, a timestamp). Each gets a level, one past the deepest queued dispatch it conflicts
+// with (it reads or writes a buffer range one of them wrote, or writes one that one of them read; which bindings
+// a kernel writes comes from its SPIR-V: vk::spirv_written_bindings). The window is recorded level by level
+// with one compute barrier between levels: independent dispatches run together even when the ops issuing them
+// are not adjacent (the shared expert beside the routed experts), and conflicting ones keep their order. Every
+// command list ends with a barrier when anything was queued, so a list (a captured segment too) never relies
+// on what comes before or after it. `device.stream.elide_barriers` 0: every dispatch its own level (a barrier
+// between any two, in issue order).
 #pragma once
 #include <functional>
 #include <map>
@@ -53,8 +57,7 @@ class Device {
   const vk::Pipeline& pipeline(const std::string& shader, const std::vector<vk::SpecConstant>& spec, uint32_t buffers,
                                uint32_t push_bytes, bool full_subgroups = false);
 
-  // Records a dispatch, after a compute barrier where it depends on the dispatches since the last one (see
-  // above). The buffers stay alive until it has run.
+  // Queues a dispatch in the window (see above); the buffers stay alive until it has run.
   void dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffers, const void* push, uint32_t push_bytes,
                 uint32_t gx, uint32_t gy = 1, uint32_t gz = 1);
   template <class Push>
@@ -126,16 +129,28 @@ class Device {
   uint32_t next_query_ = 0;
   std::map<std::string, std::unique_ptr<vk::Pipeline>> pipelines_;
   std::string pipeline_key_;               // pipeline()'s scratch key
-  std::vector<vk::BufferRange> ranges_;    // dispatch()'s scratch bindings
-  // Buffer ranges read and written by the dispatches recorded since the last barrier.
-  struct Access {
+  // The window: dispatches queued since the last barrier-forcing point (a flush, a segment cut, a transfer, a
+  // timestamp), each with its level; emit_window() records them level by level, a barrier between levels.
+  struct Queued {
+    const vk::Pipeline* p;
+    uint32_t first_range, ranges, push_offset, push_bytes;  // into window_ranges_, window_push_
+    uint32_t gx, gy, gz;
+    uint32_t level;  // 1 + the deepest level of a queued dispatch it conflicts with
+  };
+  struct Access {  // a buffer range a queued dispatch reads or writes
     VkBuffer buffer;
     VkDeviceSize begin, end;
+    bool write;
+    uint32_t level;
   };
-  std::vector<Access> reads_, writes_;
+  std::vector<Queued> window_;
+  std::vector<vk::BufferRange> window_ranges_;
+  std::vector<uint8_t> window_push_;
+  std::vector<Access> accesses_;
+  uint32_t levels_ = 0;  // the deepest level queued
   bool elide_barriers_ = true;
-  void barrier_if_pending();  // a compute barrier if any access is pending; then none is
-  void clear_pending() { reads_.clear(), writes_.clear(); }
+  void emit_window();         // records the window (levels in order, barriers between) and empties it
+  void barrier_if_pending();  // emit_window(), then a barrier, if anything was queued
   struct Pool;
   std::shared_ptr<Pool> pool_;
   std::shared_ptr<vk::MemoryBlock> arena_;  // the block alloc_resident fills now

@@ -3,7 +3,7 @@
 #   1. synth: the full-size synthetic Q4_K_M model, written there (skipped when the machine still has it);
 #   2. oracle: the Vulkan plan's logits against the oracle's on the same GGUF (the oracle on the host CPUs);
 #   3. bench: `hybridlab bench` over the prompt lengths and decode steps of the issue;
-#   4. ablations (optional step): pp512 and tg64 with one change each (tags: no-replay, lm-head-i8, no-elide; earlier
+#   4. ablations (optional step): pp512 and tg64 as they are (tag base) and with one change each (no-replay, lm-head-i8, no-elide; earlier
 #      reports: unfused-norms, flush64, moe-in-tile).
 # Expects .devrun/ (hybridlab built here, libfmt, libgomp) and .gl/ (Debian's Vulkan loader .debs) carried.
 # Writes $OUT/log.txt, $OUT/*.log and $OUT/e2e.tar.gz (reports/<device>/bench-*.json).
@@ -51,6 +51,7 @@ step() {  # step NAME LIMIT_S CMD...: runs CMD under a time limit, output to $OU
       ablations)
         [ -f "$model" ] || { echo "== ablations: no $model here (a fresh machine): skipped"; continue; }
         A="-p 512 -n 64 --runs 3 --no-breakdown"
+        step abl-base 150 $bin bench --model "$model" --ops "$plan" $A --tag base  # the ablations' own baseline
         step abl-no-replay 150 $bin bench --model "$model" --ops "$plan" $A --no-replay --tag no-replay
         step abl-lm-head-i8 150 $bin bench --model "$model" --ops "$plan,lm_head=vulkan:qmatvec_i8_staged" $A --tag lm-head-i8
         HYBRIDLAB_TUNE=device.stream.elide_barriers=0 step abl-no-elide 150 $bin bench --model "$model" --ops "$plan" $A \

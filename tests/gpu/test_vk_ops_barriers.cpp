@@ -1,8 +1,9 @@
-// Barriers between dispatches (gpu/device.h): a compute barrier only where a dispatch depends on one since
-// the last barrier (read after write, write after write, write after read, on overlapping buffer ranges),
-// which bindings a kernel writes read from its SPIR-V. Counted through DeviceStats::barriers; the results
-// are checked too (lavapipe runs dispatches in order, so a missing barrier would show in the counts here,
-// not in the numbers).
+// Barriers and order between dispatches (gpu/device.h): dispatches are queued and recorded level by level, a
+// level one past the deepest queued dispatch they conflict with (read after write, write after write, write
+// after read, on overlapping buffer ranges; which bindings a kernel writes read from its SPIR-V), one compute
+// barrier between levels. Counted through DeviceStats::barriers; the results are checked too: lavapipe runs
+// what is recorded in the recorded order, so a wrong reordering shows in the numbers (a missing barrier would
+// not, there: it shows in the counts).
 #include "gpu/vulkan/shaders.h"
 #include "variant_check.h"
 
@@ -127,6 +128,36 @@ TEST_CASE("vk: segments and the stream's commands between them go to the GPU in 
   for (int i = 0; i < n; ++i) {
     REQUIRE(S1(0, i) == (S0(0, i) + A(0, i)) + B(0, i));
     REQUIRE(S2(0, i) == ((S0(0, i) + A(0, i)) + B(0, i)) + A(0, i));
+  }
+  require_no_validation_messages();
+}
+
+TEST_CASE("vk: independent chains issued one after the other run level by level", "[vk][barriers]") {
+  gpu::Device& d = device();
+  d.sync();
+  const int n = 300;
+  std::mt19937_64 g(53);
+  Tensor a = Tensor::from(randn(g, 1, n)), b = Tensor::from(randn(g, 1, n));
+  Tensor a1 = Tensor::device(d, 1, n), a2 = Tensor::device(d, 1, n), b1 = Tensor::device(d, 1, n), b2 = Tensor::device(d, 1, n);
+  a.buffer(d), b.buffer(d);
+  d.sync();
+  const auto& p = d.pipeline("add", {{0, 64}}, 3, 4);
+  auto add = [&](const Tensor& x, const Tensor& y, Tensor& out) {
+    d.dispatch(p, {x.buffer(d), y.buffer(d), out.buffer_mut(d)}, uint32_t(n), 5u);
+  };
+  const uint64_t before = d.stats().barriers;
+  add(a, a, a1);   // level 1
+  add(a1, a, a2);  // level 2
+  add(b, b, b1);   // level 1 again: runs beside a1, not after a2
+  add(b1, b, b2);  // level 2
+  CHECK(d.stats().barriers == before + 1);  // in issue order it would take 2
+  add(a2, b2, a1);  // reads both level-2 results and rewrites a1 (read at level 2): level 3
+  CHECK(d.stats().barriers == before + 2);
+  const auto &A = a.f32(), &B = b.f32(), &A1 = a1.f32(), &A2 = a2.f32(), &B2 = b2.f32();
+  for (int i = 0; i < n; ++i) {
+    REQUIRE(A2(0, i) == (A(0, i) + A(0, i)) + A(0, i));
+    REQUIRE(B2(0, i) == (B(0, i) + B(0, i)) + B(0, i));
+    REQUIRE(A1(0, i) == A2(0, i) + B2(0, i));
   }
   require_no_validation_messages();
 }
