@@ -17,6 +17,7 @@ struct Device::Pool {
 Device::Device(const vk::ContextOptions& options) : ctx_(vk::Context::create(options)), pool_(std::make_shared<Pool>()) {
   flush_every_ = tune("device.stream.flush_dispatches");
   elide_barriers_ = tune("device.stream.elide_barriers") != 0;
+  reorder_ = tune("device.stream.reorder") != 0;
 }
 
 Device::~Device() {
@@ -136,6 +137,7 @@ void Device::dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffe
       if ((x.write || a.write) && x.buffer == a.buffer && x.begin < a.end && a.begin < x.end)
         q.level = std::max(q.level, x.level + 1u);
     }
+    if (!reorder_) q.level = std::max(q.level, levels_);  // issue order: never below the deepest level
     accesses_.push_back(a);
   }
   for (size_t k = first_access; k < accesses_.size(); ++k) accesses_[k].level = q.level;

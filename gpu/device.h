@@ -10,7 +10,8 @@
 // are not adjacent (the shared expert beside the routed experts), and conflicting ones keep their order. Every
 // command list ends with a barrier when anything was queued, so a list (a captured segment too) never relies
 // on what comes before or after it. `device.stream.elide_barriers` 0: every dispatch its own level (a barrier
-// between any two, in issue order).
+// between any two, in issue order). `device.stream.reorder` 0: levels never go down, so dispatches keep their
+// issue order and a barrier comes only before one that conflicts with the dispatches since the last barrier.
 #pragma once
 #include <functional>
 #include <map>
@@ -148,7 +149,7 @@ class Device {
   std::vector<uint8_t> window_push_;
   std::vector<Access> accesses_;
   uint32_t levels_ = 0;  // the deepest level queued
-  bool elide_barriers_ = true;
+  bool elide_barriers_ = true, reorder_ = true;
   void emit_window();         // records the window (levels in order, barriers between) and empties it
   void barrier_if_pending();  // emit_window(), then a barrier, if anything was queued
   struct Pool;

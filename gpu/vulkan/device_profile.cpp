@@ -42,6 +42,10 @@ const Table& common() {
       // 1: a barrier only between dependent dispatches (gpu/device.h); 0: after every dispatch. On the H200 a
       // barrier costs about 2.2 us (512 chained adds: 2.44 us per dispatch with one each, 0.24 us without).
       {"device.stream.elide_barriers", 1},
+      // 1: dispatches recorded level by level, independent ones side by side however they were issued
+      // (gpu/device.h); 0: in issue order. H200, full-size model (end_to_end.md): tg128 140 -> 156 tok/s with it
+      // and batched segment submissions (b2f8017 -> 03264b1).
+      {"device.stream.reorder", 1},
       // A pool miss of at least this many MiB drains the stream first, so that buffers only recorded work held
       // come back (without it, 40 layers of a prefill chunk's dequantized expert stacks exhausted the H200).
       {"device.pool.drain_mib", 256},

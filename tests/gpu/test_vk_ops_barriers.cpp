@@ -161,3 +161,27 @@ TEST_CASE("vk: independent chains issued one after the other run level by level"
   }
   require_no_validation_messages();
 }
+
+TEST_CASE("vk: device.stream.reorder 0 keeps the issue order", "[vk][barriers]") {
+  vk::ContextOptions o;
+  o.tune = "device.stream.reorder=0";
+  gpu::Device d(o);
+  const int n = 200;
+  std::mt19937_64 g(59);
+  Tensor a = Tensor::from(randn(g, 1, n)), b = Tensor::from(randn(g, 1, n));
+  Tensor a1 = Tensor::device(d, 1, n), a2 = Tensor::device(d, 1, n), b1 = Tensor::device(d, 1, n), b2 = Tensor::device(d, 1, n);
+  a.buffer(d), b.buffer(d);
+  d.sync();
+  const auto& p = d.pipeline("add", {{0, 64}}, 3, 4);
+  const uint64_t before = d.stats().barriers;
+  d.dispatch(p, {a.buffer(d), a.buffer(d), a1.buffer_mut(d)}, uint32_t(n), 4u);
+  d.dispatch(p, {a1.buffer(d), a.buffer(d), a2.buffer_mut(d)}, uint32_t(n), 4u);  // a barrier
+  d.dispatch(p, {b.buffer(d), b.buffer(d), b1.buffer_mut(d)}, uint32_t(n), 4u);   // beside a2, after it
+  d.dispatch(p, {b1.buffer(d), b.buffer(d), b2.buffer_mut(d)}, uint32_t(n), 4u);  // a barrier
+  CHECK(d.stats().barriers == before + 2);
+  const auto &A = a.f32(), &B = b.f32(), &A2 = a2.f32(), &B2 = b2.f32();
+  for (int i = 0; i < n; ++i) {
+    REQUIRE(A2(0, i) == (A(0, i) + A(0, i)) + A(0, i));
+    REQUIRE(B2(0, i) == (B(0, i) + B(0, i)) + B(0, i));
+  }
+}
