@@ -100,6 +100,8 @@ class Device {
   // Query slots are reused cyclically (4096 of them): read results before that many more timestamps.
   uint32_t timestamp();
   double elapsed_ns(uint32_t a, uint32_t b) const;
+  // Level scheduling on (the default: device.stream.reorder) or off (issue order), for the dispatches queued next.
+  void set_reorder(bool on) { reorder_ = on; }
   const DeviceStats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }
 

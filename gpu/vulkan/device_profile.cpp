@@ -46,6 +46,9 @@ const Table& common() {
       // (gpu/device.h); 0: in issue order. H200, full-size model (end_to_end.md): tg128 140 -> 156 tok/s with it
       // and batched segment submissions (b2f8017 -> 03264b1).
       {"device.stream.reorder", 1},
+      // ... in prefill steps too (the plan executor sets it per step): 0, as prefill ran 3.5% slower with it
+      // (8-layer model, pp512 6200 vs 6420 tok/s, the same machine; decode tg64 561 vs 527).
+      {"device.stream.reorder_prefill", 0},
       // A pool miss of at least this many MiB drains the stream first, so that buffers only recorded work held
       // come back (without it, 40 layers of a prefill chunk's dequantized expert stacks exhausted the H200).
       {"device.pool.drain_mib", 256},
