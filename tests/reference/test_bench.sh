@@ -12,12 +12,15 @@ trap 'rm -rf "$t"' EXIT
 common=(--model "$tiny" -p 8,13 -n 6 --prefill-chunk 5 --runs 2)
 "$bin" bench "${common[@]}" --ops '*=vulkan' --out "$t/r" --tag vk >"$t/vk.out"
 "$bin" bench "${common[@]}" --out "$t/r" --tag ref --no-breakdown >"$t/ref.out"
+# Level scheduling in prefill too (default: decode only; gpu/device.h): fewer prefill barriers, the same decode.
+HYBRIDLAB_TUNE=device.stream.reorder_prefill=1 "$bin" bench "${common[@]}" --ops '*=vulkan' --out "$t/r" --tag vk-reorder \
+  --no-breakdown >/dev/null
 cat "$t/vk.out"
-vk=$(ls "$t"/r/*/bench-vk.json) ref=$t/r/host-cpu/bench-ref.json
+vk=$(ls "$t"/r/*/bench-vk.json) ref=$t/r/host-cpu/bench-ref.json vkr=$(ls "$t"/r/*/bench-vk-reorder.json)
 grep -q "^pp13 " "$t/vk.out" && grep -q "^tg6 " "$t/vk.out" && grep -q "per-op breakdown" "$t/vk.out"
-python3 - "$vk" "$ref" >"$t/tokens.txt" <<'PY'
+python3 - "$vk" "$ref" "$vkr" >"$t/tokens.txt" <<'PY'
 import json, sys
-vk, ref = (json.load(open(p)) for p in sys.argv[1:3])
+vk, ref, vkr = (json.load(open(p)) for p in sys.argv[1:4])
 for k in ["schema", "device", "commit", "date", "plan", "model", "prefill_chunk", "runs", "tokens", "tests"]:
     assert k in vk, k
 assert vk["schema"] == "hybridlab.bench/1"
@@ -41,6 +44,10 @@ assert vk["dispatch_floor_us"] > 0 and vk["model"]["per_token"]["decode_bytes_pe
 assert "argmax (bench)" in {o["op"] for o in vk["tests"][2]["breakdown"]["ops"]}
 g_vk, g_ref = vk["tests"][2]["greedy_tokens"], ref["tests"][2]["greedy_tokens"]
 assert len(g_vk) == 7 and g_vk == g_ref, (g_vk, g_ref)
+for a, b in zip(vk["tests"], vkr["tests"]):  # prefill reordered only in vkr; decode reordered in both
+    assert (a["barriers_per_token"] > b["barriers_per_token"]) if a["phase"] == "prefill" else \
+        (a["barriers_per_token"] == b["barriers_per_token"]), (a["label"], a["barriers_per_token"], b["barriers_per_token"])
+assert vkr["tests"][2]["greedy_tokens"] == g_vk
 print(" ".join(map(str, g_vk)))
 PY
 # The oracle over the same tokens, one at a time through decode: row i's argmax must be token i + 1.
