@@ -1,6 +1,7 @@
 // matmul: the model's projection shapes for n = 1 (decode mat-vec) to 512 (prefill) columns, with f32
 // weights and with the GGUF's quantized weights read as blocks (q4_K projections, q6_K lm_head: vulkan:auto
-// routes them to qmatvec / qcols; qcols swept over max_cols; qmatvec_i8 and qmatvec_i8_staged beside them, with x rounded to 8 bits). Bytes: the weight once (f32: 4 per value;
+// routes them to qmatvec_direct / qcols; qcols swept over max_cols; qmatvec, qmatvec_i8 and qmatvec_i8_staged beside
+// them, the last two with x rounded to 8 bits). Bytes: the weight once (f32: 4 per value;
 // quantized: its real block bytes) plus x and y; flops 2 n in out. Small n is memory bound (the weight
 // stream), large n compute bound. QUICK (CPU devices): the same shapes scaled down 8x, n <= 40.
 #include "experiments/harness.h"
@@ -35,11 +36,14 @@ std::vector<Part> parts(const Context& cx) {
     // f32 weights; then quantized: decode widths (qmatvec beside qcols) and prompt widths (qcols).
     Part f32{s.op}, dec{s.op}, pre{s.op};
     f32.variants = f32_variants(s.op);
-    dec.variants = {"reference", "vulkan:auto", "vulkan:qmatvec", "vulkan:qmatvec_i8", "vulkan:qmatvec_i8_staged", "vulkan:qcols"};
+    dec.variants = {"reference",         "vulkan:auto",       "vulkan:qmatvec",          "vulkan:qmatvec_direct",
+                    "vulkan:qmatvec_i8", "vulkan:qmatvec_i8_staged", "vulkan:qcols"};
     pre.variants = {"reference", "vulkan:auto", "vulkan:qcols"};
     dec.sweeps = pre.sweeps = {{std::string(s.op) + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}}};
     dec.sweeps[std::string(s.op) + ".qmatvec.rows"] = {2, 4, 8, 16};  // rows staged per workgroup (occupancy)
     dec.sweeps[std::string(s.op) + ".qmatvec.pass"] = {1, 2, 4};  // rows a subgroup decodes per load of x
+    dec.sweeps[std::string(s.op) + ".qmatvec_direct.rows"] = {1, 2, 4, 8};  // rows per subgroup pass
+    dec.sweeps[std::string(s.op) + ".qmatvec_direct.units"] = {1, 2, 4};    // units per lane per step
     dec.sweeps[std::string(s.op) + ".qmatvec_i8.slots"] = {1, 2, 4};  // 64-value slots per lane per step
     dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.rows"] = {1, 2, 4};  // rows per tile
     dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.groups"] = {1056, 2112};  // grid

@@ -46,8 +46,11 @@ void rowdot(VariantCtx& c, OpArgs& a) {
 void automatic(VariantCtx& c, OpArgs& a, const std::string& op) {
   const int64_t T = a.in("x").rows();
   if (a.weight("w").quantized() && vk_quant_decodes(a.weight("w"))) {
-    const bool decode = T <= int64_t(c.device().tune("matmul.auto.qmatvec_tokens"));
-    return Registry::get().variant(op, decode ? "vulkan:qmatvec" : "vulkan:qcols").run(c, a);
+    const Device& d = c.device();
+    if (T > int64_t(d.tune("matmul.auto.qmatvec_tokens"))) return Registry::get().variant(op, "vulkan:qcols").run(c, a);
+    // Decode: qmatvec_direct where x fits its shared memory and the tunable asks for it, else qmatvec.
+    const bool direct = d.tune("matmul.auto.decode_direct") && uint64_t(a.weight("w").cols) * 4 <= d.info().max_shared_memory;
+    return Registry::get().variant(op, direct ? "vulkan:qmatvec_direct" : "vulkan:qmatvec").run(c, a);
   }
   (T <= int64_t(c.device().tune("matmul.auto.rowdot_tokens")) ? rowdot : tiled)(c, a);
 }
@@ -58,7 +61,7 @@ void register_vk_matmul(Registry& r) {
   for (std::string op : {"matmul", "lm_head"}) {
     r.add_variant(vulkan_variant(op, "vulkan:tiled", "shared-memory tiles of TILE x TILE outputs", tiled));
     r.add_variant(vulkan_variant(op, "vulkan:rowdot", "a workgroup per output row, weights read once per 8 tokens", rowdot));
-    r.add_variant(vulkan_variant(op, "vulkan:auto", "rowdot for up to 8 tokens, tiled above; quantized weights: qmatvec, qcols",
+    r.add_variant(vulkan_variant(op, "vulkan:auto", "rowdot for up to 8 tokens, tiled above; quantized weights: qmatvec_direct (or qmatvec), qcols",
                                  [op](VariantCtx& c, OpArgs& a) { automatic(c, a, op); }, true));
   }
 }

@@ -1,6 +1,7 @@
 // Vulkan variants of matmul and lm_head on quantized weights (GGUF: Q4_K, Q5_K, Q6_K, Q8_0, F16), reading
 // the ggml blocks directly (gpu/shaders/quant_blocks.glsl): qmatvec (decode: rows staged through shared
-// memory, x in registers), qmatvec_i8 (decode: x rounded to 8 bits, 4-way integer dot products) and qcols
+// memory, x in registers), qmatvec_direct (decode: x in shared memory, weights loaded straight into registers
+// several rows at a time), qmatvec_i8 (decode: x rounded to 8 bits, 4-way integer dot products) and qcols
 // (prompt chunks: dequantized tiles reused for up to max_cols tokens).
 // The family default vulkan:auto (gpu/ops/vk_matmul.cpp) routes quantized weights here; moe_experts and
 // shared_expert read quantized experts in gpu/ops/vk_moe.cpp.
@@ -68,6 +69,32 @@ void qmatvec(VariantCtx& c, OpArgs& a, const std::string& op) {
                                          {3, d.tune(op + ".qmatvec.pass")}, {4, stage}}, 3, sizeof pc);
   const Grid g = grid((uint64_t(o.N) + rows - 1) / rows);
   d.dispatch(p, {o.x.buffer(d), o.w.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
+  a.set("y", y);
+}
+
+// x staged in shared memory, each subgroup R rows per pass with every unit's words loaded straight into
+// registers, no barrier after the staging (qmatvec_direct.comp).
+void qmatvec_direct(VariantCtx& c, OpArgs& a, const std::string& op) {
+  Device& d = c.device();
+  const std::string what = op + " vulkan:qmatvec_direct", tn = op + ".qmatvec_direct.";
+  const Operands o = operands(c, a, what);
+  const uint64_t smem = d.info().max_shared_memory;
+  if (uint64_t(o.K) * 4 > smem)
+    fail("{}: x of {} values does not fit {} bytes of shared memory; use vulkan:qmatvec", what, o.K, smem);
+  const uint32_t wg = d.tune(tn + "wg"), rows = d.tune(tn + "rows"), upl = d.tune(tn + "units"), groups = d.tune(tn + "groups");
+  if (wg == 0 || rows == 0 || upl == 0) fail("{}: tunables wg, rows and units must be at least 1", what);
+  struct {
+    uint32_t T, K, N, row_bytes;
+  } pc{o.T, o.K, o.N, o.row_bytes};
+  Tensor y = Tensor::device(d, o.T, o.N);
+  const auto& p = d.pipeline("qmatvec_direct", {{0, wg}, {1, o.type}, {2, rows}, {3, upl}, {4, o.K / 4}}, 4, sizeof pc);
+  // A pass per subgroup at the reported subgroup size (the kernel walks passes grid-stride), at most `groups`
+  // workgroups when that is set (then each stages x once for more rows).
+  const uint32_t per_group = rows * std::max(1u, wg / d.info().subgroup_size);
+  uint32_t n = (o.N + per_group - 1) / per_group;
+  if (groups) n = std::min(n, groups);
+  const Grid g = grid(n);
+  d.dispatch(p, {o.x.buffer(d), o.w.buffer(d), o.w.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
   a.set("y", y);
 }
 
@@ -195,6 +222,10 @@ void register_vk_quant(Registry& r) {
     Variant mv = vulkan_variant(op, "vulkan:qmatvec",
                                 "quantized weights (ggml blocks), decode: rows staged in shared memory, x in registers",
                                 [op](VariantCtx& c, OpArgs& a) { qmatvec(c, a, op); });
+    Variant md = vulkan_variant(op, "vulkan:qmatvec_direct",
+                                "quantized weights (ggml blocks), decode: x in shared memory, R rows per subgroup with "
+                                "every unit's words loaded straight into registers",
+                                [op](VariantCtx& c, OpArgs& a) { qmatvec_direct(c, a, op); });
     Variant mc = vulkan_variant(op, "vulkan:qcols",
                                 "quantized weights (ggml blocks), prompt chunks: dequantized tiles reused by max_cols tokens",
                                 [op](VariantCtx& c, OpArgs& a) { qcols(c, a, op); });
@@ -211,8 +242,10 @@ void register_vk_quant(Registry& r) {
     // relative L2 of y (measured 2.6e-3 .. 3.9e-3 over tens of outputs on lavapipe, 5e-3 on the lm_head). A
     // handful of outputs draws more (1.04e-2 over 5, test_vk_ops_quant.cpp): 2e-2.
     mi.precision_tolerance = ms.precision_tolerance = 2e-2;
-    mv.quantized_weights_only = mc.quantized_weights_only = mi.quantized_weights_only = ms.quantized_weights_only = true;
+    mv.quantized_weights_only = md.quantized_weights_only = mc.quantized_weights_only = mi.quantized_weights_only =
+        ms.quantized_weights_only = true;
     r.add_variant(std::move(mv));
+    r.add_variant(std::move(md));
     r.add_variant(std::move(mi));
     r.add_variant(std::move(ms));
     r.add_variant(std::move(mc));

@@ -55,7 +55,12 @@ float hlq_i8(uint buf, uint byte) { return float(int(hlq_u8(buf, byte) << 24u) >
 
 // 16 bytes from `byte` (4-aligned for word-aligned types, else 2-aligned: then a fifth word supplies the
 // upper half of the last one, with constant 16-bit shifts; buffers carry spare words for that read).
+// Define HLQ_UVEC4(buf, i) (16-byte unit i of the source) to read word-aligned types' 16 bytes in one load:
+// their 16-byte fields sit on 16-byte boundaries when rows do (row bytes of Q4_K and Q5_K are multiples of 16).
 uvec4 hlq_load16(uint type, uint buf, uint byte) {
+#ifdef HLQ_UVEC4
+  if (hlq_word_aligned(type)) return HLQ_UVEC4(buf, byte >> 4u);
+#endif
   const uint i = byte >> 2u;
   const uvec4 w = uvec4(HLQ_WORD(buf, i), HLQ_WORD(buf, i + 1u), HLQ_WORD(buf, i + 2u), HLQ_WORD(buf, i + 3u));
   if (hlq_word_aligned(type)) return w;
@@ -87,8 +92,9 @@ void hlq_unit(uint type, uint buf, uint row, uint u, out vec4 q[8], out vec4 ms)
     // { f16 d, dmin; u8 scales[12]; (Q5_K: u8 qh[32];) u8 qs[128] }: value 64g + 32h + l is nibble h of
     // qs[32g + l] (Q5_K: plus bit 2g + h of qh[l] as bit 4), sub-block 2g + h.
     const uint g = j >> 1u, l0 = 16u * (j & 1u);
-    const vec2 dm = unpackHalf2x16(HLQ_WORD(buf, b >> 2u));
-    const uvec3 sc = uvec3(HLQ_WORD(buf, (b >> 2u) + 1u), HLQ_WORD(buf, (b >> 2u) + 2u), HLQ_WORD(buf, (b >> 2u) + 3u));
+    const uvec4 head = hlq_load16(type, buf, b);  // d, dmin and the 12 scale bytes
+    const vec2 dm = unpackHalf2x16(head.x);
+    const uvec3 sc = head.yzw;
     const uvec2 a = hlq_scale_min_k4(sc, 2u * g), c = hlq_scale_min_k4(sc, 2u * g + 1u);
     ms = vec4(dm.x * float(a.x), dm.y * float(a.y), dm.x * float(c.x), dm.y * float(c.y));
     const uvec4 qs = hlq_load16(type, buf, b + (type == HLQ_Q5_K ? 48u : 16u) + 32u * g + l0);

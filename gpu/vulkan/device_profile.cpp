@@ -81,10 +81,15 @@ const Table& common() {
       {"shared_expert.fused.rows", 8},
       {"shared_expert.fused.gemm_tokens", 2},  // this many tokens or more: route_pack's grouped GEMM (one expert)
       // -- quantized matmul and experts (gpu/ops/vk_quant.cpp)
-      {"matmul.auto.qmatvec_tokens", 1},  // auto on quantized weights: qmatvec up to this many tokens, qcols above
+      {"matmul.auto.qmatvec_tokens", 1},  // auto on quantized weights: a mat-vec up to this many tokens, qcols above
+      {"matmul.auto.decode_direct", 1},   // that mat-vec: 1 qmatvec_direct (where x fits shared memory), 0 qmatvec
       {"matmul.qmatvec.wg", 128},
       {"matmul.qmatvec.rows", 16},        // rows staged per workgroup (fewer where shared memory is short)
       {"matmul.qmatvec.pass", 2},         // rows a subgroup decodes per load of x
+      {"matmul.qmatvec_direct.wg", 256},
+      {"matmul.qmatvec_direct.rows", 4},    // rows per subgroup pass (their loads in flight together)
+      {"matmul.qmatvec_direct.units", 2},   // 32-value units per lane per step
+      {"matmul.qmatvec_direct.groups", 0},  // workgroups at most (0: a pass per subgroup), walking rows grid-stride
       {"matmul.qmatvec_i8.wg", 128},
       {"matmul.qmatvec_i8.cols", 4},      // tokens each decoded slot of weights serves
       {"matmul.qmatvec_i8.slots", 1},     // slots (64 values) a lane decodes per step
@@ -100,6 +105,10 @@ const Table& common() {
       {"lm_head.qmatvec.wg", 128},
       {"lm_head.qmatvec.rows", 16},
       {"lm_head.qmatvec.pass", 2},
+      {"lm_head.qmatvec_direct.wg", 256},
+      {"lm_head.qmatvec_direct.rows", 4},
+      {"lm_head.qmatvec_direct.units", 2},
+      {"lm_head.qmatvec_direct.groups", 0},
       {"lm_head.qmatvec_i8.wg", 128},
       {"lm_head.qmatvec_i8.cols", 4},
       {"lm_head.qmatvec_i8.slots", 1},

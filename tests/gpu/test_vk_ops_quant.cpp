@@ -44,7 +44,7 @@ TEST_CASE("vk ops: quantized matmul, qmatvec and auto, every type", "[vk][ops][q
         INFO(quant::type_name(t) << " K " << K << " N " << N << " T " << T);
         const gpu::OpArgs a = matmul_args(g, T, K, N, t);
         for (const char* op : {"matmul", "lm_head"})
-          for (const char* v : {"vulkan:qmatvec", "vulkan:auto"}) require_close(op, v, a, kTol);
+          for (const char* v : {"vulkan:qmatvec", "vulkan:qmatvec_direct", "vulkan:auto"}) require_close(op, v, a, kTol);
       }
 }
 
@@ -131,6 +131,21 @@ TEST_CASE("vk ops: quantized matmul, other tunings", "[vk][ops][quant]") {
       require_close("matmul", "vulkan:qmatvec", d, kTol);
     }
   }
+  // qmatvec_direct: rows per pass that do not divide N (a last pass past the rows), units per lane per step
+  // beyond a row's units (1280 values: 40 units, the last step partly past them), and a capped grid (passes
+  // walked grid-stride, x staged once for several), two tokens (x restaged).
+  for (Type t : {Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::Q8_0}) {
+    const gpu::OpArgs d = matmul_args(g, 2, 1280, 37, t);
+    for (auto [wg, rows, units, groups] : {std::tuple{64u, 1u, 1u, 0u}, {128u, 3u, 2u, 0u}, {64u, 5u, 4u, 1u},
+                                          {256u, 8u, 3u, 2u}, {32u, 2u, 7u, 3u}}) {
+      INFO(quant::type_name(t) << " wg " << wg << " rows " << rows << " units " << units << " groups " << groups);
+      vk::ScopedTuning s(device().ctx().profile(), {{"matmul.qmatvec_direct.wg", wg},
+                                                    {"matmul.qmatvec_direct.rows", rows},
+                                                    {"matmul.qmatvec_direct.units", units},
+                                                    {"matmul.qmatvec_direct.groups", groups}});
+      require_close("matmul", "vulkan:qmatvec_direct", d, kTol);
+    }
+  }
 }
 
 TEST_CASE("vk ops: quantized matmul, the model's shapes at decode", "[vk][ops][quant]") {
@@ -138,7 +153,8 @@ TEST_CASE("vk ops: quantized matmul, the model's shapes at decode", "[vk][ops][q
   // 2048 -> 512 (an expert's width), 2048 -> 4096 (z), 4096 -> 2048 (out, 2304-byte q4_K rows: fewer staged).
   for (auto [K, N, t] : {std::tuple{2048, 512, Type::Q6_K}, {2048, 4096, Type::Q4_K}, {4096, 2048, Type::Q8_0}}) {
     INFO(quant::type_name(t) << " " << K << " -> " << N);
-    require_close("matmul", "vulkan:auto", matmul_args(g, 1, K, N, t), kTol);
+    const gpu::OpArgs a = matmul_args(g, 1, K, N, t);
+    for (const char* v : {"vulkan:auto", "vulkan:qmatvec_direct"}) require_close("matmul", v, a, kTol);
   }
 }
 
@@ -147,7 +163,7 @@ TEST_CASE("vk ops: quantized variants refuse f32 weights", "[vk][ops][quant]") {
   gpu::OpArgs a{{{"x", Tensor::from(randn(g, 1, 64))}}, {{"w", weight("w", randn(g, 8, 64))}}, {}};
   gpu::WeightStore ws(&device());
   gpu::VariantCtx ctx{&device(), &ws};
-  for (const char* v : {"vulkan:qmatvec", "vulkan:qmatvec_i8", "vulkan:qmatvec_i8_staged", "vulkan:qcols"})
+  for (const char* v : {"vulkan:qmatvec", "vulkan:qmatvec_direct", "vulkan:qmatvec_i8", "vulkan:qmatvec_i8_staged", "vulkan:qcols"})
     REQUIRE_THROWS_WITH(gpu::Registry::get().variant("matmul", v).run(ctx, a), Catch::Contains("is f32"));
 }
 
