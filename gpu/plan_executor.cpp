@@ -1,5 +1,7 @@
 #include "gpu/plan_executor.h"
 
+#include "gpu/ops/vk_op.h"  // vk_quant_decodes (folded norms)
+
 #include <chrono>
 
 namespace hl::gpu {
@@ -34,6 +36,7 @@ void PlanExecutor::begin_step(Phase phase) {
   // prefill pp512 6200 vs 6420 (reports/nvidia-h200/end_to_end.md).
   if (dev_) dev_->set_reorder(dev_->tune("device.stream.reorder") != 0 &&
                               (phase == Phase::Decode || dev_->tune("device.stream.reorder_prefill") != 0));
+  fold_.reset();
 }
 
 void PlanExecutor::begin_layer(int layer, LayerKind kind) {
@@ -42,7 +45,16 @@ void PlanExecutor::begin_layer(int layer, LayerKind kind) {
 }
 
 void PlanExecutor::run(const std::string& op, OpArgs& a) {
-  const Variant& v = plan_.variant(op);
+  const bool folded = fold_ && fold_norm(op, a);
+  run_variant(op, a, folded ? Registry::get().variant(op, "vulkan:qmatvec_direct") : plan_.variant(op));
+  if (folded && a.t.count("sum")) {  // the first projection of a folded norm: its sum and normed row
+    fold_->sum.alias(a.t.at("sum"));
+    fold_->normed.alias(a.t.at("normed"));
+    fold_->written = true;
+  }
+}
+
+void PlanExecutor::run_variant(const std::string& op, OpArgs& a, const Variant& v) {
   const std::string where =
       layer_ < 0 ? "model" : (kind_ == LayerKind::FullAttention ? "full-attention" : "gated-deltanet");
   used_[{op, where, phase_ == Phase::Prefill ? "prefill" : "decode"}].insert(v.name);
@@ -251,10 +263,59 @@ Tensor PlanExecutor::add(const Tensor& x, const Tensor& y) {
 
 PlanExecutor::AddNorm PlanExecutor::add_rmsnorm(const Tensor& x, const Tensor& a_, const WeightRef& gain, double eps,
                                                 const Tensor* b) {
+  if (fold_ && !fold_->written) materialize_norm();  // the last one's placeholders may be among the inputs
+  const std::string& mv = plan_.variant("matmul").name;
+  if (dev_ && phase_ == Phase::Decode && !validate_ && dev_->tune("add_rmsnorm.fold") != 0 &&
+      plan_.variant("add_rmsnorm").needs_device && (mv == "vulkan:auto" || mv == "vulkan:qmatvec_direct")) {
+    fold_ = FoldedNorm{x, a_, b ? *b : Tensor(), gain, eps, Tensor::host(x.rows(), x.cols()), Tensor::host(x.rows(), x.cols())};
+    return {fold_->sum, fold_->normed};
+  }
+  fold_.reset();
   OpArgs a{{{"x", x}, {"a", a_}}, {{"gain", gain}}, {{"eps", eps}}};
   if (b) a.set("b", *b);
   run("add_rmsnorm", a);
   return {a.t.at("y"), a.t.at("n")};
+}
+
+bool PlanExecutor::fold_norm(const std::string& op, OpArgs& a) {
+  FoldedNorm& f = *fold_;
+  const auto is = [](const Tensor& t, const Tensor& p) { return t.valid() && t.id() == p.id(); };
+  if ((op == "matmul" || op == "lm_head") && a.t.size() == 1 && a.t.count("x") && is(a.t.at("x"), f.normed)) {
+    // Where vulkan:qmatvec_direct can run it: the plan leaves the choice to auto or picks it, the weight's rows
+    // decode, x fits its shared memory, and the step is a mat-vec.
+    const std::string& pv = plan_.variant(op).name;
+    const WeightRef& w = a.weight("w");
+    if ((pv == "vulkan:auto" || pv == "vulkan:qmatvec_direct") && vk_quant_decodes(w) && w.cols % 4 == 0 &&
+        uint64_t(w.cols) * 4 <= dev_->info().max_shared_memory &&
+        f.x.rows() <= int64_t(dev_->tune("matmul.auto.qmatvec_tokens"))) {
+      a.t.erase("x");
+      a.set("norm_x", f.x);
+      a.set("norm_a", f.a);
+      if (f.b.valid()) a.set("norm_b", f.b);
+      a.w.emplace("norm_gain", f.gain);
+      a.p["norm_eps"] = f.eps;
+      a.p["norm_out"] = f.written ? 0 : 1;
+      if (!f.written) ++folded_norms_;
+      return true;
+    }
+  }
+  if (!f.written)
+    for (auto& [name, t] : a.t)
+      if (is(t, f.sum) || is(t, f.normed)) {
+        materialize_norm();
+        break;
+      }
+  return false;
+}
+
+void PlanExecutor::materialize_norm() {
+  FoldedNorm& f = *fold_;
+  OpArgs m{{{"x", f.x}, {"a", f.a}}, {{"gain", f.gain}}, {{"eps", f.eps}}};
+  if (f.b.valid()) m.set("b", f.b);
+  f.written = true;  // first: the run below must not come back here
+  run("add_rmsnorm", m);
+  f.sum.alias(m.t.at("y"));
+  f.normed.alias(m.t.at("n"));
 }
 
 Tensor PlanExecutor::last_row(const Tensor& x) {

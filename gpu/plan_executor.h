@@ -5,6 +5,7 @@
 // the same inputs (the variant's output is what flows on), keeping per-op error statistics.
 #pragma once
 #include <map>
+#include <optional>
 #include <set>
 #include <variant>
 #include <string>
@@ -87,7 +88,13 @@ class PlanExecutor {
   struct AddNorm {
     Tensor sum, normed;
   };
+  // In decode steps with add_rmsnorm.fold (a device tunable, on by default) the add_rmsnorm is folded into the
+  // projections that read its normed output: it returns placeholders, each matmul/lm_head on the normed row runs
+  // vulkan:qmatvec_direct computing the sum and the norm as it stages its input (the first one also writes them
+  // into the placeholders), and any other op that reads a placeholder first has add_rmsnorm itself run. One
+  // dependent dispatch fewer per add_norm (two per layer). Not in validate mode (each op is checked alone).
   AddNorm add_rmsnorm(const Tensor& x, const Tensor& a, const WeightRef& gain, double eps, const Tensor* b = nullptr);
+  int64_t folded_norms() const { return folded_norms_; }  // add_rmsnorms folded into a projection so far
   bool fuses_gdn_prep() const { return plan_.variant("gdn_prep").family != "reference"; }
   GdnPrep gdn_prep(const Tensor& x, const Tensor& b, const Tensor& a, const WeightRef& conv, const WeightRef& A,
                    const WeightRef& dt_bias, LayerState& st, int nk, int dk, double scale, double eps);
@@ -124,6 +131,21 @@ class PlanExecutor {
 
  private:
   void compare(const std::string& op, const std::string& name, const Tensor& got, const Tensor& want, int64_t rows);
+  // The folded add_rmsnorm of this step (see add_rmsnorm): its inputs and its placeholders.
+  struct FoldedNorm {
+    Tensor x, a, b;  // b: empty without a second addend
+    WeightRef gain;
+    double eps = 0;
+    Tensor sum, normed;
+    bool written = false;  // the placeholders hold their values
+  };
+  std::optional<FoldedNorm> fold_;
+  int64_t folded_norms_ = 0;
+  // Before op `op` runs on `a`: whether it folds the pending norm (then `a` is rewritten for qmatvec_direct);
+  // else, if it reads an unwritten placeholder, add_rmsnorm runs first.
+  bool fold_norm(const std::string& op, OpArgs& a);
+  void materialize_norm();
+  void run_variant(const std::string& op, OpArgs& a, const Variant& v);
   void grow_cache(Tensor& cache, int64_t rows_needed, int64_t cols);
 
   const Plan& plan_;

@@ -44,6 +44,12 @@ class Tensor {
 
   Tensor clone() const;  // an independent host copy
 
+  // Identity of the storage (copies of one Tensor share it).
+  const void* id() const { return s_.get(); }
+  // Makes this handle's storage (and so every copy of it) hold what `other` holds: for a placeholder whose
+  // value another op produced (PlanExecutor's folded add_rmsnorm). Neither may be written afterwards.
+  void alias(const Tensor& other) { *s_ = *other.s_; }
+
  private:
   struct Storage {
     int64_t rows = 0, cols = 0;

@@ -3,9 +3,9 @@
 #   1. synth: the full-size synthetic Q4_K_M model, written there (skipped when the machine still has it);
 #   2. oracle: the Vulkan plan's logits against the oracle's on the same GGUF (the oracle on the host CPUs);
 #   3. bench: `hybridlab bench` over the prompt lengths and decode steps of the issue;
-#   4. ablations (optional step): pp512 and tg64 as they are (tag base) and with one change each (no-replay, lm-head-i8,
-#      qmatvec: the staged decode mat-vec instead of qmatvec_direct; NO_ELIDE=1 adds no-elide; earlier reports:
-#      unfused-norms, flush64, moe-in-tile).
+#   4. ablations (optional step): pp512 and tg64 as they are (tag base) and with one change each (no-fold: add_rmsnorm
+#      not folded into the projections; qmatvec: neither that nor qmatvec_direct, the staged decode mat-vec; no-replay,
+#      lm-head-i8; NO_ELIDE=1 adds no-elide; earlier reports: unfused-norms, flush64, moe-in-tile).
 # Expects .devrun/ (hybridlab built here, libfmt, libgomp) and .gl/ (Debian's Vulkan loader .debs) carried.
 # Writes $OUT/log.txt, $OUT/*.log and $OUT/e2e.tar.gz (reports/<device>/bench-*.json).
 #   usage: [SYNTH_LAYERS=N (a smoke test)] [STEPS="synth oracle bench ablations"] [PLAN='*=vulkan'] [BENCH="-p 512,2048,4096 -n 128"] scripts/device_end_to_end.sh
@@ -53,10 +53,11 @@ step() {  # step NAME LIMIT_S CMD...: runs CMD under a time limit, output to $OU
         [ -f "$model" ] || { echo "== ablations: no $model here (a fresh machine): skipped"; continue; }
         A="-p 512 -n 64 --runs 3 --no-breakdown"
         step abl-base 150 $bin bench --model "$model" --ops "$plan" $A --tag base  # the ablations' own baseline
+        HYBRIDLAB_TUNE=add_rmsnorm.fold=0 step abl-no-fold 150 $bin bench --model "$model" --ops "$plan" $A --tag no-fold
+        HYBRIDLAB_TUNE=matmul.auto.decode_direct=0,add_rmsnorm.fold=0 step abl-qmatvec 150 $bin bench --model "$model" \
+          --ops "$plan" $A --tag qmatvec
         step abl-no-replay 150 $bin bench --model "$model" --ops "$plan" $A --no-replay --tag no-replay
         step abl-lm-head-i8 150 $bin bench --model "$model" --ops "$plan,lm_head=vulkan:qmatvec_i8_staged" $A --tag lm-head-i8
-        HYBRIDLAB_TUNE=matmul.auto.decode_direct=0 step abl-qmatvec 150 $bin bench --model "$model" --ops "$plan" $A \
-          --tag qmatvec
         [ -n "${NO_ELIDE:-}" ] && HYBRIDLAB_TUNE=device.stream.elide_barriers=0 step abl-no-elide 150 $bin bench \
           --model "$model" --ops "$plan" $A --tag no-elide ;;
     esac

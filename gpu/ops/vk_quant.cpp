@@ -42,11 +42,12 @@ struct Operands {
   uint32_t type, T, K, N, row_bytes;
 };
 
-Operands operands(VariantCtx& c, OpArgs& a, const std::string& what) {
+// f32_ok: the variant also reads f32 rows (as raw words); x: the input rows (default: input "x").
+Operands operands(VariantCtx& c, OpArgs& a, const std::string& what, bool f32_ok = false, const Tensor* xin = nullptr) {
   const WeightRef& w = a.weight("w");
-  if (!w.quantized())
+  if (!w.quantized() && !f32_ok)
     fail("{}: weight '{}' is f32; this variant reads quantized (GGUF block) weights, use vulkan:auto", what, w.name());
-  const Tensor& x = a.in("x");
+  const Tensor& x = xin ? *xin : a.in("x");
   if (x.cols() != w.cols) fail("{}: input has {} columns but the weight expects {}", what, x.cols(), w.cols);
   return {x, vk_quant_rows(c, w, what), uint32_t(w.storage_type()), u32(x.rows()), u32(w.cols), u32(w.rows),
           u32(int64_t(quant::row_bytes(w.storage_type(), w.cols)))};
@@ -73,28 +74,57 @@ void qmatvec(VariantCtx& c, OpArgs& a, const std::string& op) {
 }
 
 // x staged in shared memory, each subgroup R rows per pass with every unit's words loaded straight into
-// registers, no barrier after the staging (qmatvec_direct.comp).
+// registers, no barrier after the staging (qmatvec_direct.comp). Also reads f32 rows (the router's weight).
+// With inputs norm_x, norm_a (and norm_b), weight norm_gain and params norm_eps, norm_out instead of x, the input
+// is add_rmsnorm's normed row, computed while staged (qmatvec_direct_norm*.comp: the plan executor folds an
+// add_rmsnorm into the projections that read it, PlanExecutor::add_rmsnorm); norm_out 1 also sets outputs
+// "sum" and "normed" (add_rmsnorm's y and n).
 void qmatvec_direct(VariantCtx& c, OpArgs& a, const std::string& op) {
   Device& d = c.device();
   const std::string what = op + " vulkan:qmatvec_direct", tn = op + ".qmatvec_direct.";
-  const Operands o = operands(c, a, what);
+  const bool norm = a.t.count("norm_x") > 0, two = a.t.count("norm_b") > 0, out = norm && a.param("norm_out") != 0;
+  const Tensor& x = a.in(norm ? "norm_x" : "x");
+  const Operands o = operands(c, a, what, true, &x);
   const uint64_t smem = d.info().max_shared_memory;
   if (uint64_t(o.K) * 4 > smem)
     fail("{}: x of {} values does not fit {} bytes of shared memory; use vulkan:qmatvec", what, o.K, smem);
+  if (o.K % 4) fail("{}: {} input columns, not a multiple of 4", what, o.K);
   const uint32_t wg = d.tune(tn + "wg"), rows = d.tune(tn + "rows"), upl = d.tune(tn + "units"), groups = d.tune(tn + "groups");
   if (wg == 0 || rows == 0 || upl == 0) fail("{}: tunables wg, rows and units must be at least 1", what);
   struct {
     uint32_t T, K, N, row_bytes;
-  } pc{o.T, o.K, o.N, o.row_bytes};
+    float eps;
+  } pc{o.T, o.K, o.N, o.row_bytes, norm ? float(a.param("norm_eps")) : 0.0f};
   Tensor y = Tensor::device(d, o.T, o.N);
-  const auto& p = d.pipeline("qmatvec_direct", {{0, wg}, {1, o.type}, {2, rows}, {3, upl}, {4, o.K / 4}}, 4, sizeof pc);
+  std::vector<BufferPtr> bind{x.buffer(d), o.w.buffer(d), o.w.buffer(d), y.buffer_mut(d)};
+  const char* shader = "qmatvec_direct";
+  if (norm) {
+    const Tensor &na = a.in("norm_a"), &nb = two ? a.in("norm_b") : na;
+    for (const Tensor* t : {&na, &nb})
+      if (t->rows() != x.rows() || t->cols() != x.cols())
+        fail("{}: norm_x is [{}, {}] but an addend is [{}, {}]", what, x.rows(), x.cols(), t->rows(), t->cols());
+    const Tensor gain = c.weights->device(a.weight("norm_gain"));
+    if (gain.numel() != x.cols()) fail("{}: the norm's gain has {} values for {} columns", what, gain.numel(), x.cols());
+    for (const Tensor* t : {&na, &nb, &gain}) bind.push_back(t->buffer(d));
+    shader = "qmatvec_direct_norm";
+    if (out) {
+      Tensor sum = Tensor::device(d, x.rows(), x.cols()), normed = Tensor::device(d, x.rows(), x.cols());
+      bind.push_back(sum.buffer_mut(d));
+      bind.push_back(normed.buffer_mut(d));
+      a.set("sum", sum);
+      a.set("normed", normed);
+      shader = "qmatvec_direct_norm_out";
+    }
+  }
+  const auto& p = d.pipeline(shader, {{0, wg}, {1, o.type}, {2, rows}, {3, upl}, {4, o.K / 4}, {5, two ? 1u : 0u}},
+                             uint32_t(bind.size()), sizeof pc);
   // A pass per subgroup at the reported subgroup size (the kernel walks passes grid-stride), at most `groups`
   // workgroups when that is set (then each stages x once for more rows).
   const uint32_t per_group = rows * std::max(1u, wg / d.info().subgroup_size);
   uint32_t n = (o.N + per_group - 1) / per_group;
   if (groups) n = std::min(n, groups);
   const Grid g = grid(n);
-  d.dispatch(p, {o.x.buffer(d), o.w.buffer(d), o.w.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
+  d.dispatch(p, bind, pc, g.x, g.y);
   a.set("y", y);
 }
 
@@ -223,8 +253,8 @@ void register_vk_quant(Registry& r) {
                                 "quantized weights (ggml blocks), decode: rows staged in shared memory, x in registers",
                                 [op](VariantCtx& c, OpArgs& a) { qmatvec(c, a, op); });
     Variant md = vulkan_variant(op, "vulkan:qmatvec_direct",
-                                "quantized weights (ggml blocks), decode: x in shared memory, R rows per subgroup with "
-                                "every unit's words loaded straight into registers",
+                                "ggml blocks or f32 rows, decode: x in shared memory (or add_rmsnorm's output computed there), R "
+                                "rows per subgroup with every unit's words loaded straight into registers",
                                 [op](VariantCtx& c, OpArgs& a) { qmatvec_direct(c, a, op); });
     Variant mc = vulkan_variant(op, "vulkan:qcols",
                                 "quantized weights (ggml blocks), prompt chunks: dequantized tiles reused by max_cols tokens",
@@ -242,8 +272,7 @@ void register_vk_quant(Registry& r) {
     // relative L2 of y (measured 2.6e-3 .. 3.9e-3 over tens of outputs on lavapipe, 5e-3 on the lm_head). A
     // handful of outputs draws more (1.04e-2 over 5, test_vk_ops_quant.cpp): 2e-2.
     mi.precision_tolerance = ms.precision_tolerance = 2e-2;
-    mv.quantized_weights_only = md.quantized_weights_only = mc.quantized_weights_only = mi.quantized_weights_only =
-        ms.quantized_weights_only = true;
+    mv.quantized_weights_only = mc.quantized_weights_only = mi.quantized_weights_only = ms.quantized_weights_only = true;
     r.add_variant(std::move(mv));
     r.add_variant(std::move(md));
     r.add_variant(std::move(mi));

@@ -82,13 +82,16 @@ const Table& common() {
       {"shared_expert.fused.gemm_tokens", 2},  // this many tokens or more: route_pack's grouped GEMM (one expert)
       // -- quantized matmul and experts (gpu/ops/vk_quant.cpp)
       {"matmul.auto.qmatvec_tokens", 1},  // auto on quantized weights: a mat-vec up to this many tokens, qcols above
+      {"add_rmsnorm.fold", 1},            // decode: add_rmsnorm folded into the projections that read it (PlanExecutor)
       {"matmul.auto.decode_direct", 1},   // that mat-vec: 1 qmatvec_direct (where x fits shared memory), 0 qmatvec
       {"matmul.qmatvec.wg", 128},
       {"matmul.qmatvec.rows", 16},        // rows staged per workgroup (fewer where shared memory is short)
       {"matmul.qmatvec.pass", 2},         // rows a subgroup decodes per load of x
+      // qmatvec_direct swept on the H200 (rows 1..8 x units 1..4 x wg 128/256 x groups; matmul-quant-decode-direct.md):
+      // q4_K 2048->8192 18.1 us at 2 x 1 (qmatvec 20.2), the q6_K lm_head 226 us at 8 x 2 (qmatvec 304); 4 units slower.
       {"matmul.qmatvec_direct.wg", 256},
-      {"matmul.qmatvec_direct.rows", 4},    // rows per subgroup pass (their loads in flight together)
-      {"matmul.qmatvec_direct.units", 2},   // 32-value units per lane per step
+      {"matmul.qmatvec_direct.rows", 2},    // rows per subgroup pass (their loads in flight together)
+      {"matmul.qmatvec_direct.units", 1},   // 32-value units per lane per step
       {"matmul.qmatvec_direct.groups", 0},  // workgroups at most (0: a pass per subgroup), walking rows grid-stride
       {"matmul.qmatvec_i8.wg", 128},
       {"matmul.qmatvec_i8.cols", 4},      // tokens each decoded slot of weights serves
@@ -106,7 +109,7 @@ const Table& common() {
       {"lm_head.qmatvec.rows", 16},
       {"lm_head.qmatvec.pass", 2},
       {"lm_head.qmatvec_direct.wg", 256},
-      {"lm_head.qmatvec_direct.rows", 4},
+      {"lm_head.qmatvec_direct.rows", 8},
       {"lm_head.qmatvec_direct.units", 2},
       {"lm_head.qmatvec_direct.groups", 0},
       {"lm_head.qmatvec_i8.wg", 128},

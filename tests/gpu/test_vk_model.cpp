@@ -74,6 +74,36 @@ TEST_CASE("vk model: '*=vulkan' matches transformers in chunked prefill and deco
 // errors stay ~5e-4 at every call, and the scan-only figure is the same 0.1634 for prefill chunks of 64, 100
 // and 162 tokens: fixed token positions); not proven. So the logits are only held to 0.5 and 0.85 (a wrong
 // kernel gives ~1 and ~0).
+// Decode folds each add_rmsnorm into the projections that read it (PlanExecutor::add_rmsnorm; tunable
+// add_rmsnorm.fold): the same logits as with the norms run on their own, two folds per layer and decode step,
+// also where the first reader of a norm cannot fold it (lm_head on rowdot: add_rmsnorm runs, then the head).
+TEST_CASE("vk model: add_rmsnorm folded into the projections at decode", "[vk][model]") {
+  const auto& g = golden();
+  RunOptions o;
+  o.prefill_chunk = 100;
+  o.decode_from = 150;  // transformers' decode.logits: 12 decode steps
+  const Mat<float> want = g.file.at("decode.logits").to_mat<double>().cast<float>();
+  for (auto [spec, folds] : {std::pair{"*=vulkan", 2}, {"*=vulkan,lm_head=vulkan:rowdot", 2}}) {
+    const gpu::Plan plan = gpu::Plan::parse(spec, &device());
+    Mat<float> l[2];
+    int64_t folded[2];
+    for (uint32_t fold : {0u, 1u}) {
+      vk::ScopedTuning s(device().ctx().profile(), {{"add_rmsnorm.fold", fold}});
+      gpu::PlanExecutor ex(plan, &device(), o.scan, false);
+      l[fold] = run_with(ex, g.w, g.ids, o).bottomRows(12);
+      folded[fold] = ex.folded_norms();
+    }
+    INFO(spec << ": folded " << rel_l2(l[1], want) << ", unfolded " << rel_l2(l[0], want) << ", between "
+              << rel_l2(l[1], l[0]));
+    CHECK(folded[0] == 0);
+    // The last layer's second norm is the final norm: folded into the head unless the head is rowdot.
+    const bool head_folds = std::string(spec) == "*=vulkan";
+    CHECK(folded[1] == 12 * (folds * g.w.cfg.n_layers - (head_folds ? 0 : 1)));
+    CHECK(rel_l2(l[1], l[0]) < 1e-5);
+    CHECK(rel_l2(l[1], want) < 1e-4);
+  }
+}
+
 TEST_CASE("vk model: the cooperative-matrix prefill variants against transformers", "[vk][model][coopmat]") {
   const auto& g = golden();
   gpu::Device* d = coopmat_device();

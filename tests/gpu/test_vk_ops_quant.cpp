@@ -163,7 +163,7 @@ TEST_CASE("vk ops: quantized variants refuse f32 weights", "[vk][ops][quant]") {
   gpu::OpArgs a{{{"x", Tensor::from(randn(g, 1, 64))}}, {{"w", weight("w", randn(g, 8, 64))}}, {}};
   gpu::WeightStore ws(&device());
   gpu::VariantCtx ctx{&device(), &ws};
-  for (const char* v : {"vulkan:qmatvec", "vulkan:qmatvec_direct", "vulkan:qmatvec_i8", "vulkan:qmatvec_i8_staged", "vulkan:qcols"})
+  for (const char* v : {"vulkan:qmatvec", "vulkan:qmatvec_i8", "vulkan:qmatvec_i8_staged", "vulkan:qcols"})
     REQUIRE_THROWS_WITH(gpu::Registry::get().variant("matmul", v).run(ctx, a), Catch::Contains("is f32"));
 }
 
@@ -202,4 +202,43 @@ TEST_CASE("vk ops: moe_experts and shared_expert on quantized experts", "[vk][op
                  {"down", w("down", 4 * 2048, 512, Type::Q6_K)}},
                 {{"n_experts", 4}}};
   require_close("moe_experts", "vulkan:per_token", a, kExpertTol);
+}
+
+// qmatvec_direct with add_rmsnorm folded in (the plan executor's folded norms): the projection of
+// rmsnorm(x + a (+ b)) * gain against the reference add_rmsnorm then the reference matmul, and (norm_out) the
+// sum and normed rows it writes against add_rmsnorm's. The same f32 operations as add_rmsnorm.comp but the
+// sum of squares in another order: rounding-level differences (1e-6, as matmul).
+TEST_CASE("vk ops: qmatvec_direct with add_rmsnorm folded in", "[vk][ops][quant]") {
+  std::mt19937_64 g(28);
+  const auto& reg = gpu::Registry::get();
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  for (Type t : {Type::Q4_K, Type::Q6_K, Type::F32})
+    for (int T : {1, 2})
+      for (bool two : {false, true})
+        for (bool out : {false, true}) {
+          const int K = 1280, N = 37;
+          INFO(quant::type_name(t) << " T " << T << " two " << two << " out " << out);
+          const Mat<float> wm = randn(g, N, K, 1.0 / std::sqrt(K));
+          const WeightRef w = t == Type::F32 ? weight("w", wm) : qweight("w", wm, t);
+          const WeightRef gain = weight("gain", Mat<float>(randn(g, 1, K).array() * 0.2f + 1.0f));
+          const Tensor x = Tensor::from(randn(g, T, K)), a = Tensor::from(randn(g, T, K)), b = Tensor::from(randn(g, T, K));
+          gpu::OpArgs norm{{{"x", x.clone()}, {"a", a.clone()}}, {{"gain", gain}}, {{"eps", 1e-6}}};
+          if (two) norm.set("b", b.clone());
+          reg.variant("add_rmsnorm", "reference").run(ctx, norm);
+          gpu::OpArgs want{{{"x", norm.t.at("n")}}, {{"w", w}}, {}};
+          reg.variant("matmul", "reference").run(ctx, want);
+          gpu::OpArgs got{{{"norm_x", x.clone()}, {"norm_a", a.clone()}},
+                          {{"w", w}, {"norm_gain", gain}},
+                          {{"norm_eps", 1e-6}, {"norm_out", out ? 1.0 : 0.0}}};
+          if (two) got.set("norm_b", b.clone());
+          reg.variant("matmul", "vulkan:qmatvec_direct").run(ctx, got);
+          CHECK(rel_l2(got.t.at("y").f32(), want.t.at("y").f32()) < kTol);
+          CHECK(got.t.count("sum") == (out ? 1u : 0u));
+          if (out) {
+            CHECK(rel_l2(got.t.at("sum").f32(), norm.t.at("y").f32()) < kTol);
+            CHECK(rel_l2(got.t.at("normed").f32(), norm.t.at("n").f32()) < kTol);
+          }
+        }
+  require_no_validation_messages();
 }
