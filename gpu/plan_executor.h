@@ -88,7 +88,7 @@ class PlanExecutor {
   struct AddNorm {
     Tensor sum, normed;
   };
-  // In decode steps with add_rmsnorm.fold (a device tunable, on by default) the add_rmsnorm is folded into the
+  // In decode steps with add_rmsnorm.fold (a device tunable; off by default, see device_profile.cpp) the add_rmsnorm is folded into the
   // projections that read its normed output: it returns placeholders, each matmul/lm_head on the normed row runs
   // vulkan:qmatvec_direct computing the sum and the norm as it stages its input (the first one also writes them
   // into the placeholders), and any other op that reads a placeholder first has add_rmsnorm itself run. One

@@ -76,7 +76,7 @@ struct Variant {
   bool family_default = false;  // chosen by '<op>=<family>' and '*=<family>'
   bool per_token = false;       // walks a prefill chunk token by token (reported as a fallback)
   bool needs_device = false;
-  bool quantized_weights_only = false;  // reads ggml blocks directly; f32 weights are an error
+  bool quantized_weights_only = false;  // reads ggml blocks directly: tests and experiments give it only those
   // Relative-L2 error this variant may show against the f32 reference because it deliberately computes in
   // lower precision (int8 activations, f16 matrix inputs); 0 = none beyond f32 rounding. Checks use the
   // larger of this and their own tolerance, and reports print it.

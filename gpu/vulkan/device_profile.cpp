@@ -82,7 +82,11 @@ const Table& common() {
       {"shared_expert.fused.gemm_tokens", 2},  // this many tokens or more: route_pack's grouped GEMM (one expert)
       // -- quantized matmul and experts (gpu/ops/vk_quant.cpp)
       {"matmul.auto.qmatvec_tokens", 1},  // auto on quantized weights: a mat-vec up to this many tokens, qcols above
-      {"add_rmsnorm.fold", 1},            // decode: add_rmsnorm folded into the projections that read it (PlanExecutor)
+      // decode: add_rmsnorm folded into the projections that read it (PlanExecutor::add_rmsnorm). Off: on the H200's
+      // full-size model it cost more than the dependent dispatch it saves (tg64 145.5 vs 153.9 tok/s at 95d79ce; capping
+      // qmatvec_direct's grid at 264..1056 workgroups did not help): every workgroup of every folded projection
+      // re-reads the 2-3 rows and reduces them before its first weight load.
+      {"add_rmsnorm.fold", 0},
       {"matmul.auto.decode_direct", 1},   // that mat-vec: 1 qmatvec_direct (where x fits shared memory), 0 qmatvec
       {"matmul.qmatvec.wg", 128},
       {"matmul.qmatvec.rows", 16},        // rows staged per workgroup (fewer where shared memory is short)
