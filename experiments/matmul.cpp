@@ -1,7 +1,7 @@
 // matmul: the model's projection shapes for n = 1 (decode mat-vec) to 512 (prefill) columns, with f32
 // weights and with the GGUF's quantized weights read as blocks (q4_K projections, q6_K lm_head: vulkan:auto
 // routes them to qmatvec_direct / qcols; qcols swept over max_cols; qmatvec, qmatvec_i8 and qmatvec_i8_staged beside
-// them, the last two with x rounded to 8 bits). Bytes: the weight once (f32: 4 per value;
+// them, the last two with x rounded to 8 bits; the q6_K lm_head also qmatvec_planar(_i8) on planar rows). Bytes: the weight once (f32: 4 per value;
 // quantized: its real block bytes) plus x and y; flops 2 n in out. Small n is memory bound (the weight
 // stream), large n compute bound. QUICK (CPU devices): the same shapes scaled down 8x, n <= 40.
 #include "experiments/harness.h"
@@ -26,7 +26,9 @@ std::vector<Part> parts(const Context& cx) {
     const char* op;
     quant::Type quant;  // the type of this weight in the Q4_K_M GGUF
   };
-  std::vector<Shape> shapes{{"qkv", 2048, 8192, "matmul", quant::Type::Q4_K}, {"z", 2048, 4096, "matmul", quant::Type::Q4_K},
+  // qkv twice: the Q4_K_M recipe gives attn_qkv / attn_v Q6_K in half the layers (SPEC section 9).
+  std::vector<Shape> shapes{{"qkv", 2048, 8192, "matmul", quant::Type::Q4_K}, {"qkv", 2048, 8192, "matmul", quant::Type::Q6_K},
+                            {"z", 2048, 4096, "matmul", quant::Type::Q4_K},
                             {"out", 4096, 2048, "matmul", quant::Type::Q4_K}, {"expert", 2048, 512, "matmul", quant::Type::Q4_K},
                             {"lm_head", 2048, 248320, "lm_head", quant::Type::Q6_K}};
   const std::vector<int64_t> ns = cx.quick ? std::vector<int64_t>{1, 8, 40} : std::vector<int64_t>{1, 8, 40, 128, 512};
@@ -38,6 +40,8 @@ std::vector<Part> parts(const Context& cx) {
     f32.variants = f32_variants(s.op);
     dec.variants = {"reference",         "vulkan:auto",       "vulkan:qmatvec",          "vulkan:qmatvec_direct",
                     "vulkan:qmatvec_i8", "vulkan:qmatvec_i8_staged", "vulkan:qcols"};
+    if (s.quant == quant::Type::Q6_K)  // planar rows: q6_K only
+      for (const char* v : {"vulkan:qmatvec_planar", "vulkan:qmatvec_planar_i8"}) dec.variants.push_back(v);
     pre.variants = {"reference", "vulkan:auto", "vulkan:qcols"};
     dec.sweeps = pre.sweeps = {{std::string(s.op) + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}}};
     dec.sweeps[std::string(s.op) + ".qmatvec.rows"] = {2, 4, 8, 16};  // rows staged per workgroup (occupancy)
@@ -49,6 +53,11 @@ std::vector<Part> parts(const Context& cx) {
     dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.groups"] = {1056, 2112};  // grid
     dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.local"] = {0, 1};  // workers: workgroups or subgroups
     dec.sweeps[std::string(s.op) + ".qmatvec_i8_staged.wg"] = {128, 256};
+    for (const char* v : {".qmatvec_planar.", ".qmatvec_planar_i8."}) {
+      dec.sweeps[s.op + std::string(v) + "rows"] = {1, 2, 4};  // row groups per subgroup pass
+      dec.sweeps[s.op + std::string(v) + "wg"] = {128, 256};
+      dec.sweeps[s.op + std::string(v) + "groups"] = {0, 1056, 2112, 4224, 8448};  // grid (0: a pass per subgroup)
+    }
     const double wq = double(quant::row_bytes(s.quant, in)) * double(o);
     for (int64_t n : ns) {
       Case c;

@@ -34,7 +34,7 @@ static size_t device_weight_budget(Device* dev) {
 }
 
 WeightStore::WeightStore(Device* dev)
-    : dev_(dev), device_(device_weight_budget(dev)), raw_(device_weight_budget(dev)) {}
+    : dev_(dev), device_(device_weight_budget(dev)), raw_(device_weight_budget(dev)), planar_(device_weight_budget(dev)) {}
 
 Tensor WeightStore::host(const WeightRef& w) {
   return *host_.get(w, size_t(w.numel()) * 4, [&] { return Tensor::from(w.to_mat<float>()); });
@@ -66,6 +66,32 @@ Tensor WeightStore::device_raw(const WeightRef& w) {
     w.read_raw_rows(0, w.rows, raw.data());
     Tensor d = Tensor::resident(*dev_, 1, int64_t(words), Tensor::Type::I32);
     dev_->upload(d.buffer_mut(*dev_), raw.data(), d.bytes());
+    return d;
+  });
+}
+
+size_t WeightStore::planar_row_stride(const WeightRef& w) {
+  return (quant::row_bytes(w.storage_type(), w.cols) + 15) / 16 * 16;
+}
+
+Tensor WeightStore::device_planar(const WeightRef& w) {
+  if (!dev_) fail("weight '{}' is needed on a Vulkan device, but none is open", w.name());
+  quant::planar_fields(w.storage_type());  // a block type, or the error naming it
+  const size_t rb = quant::row_bytes(w.storage_type(), w.cols), stride = planar_row_stride(w);
+  const size_t words = stride * size_t(w.rows) / 4 + 4;  // plus one spare uvec4 (see registry.h)
+  return *planar_.get(w, words * 4, [&] {
+    std::vector<uint32_t> out(words, 0u);
+    auto* o = reinterpret_cast<uint8_t*>(out.data());
+    // A few MiB of raw rows at a time: the whole weight is not held twice on the host.
+    const int64_t step = std::max<int64_t>(1, int64_t((8u << 20) / rb));
+    std::vector<uint8_t> raw(size_t(step) * rb);
+    for (int64_t r0 = 0; r0 < w.rows; r0 += step) {
+      const int64_t n = std::min(step, w.rows - r0);
+      w.read_raw_rows(r0, n, raw.data());
+      for (int64_t r = 0; r < n; ++r) quant::planar_row(w.storage_type(), raw.data() + r * rb, o + (r0 + r) * stride, w.cols);
+    }
+    Tensor d = Tensor::resident(*dev_, 1, int64_t(words), Tensor::Type::I32);
+    dev_->upload(d.buffer_mut(*dev_), out.data(), d.bytes());
     return d;
   });
 }

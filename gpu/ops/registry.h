@@ -49,6 +49,11 @@ class WeightStore {
   // bytes, so kernels may read whole uvec4s and one word past any value. Cached like device() (a cache of
   // its own with the same budget).
   Tensor device_raw(const WeightRef& w);
+  // The same blocks with each row planar (quant::planar_row: every block's first field, then every block's
+  // second, ...) and rows at a stride of row_bytes rounded up to 16 bytes (planar_row_stride), so each plane
+  // of a Q6_K row starts on a 16-byte boundary; padded like device_raw. Block types only. Cached likewise.
+  Tensor device_planar(const WeightRef& w);
+  static size_t planar_row_stride(const WeightRef& w);
   Vec<float> host_vec(const WeightRef& w) { return w.to_vec<float>(); }
   // A device tensor [rows, cols] kept under `key` for ops that need the same large scratch on every call
   // (route_pack's dequantized expert stacks, a GiB per layer at full size): one buffer reused, instead of a
@@ -58,7 +63,7 @@ class WeightStore {
 
  private:
   Device* dev_;
-  WeightCache<Tensor> host_, device_, raw_;
+  WeightCache<Tensor> host_, device_, raw_, planar_;
   std::map<std::string, Tensor> scratch_;
 };
 

@@ -48,7 +48,10 @@ void automatic(VariantCtx& c, OpArgs& a, const std::string& op) {
   if (a.weight("w").quantized() && vk_quant_decodes(a.weight("w"))) {
     const Device& d = c.device();
     if (T > int64_t(d.tune("matmul.auto.qmatvec_tokens"))) return Registry::get().variant(op, "vulkan:qcols").run(c, a);
-    // Decode: qmatvec_direct where x fits its shared memory and the tunable asks for it, else qmatvec.
+    // Decode: q6_K in planar rows where the tunable asks for it (exact f32 like the others, its 210-byte blocks
+    // read with aligned loads); else qmatvec_direct where x fits its shared memory and the tunable asks, else qmatvec.
+    if (a.weight("w").storage_type() == quant::Type::Q6_K && d.tune("matmul.auto.decode_planar"))
+      return Registry::get().variant(op, "vulkan:qmatvec_planar").run(c, a);
     const bool direct = d.tune("matmul.auto.decode_direct") && uint64_t(a.weight("w").cols) * 4 <= d.info().max_shared_memory;
     return Registry::get().variant(op, direct ? "vulkan:qmatvec_direct" : "vulkan:qmatvec").run(c, a);
   }
@@ -61,7 +64,7 @@ void register_vk_matmul(Registry& r) {
   for (std::string op : {"matmul", "lm_head"}) {
     r.add_variant(vulkan_variant(op, "vulkan:tiled", "shared-memory tiles of TILE x TILE outputs", tiled));
     r.add_variant(vulkan_variant(op, "vulkan:rowdot", "a workgroup per output row, weights read once per 8 tokens", rowdot));
-    r.add_variant(vulkan_variant(op, "vulkan:auto", "rowdot for up to 8 tokens, tiled above; quantized weights: qmatvec_direct (or qmatvec), qcols",
+    r.add_variant(vulkan_variant(op, "vulkan:auto", "rowdot for up to 8 tokens, tiled above; quantized weights: qmatvec_planar (q6_K), qmatvec_direct (or qmatvec), qcols",
                                  [op](VariantCtx& c, OpArgs& a) { automatic(c, a, op); }, true));
   }
 }

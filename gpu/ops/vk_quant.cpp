@@ -221,6 +221,57 @@ void qmatvec_i8_staged(VariantCtx& c, OpArgs& a, const std::string& op) {
   a.set("y", y);
 }
 
+// Q6_K in planar rows (WeightStore::device_planar), each lane's bytes in aligned 16-byte loads, its chunks of x
+// in registers (qmatvec_planar*.comp); i8: x rounded to 8 bits per 256 values first (quantize_x8_k), integer
+// dot products.
+void qmatvec_planar(VariantCtx& c, OpArgs& a, const std::string& op, bool i8) {
+  Device& d = c.device();
+  const std::string name = i8 ? "qmatvec_planar_i8" : "qmatvec_planar", what = op + " vulkan:" + name;
+  const std::string tn = op + "." + name + ".";
+  const WeightRef& w = a.weight("w");
+  const Tensor& x = a.in("x");
+  if (w.storage_type() != quant::Type::Q6_K)
+    fail("{}: weight '{}' is {}; this variant reads q6_K blocks (use vulkan:auto)", what, w.name(),
+         quant::type_name(w.storage_type()));
+  if (x.cols() != w.cols) fail("{}: input has {} columns but the weight expects {}", what, x.cols(), w.cols);
+  const Tensor planar = c.weights->device_planar(w);
+  if (planar.bytes() > d.info().max_storage_buffer_range || planar.bytes() > UINT32_MAX)
+    fail("{}: weight '{}' holds {} MiB of blocks, beyond this device's storage-buffer range of {} MiB (or 4 GiB)", what,
+         w.name(), planar.bytes() >> 20, d.info().max_storage_buffer_range >> 20);
+  const uint32_t wg = d.tune(tn + "wg"), rows = d.tune(tn + "rows"), groups = d.tune(tn + "groups");
+  if (wg == 0 || rows == 0) fail("{}: tunables wg and rows must be at least 1", what);
+  const uint32_t chunks = u32(w.cols / 64), lanes_p2 = std::bit_ceil(chunks);
+  // Lanes per row and x chunks per lane at the reported subgroup size (another size at run time reloads x).
+  const uint32_t sg = std::max(1u, d.info().subgroup_size), lanes = std::min(sg, lanes_p2);
+  const uint32_t xr = std::clamp((chunks + lanes - 1) / lanes, 1u, 4u);
+  struct {
+    uint32_t T, K, N, stride, nb, lanes_p2;
+  } pc{u32(x.rows()), u32(w.cols), u32(w.rows), u32(int64_t(WeightStore::planar_row_stride(w) / 16)), chunks / 4, lanes_p2};
+  Tensor y = Tensor::device(d, pc.T, pc.N);
+  const BufferPtr wb = planar.buffer(d);
+  std::vector<BufferPtr> bind{x.buffer(d), wb, wb, wb, y.buffer_mut(d)};
+  if (i8) {  // x to 8 bits per 256 values: the values (binding 0), scales and sums per 16 (5, 6)
+    const uint32_t runs = u32(x.rows() * x.cols() / 16);
+    Tensor xq = Tensor::device(d, x.rows(), x.cols() / 4), xd = Tensor::device(d, x.rows(), x.cols() / 256),
+           xs = Tensor::device(d, x.rows(), x.cols() / 16, Tensor::Type::I32);
+    const auto& q = d.pipeline("quantize_x8_k", {{0, 64}}, 4, sizeof runs);
+    const Grid gq = grid((runs + 63) / 64);
+    d.dispatch(q, {x.buffer(d), xq.buffer_mut(d), xd.buffer_mut(d), xs.buffer_mut(d)}, runs, gq.x, gq.y);
+    bind[0] = xq.buffer(d);
+    bind.push_back(xd.buffer(d));
+    bind.push_back(xs.buffer(d));
+  }
+  const auto& p = d.pipeline(name, {{0, wg}, {1, rows}, {2, xr}}, uint32_t(bind.size()), sizeof pc);
+  // Rows per workgroup pass at the reported subgroup size; subgroups walk passes grid-stride, at most `groups`
+  // workgroups when that is set.
+  const uint32_t per_group = rows * (sg / lanes) * std::max(1u, wg / sg);
+  uint32_t n = (pc.N + per_group - 1) / per_group;
+  if (groups) n = std::min(n, groups);
+  const Grid g = grid(n);
+  d.dispatch(p, bind, pc, g.x, g.y);
+  a.set("y", y);
+}
+
 void qcols(VariantCtx& c, OpArgs& a, const std::string& op) {
   Device& d = c.device();
   const Operands o = operands(c, a, op + " vulkan:qcols");
@@ -267,6 +318,18 @@ void register_vk_quant(Registry& r) {
         op, "vulkan:qmatvec_i8_staged",
         "as qmatvec_i8, the weight stream staged: tiles of rows loaded a tile ahead as aligned 16-byte units, x in registers",
         [op](VariantCtx& c, OpArgs& a) { qmatvec_i8_staged(c, a, op); }, false, false, idp);
+    Variant mp = vulkan_variant(op, "vulkan:qmatvec_planar",
+                                "q6_K in planar rows (fields grouped per row), decode: aligned 16-byte loads, x in registers, "
+                                "exact f32 products",
+                                [op](VariantCtx& c, OpArgs& a) { qmatvec_planar(c, a, op, false); });
+    Variant mpi = vulkan_variant(
+        op, "vulkan:qmatvec_planar_i8",
+        "qmatvec_planar with x rounded to 8 bits per 256 values, 4-way integer dot products",
+        [op](VariantCtx& c, OpArgs& a) { qmatvec_planar(c, a, op, true); }, false, false, idp);
+    mp.quantized_weights_only = mpi.quantized_weights_only = true;
+    // x rounded to 8 bits per 256 values: as qmatvec_i8 (below), the step set by a larger block's max |x| (on
+    // Gaussian x about 2.9 sigma, not 2.1): ~0.7% relative L2 of y; 2e-2 as there.
+    mpi.precision_tolerance = 2e-2;
     // x rounded to 8 bits per block of 32: each value off by up to d/2 (d = max|x|/127, about 2.1 sigma / 127
     // on Gaussian data), uniformly, so d/sqrt(12) = 0.48% of x's RMS; independent over K terms, so ~0.5%
     // relative L2 of y (measured 2.6e-3 .. 3.9e-3 over tens of outputs on lavapipe, 5e-3 on the lm_head). A
@@ -280,6 +343,8 @@ void register_vk_quant(Registry& r) {
     r.add_variant(std::move(mi));
     r.add_variant(std::move(ms));
     r.add_variant(std::move(mc));
+    r.add_variant(std::move(mp));
+    r.add_variant(std::move(mpi));
   }
 }
 

@@ -74,6 +74,16 @@ vec4 hlq_bytes(uint w, float bias) {
   return uintBitsToFloat((uvec4(w, w >> 8u, w >> 16u, w >> 24u) & 0xFFu) | 0x4B000000u) - (8388608.0 + bias);
 }
 
+// Q6_K's 6-bit values of 16 consecutive l as bytes, for the four runs k = 0..3 of one half h of a block (value
+// 128h + 32k + l): the nibble (k >= 2) of ql[64h + 32(k%2) + l] with bits 2k, 2k+1 of qh[32h + l] as bits 4, 5.
+// qa, qb: the 16 bytes of ql at 64h + l0 and 64h + 32 + l0; qh: those of qh at 32h + l0.
+void hlq_q6k_runs(uvec4 qa, uvec4 qb, uvec4 qh, out uvec4 q[4]) {
+  q[0] = (qa & 0x0F0F0F0Fu) | ((qh & 0x03030303u) << 4u);
+  q[1] = (qb & 0x0F0F0F0Fu) | (((qh >> 2u) & 0x03030303u) << 4u);
+  q[2] = ((qa >> 4u) & 0x0F0F0F0Fu) | (((qh >> 4u) & 0x03030303u) << 4u);
+  q[3] = ((qb >> 4u) & 0x0F0F0F0Fu) | (((qh >> 6u) & 0x03030303u) << 4u);
+}
+
 // Byte i (0..11) of a K-quant's 12 scale bytes, and ggml's get_scale_min_k4 for sub-block j (0..7).
 uint hlq_scale_byte(uvec3 s, uint i) { return ((i < 4u ? s.x : i < 8u ? s.y : s.z) >> (8u * (i & 3u))) & 0xFFu; }
 uvec2 hlq_scale_min_k4(uvec3 s, uint j) {

@@ -70,10 +70,7 @@ void hlq_slot(uint row, uint s, out uvec4 q[4], out vec4 mul, out vec4 off) {
   const uint b = row + 210u * blk, h = j >> 1u, l0 = 16u * (j & 1u);
   const uvec4 qa = hlq_load16(TYPE, 0u, b + 64u * h + l0), qb = hlq_load16(TYPE, 0u, b + 64u * h + 32u + l0),
               qh = hlq_load16(TYPE, 0u, b + 128u + 32u * h + l0);
-  q[0] = (qa & 0x0F0F0F0Fu) | ((qh & 0x03030303u) << 4u);
-  q[1] = (qb & 0x0F0F0F0Fu) | (((qh >> 2u) & 0x03030303u) << 4u);
-  q[2] = ((qa >> 4u) & 0x0F0F0F0Fu) | (((qh >> 4u) & 0x03030303u) << 4u);
-  q[3] = ((qb >> 4u) & 0x0F0F0F0Fu) | (((qh >> 6u) & 0x03030303u) << 4u);
+  hlq_q6k_runs(qa, qb, qh, q);
   const float d = hlq_f16(0u, b + 208u);
   const uint si = b + 192u + 8u * h + (j & 1u);
   for (uint k = 0u; k < 4u; ++k) mul[k] = d * hlq_i8(0u, si + 2u * k);

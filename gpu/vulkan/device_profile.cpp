@@ -87,6 +87,7 @@ const Table& common() {
       // qmatvec_direct's grid at 264..1056 workgroups did not help): every workgroup of every folded projection
       // re-reads the 2-3 rows and reduces them before its first weight load.
       {"add_rmsnorm.fold", 0},
+      {"matmul.auto.decode_planar", 1},   // q6_K decode: 1 qmatvec_planar (else as below)
       {"matmul.auto.decode_direct", 1},   // that mat-vec: 1 qmatvec_direct (where x fits shared memory), 0 qmatvec
       {"matmul.qmatvec.wg", 128},
       {"matmul.qmatvec.rows", 16},        // rows staged per workgroup (fewer where shared memory is short)
@@ -97,6 +98,12 @@ const Table& common() {
       {"matmul.qmatvec_direct.rows", 2},    // rows per subgroup pass (their loads in flight together)
       {"matmul.qmatvec_direct.units", 1},   // 32-value units per lane per step
       {"matmul.qmatvec_direct.groups", 0},  // workgroups at most (0: a pass per subgroup), walking rows grid-stride
+      {"matmul.qmatvec_planar.wg", 256},    // q6_K planar rows (qmatvec_planar.glsl)
+      {"matmul.qmatvec_planar.rows", 2},    // row groups per subgroup pass (their loads in flight together)
+      {"matmul.qmatvec_planar.groups", 0},  // workgroups at most (0: a pass per subgroup), walking rows grid-stride
+      {"matmul.qmatvec_planar_i8.wg", 256},
+      {"matmul.qmatvec_planar_i8.rows", 2},
+      {"matmul.qmatvec_planar_i8.groups", 0},
       {"matmul.qmatvec_i8.wg", 128},
       {"matmul.qmatvec_i8.cols", 4},      // tokens each decoded slot of weights serves
       {"matmul.qmatvec_i8.slots", 1},     // slots (64 values) a lane decodes per step
@@ -116,6 +123,12 @@ const Table& common() {
       {"lm_head.qmatvec_direct.rows", 8},
       {"lm_head.qmatvec_direct.units", 2},
       {"lm_head.qmatvec_direct.groups", 0},
+      {"lm_head.qmatvec_planar.wg", 256},
+      {"lm_head.qmatvec_planar.rows", 2},
+      {"lm_head.qmatvec_planar.groups", 0},
+      {"lm_head.qmatvec_planar_i8.wg", 256},
+      {"lm_head.qmatvec_planar_i8.rows", 2},
+      {"lm_head.qmatvec_planar_i8.groups", 0},
       {"lm_head.qmatvec_i8.wg", 128},
       {"lm_head.qmatvec_i8.cols", 4},
       {"lm_head.qmatvec_i8.slots", 1},
@@ -172,6 +185,8 @@ const Table& overrides(std::string_view profile) {
   // qmatvec_i8_staged on the Q6_K lm_head, swept (rows 1..24, groups 132..4224, wg 128..512, slots 1..4, depth
   // 1..3, local): each subgroup its own worker on one-row tiles (local 1, rows 1), wg 256, 1024 groups, depth 1:
   // 145 us (64.5% of the read ceiling); workgroup tiles of 4 rows at wg 128 150 us; deeper prefetch was slower.
+  // qmatvec_planar(_i8) on the Q6_K lm_head, swept (rows 1/2/4 x wg 128/256 x groups 0..8448): one row group per
+  // pass, wg 128, a capped grid: f32 x 181 us (51.7%), i8 x 111.7 us (83.7% of the read ceiling).
   // attention flash_coopmat, 512 queries over 4096 keys, swept (rows, keys, subgroups, min_groups, f16_cache):
   // 8 computing subgroups 1213 us vs 4 1980 us at the best other settings (the defaults).
   // qcols: 16 columns per weight tile was the best max_cols (1..64) for 14 of the 15 prompt cases (n = 40..512)
@@ -191,6 +206,12 @@ const Table& overrides(std::string_view profile) {
                                {"matmul.qmatvec_i8_staged.rows", 1},
                                {"lm_head.qmatvec_i8_staged.local", 1},
                                {"lm_head.qmatvec_i8_staged.rows", 1},
+                               {"lm_head.qmatvec_planar.rows", 1},
+                               {"lm_head.qmatvec_planar.wg", 128},
+                               {"lm_head.qmatvec_planar.groups", 2112},
+                               {"lm_head.qmatvec_planar_i8.rows", 1},
+                               {"lm_head.qmatvec_planar_i8.wg", 128},
+                               {"lm_head.qmatvec_planar_i8.groups", 4224},
                                {"matmul.qcols.max_cols", 64},
                                {"lm_head.qcols.max_cols", 16},
                                {"attention.flash_coopmat.subgroups", 8}};

@@ -416,4 +416,30 @@ void quantize_row(Type t, const float* src, void* dst, int64_t n) {
   }
 }
 
+// ---- planar rows ---------------------------------------------------------------------------------------------
+
+std::vector<size_t> planar_fields(Type t) {
+  switch (t) {
+    case Type::Q8_0: return {2, 32};                // d, qs
+    case Type::Q4_K: return {4, 12, 128};           // d and dmin, scales, qs
+    case Type::Q5_K: return {4, 12, 32, 128};       // d and dmin, scales, qh, qs
+    case Type::Q6_K: return {128, 64, 16, 2};       // ql, qh, scales, d
+    default:
+      throw Error(fmt::format("hl::quant: planar rows are defined for q8_0, q4_K, q5_K and q6_K blocks, not {}",
+                              type_name(t)));
+  }
+}
+
+void planar_row(Type t, const void* src, void* dst, int64_t n) {
+  const std::vector<size_t> fields = planar_fields(t);
+  const size_t nb = row_bytes(t, n) / block_bytes(t), bytes = block_bytes(t);
+  const auto* s = static_cast<const uint8_t*>(src);
+  auto* d = static_cast<uint8_t*>(dst);
+  size_t at = 0;  // the field's offset within a block
+  for (size_t f : fields) {
+    for (size_t b = 0; b < nb; ++b, d += f) std::memcpy(d, s + b * bytes + at, f);
+    at += f;
+  }
+}
+
 }  // namespace hl::quant

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "quant/error.h"
 
@@ -52,6 +53,14 @@ void dequantize_row(Type t, const void* src, float* dst, int64_t n);
 // Block types need finite input (Error otherwise); F32/F16/BF16 carry inf/NaN. Scale searches are described in
 // blocks.cpp; results are deterministic.
 void quantize_row(Type t, const float* src, void* dst, int64_t n);
+
+// A row with its blocks' fields grouped by field ("planar"): every block's first field, then every block's second,
+// ... (Q6_K: all ql[128], all qh[64], all scales[16], all d), the bytes themselves unchanged, row_bytes(t, n) in
+// all. GPU kernels read such rows with aligned wide loads where a block's own size (Q6_K's 210 bytes, Q8_0's 34)
+// misaligns every field after the first block (gpu/shaders/qmatvec_planar.glsl). Block types only (Error
+// otherwise); planar_fields gives the field sizes in order, for the kernels' plane offsets.
+std::vector<size_t> planar_fields(Type t);
+void planar_row(Type t, const void* src, void* dst, int64_t n);
 
 // ---- scalar conversions (exact decode, round-to-nearest-even encode) -----------------------------------------
 inline float fp16_to_fp32(uint16_t h) {  // branch-free (masks), so that row loops vectorize

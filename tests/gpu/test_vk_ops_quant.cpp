@@ -158,12 +158,48 @@ TEST_CASE("vk ops: quantized matmul, the model's shapes at decode", "[vk][ops][q
   }
 }
 
+// qmatvec_planar(_i8) on q6_K in planar rows: block counts that leave the rows off a 16-byte stride (1, 3:
+// padded rows) and that need fewer lanes than the subgroup (1 block = 4 chunks) or several chunks per lane
+// (16 blocks = 64 chunks over lavapipe's 8 lanes: x reloaded, beyond 4 chunks in registers), row groups that
+// do not divide N, a capped grid, several tokens. _i8 rounds x to 8 bits: 2e-2 (as qmatvec_i8), and well
+// above f32 rounding (the rounding is real).
+TEST_CASE("vk ops: qmatvec_planar on q6_K", "[vk][ops][quant]") {
+  std::mt19937_64 g(28);
+  for (auto [K, N, T] : {std::tuple{256, 37, 1}, {768, 19, 2}, {2048, 67, 1}, {4096, 9, 3}}) {
+    const gpu::OpArgs a = matmul_args(g, T, K, N, Type::Q6_K);
+    for (auto [wg, rows, groups] : {std::tuple{64u, 1u, 0u}, {128u, 3u, 0u}, {32u, 2u, 1u}}) {
+      INFO("K " << K << " N " << N << " T " << T << " wg " << wg << " rows " << rows << " groups " << groups);
+      vk::ScopedTuning s(device().ctx().profile(), {{"matmul.qmatvec_planar.wg", wg},
+                                                    {"matmul.qmatvec_planar.rows", rows},
+                                                    {"matmul.qmatvec_planar.groups", groups},
+                                                    {"matmul.qmatvec_planar_i8.wg", wg},
+                                                    {"matmul.qmatvec_planar_i8.rows", rows},
+                                                    {"matmul.qmatvec_planar_i8.groups", groups}});
+      require_close("matmul", "vulkan:qmatvec_planar", a, kTol);
+      require_close("matmul", "vulkan:qmatvec_planar_i8", a, 2e-2);
+      double worst = 0;
+      for (auto& [name, e] : compare_with_reference("matmul", "vulkan:qmatvec_planar_i8", a)) worst = std::max(worst, e.rel_l2);
+      CHECK(worst > 1e-4);
+    }
+    require_close("lm_head", "vulkan:qmatvec_planar", a, kTol);
+  }
+  // Other block types are refused by name.
+  const gpu::OpArgs q4 = matmul_args(g, 1, 256, 8, Type::Q4_K);
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  for (const char* v : {"vulkan:qmatvec_planar", "vulkan:qmatvec_planar_i8"}) {
+    gpu::OpArgs got = q4;
+    REQUIRE_THROWS_WITH(gpu::Registry::get().variant("matmul", v).run(ctx, got), Catch::Contains("is q4_K"));
+  }
+}
+
 TEST_CASE("vk ops: quantized variants refuse f32 weights", "[vk][ops][quant]") {
   std::mt19937_64 g(25);
   gpu::OpArgs a{{{"x", Tensor::from(randn(g, 1, 64))}}, {{"w", weight("w", randn(g, 8, 64))}}, {}};
   gpu::WeightStore ws(&device());
   gpu::VariantCtx ctx{&device(), &ws};
-  for (const char* v : {"vulkan:qmatvec", "vulkan:qmatvec_i8", "vulkan:qmatvec_i8_staged", "vulkan:qcols"})
+  for (const char* v : {"vulkan:qmatvec", "vulkan:qmatvec_i8", "vulkan:qmatvec_i8_staged", "vulkan:qcols",
+                        "vulkan:qmatvec_planar", "vulkan:qmatvec_planar_i8"})
     REQUIRE_THROWS_WITH(gpu::Registry::get().variant("matmul", v).run(ctx, a), Catch::Contains("is f32"));
 }
 

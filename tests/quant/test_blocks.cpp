@@ -461,3 +461,28 @@ TEST_CASE("quant: special rows", "[quant]") {
     CHECK(std::fabs(y[300] + 80.0f) < 2.0f);
   }
 }
+
+TEST_CASE("quant: planar rows group each field of every block", "[quant]") {
+  // Field offsets within a block, from the layouts in blocks.h (not from planar_fields).
+  struct Case {
+    Type t;
+    std::vector<std::pair<size_t, size_t>> fields;  // (offset in the block, bytes)
+  };
+  const Case cases[] = {{Type::Q6_K, {{0, 128}, {128, 64}, {192, 16}, {208, 2}}},
+                        {Type::Q4_K, {{0, 4}, {4, 12}, {16, 128}}},
+                        {Type::Q5_K, {{0, 4}, {4, 12}, {16, 32}, {48, 128}}},
+                        {Type::Q8_0, {{0, 2}, {2, 32}}}};
+  for (const Case& c : cases) {
+    const int64_t nb = 3, n = nb * block_size(c.t);
+    const size_t bb = block_bytes(c.t);
+    Bytes src(nb * bb), got(nb * bb, 0xEE);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = uint8_t(i * 7 + i / 251);  // no byte value repeats nearby
+    planar_row(c.t, src.data(), got.data(), n);
+    Bytes want;
+    for (auto [off, len] : c.fields)
+      for (int64_t b = 0; b < nb; ++b) want.insert(want.end(), src.begin() + b * bb + off, src.begin() + b * bb + off + len);
+    REQUIRE(want.size() == src.size());
+    CHECK(got == want);
+  }
+  CHECK_THROWS_WITH(planar_fields(Type::F32), Catch::Contains("not f32"));
+}
