@@ -1,9 +1,10 @@
 // matmul: the model's projection shapes for n = 1 (decode mat-vec) to 512 (prefill) columns, with f32
-// weights and with the GGUF's quantized weights read as blocks (q4_K projections, q6_K lm_head: vulkan:auto
-// routes them to qmatvec_direct / qcols; qcols swept over max_cols; qmatvec, qmatvec_i8 and qmatvec_i8_staged beside
-// them, the last two with x rounded to 8 bits; the q6_K lm_head also qmatvec_planar(_i8) on planar rows). Bytes: the weight once (f32: 4 per value;
-// quantized: its real block bytes) plus x and y; flops 2 n in out. Small n is memory bound (the weight
-// stream), large n compute bound. QUICK (CPU devices): the same shapes scaled down 8x, n <= 40.
+// weights and with the GGUF's quantized weights read as blocks (q4_K projections, q6_K qkv and lm_head: vulkan:auto
+// routes them to qmatvec_direct or qmatvec_planar / qcols; qcols swept over max_cols; qmatvec, qmatvec_i8 and
+// qmatvec_i8_staged beside them, the last two with x rounded to 8 bits; q6_K also qmatvec_planar(_i8) on planar
+// rows). Bytes: the weight once (f32: 4 per value; quantized: its real block bytes) plus x and y; flops 2 n in out.
+// Small n is memory bound (the weight stream), large n compute bound. QUICK (CPU devices): the same shapes
+// scaled down 8x, n <= 40.
 #include "experiments/harness.h"
 #include "model/quant_source.h"
 
@@ -25,11 +26,14 @@ std::vector<Part> parts(const Context& cx) {
     int64_t in, out;
     const char* op;
     quant::Type quant;  // the type of this weight in the Q4_K_M GGUF
+    bool f32 = true;    // also the f32 cases of the shape
   };
   // qkv twice: the Q4_K_M recipe gives attn_qkv / attn_v Q6_K in half the layers (SPEC section 9).
-  std::vector<Shape> shapes{{"qkv", 2048, 8192, "matmul", quant::Type::Q4_K}, {"qkv", 2048, 8192, "matmul", quant::Type::Q6_K},
+  std::vector<Shape> shapes{{"qkv", 2048, 8192, "matmul", quant::Type::Q4_K},
+                            {"qkv", 2048, 8192, "matmul", quant::Type::Q6_K, false},
                             {"z", 2048, 4096, "matmul", quant::Type::Q4_K},
-                            {"out", 4096, 2048, "matmul", quant::Type::Q4_K}, {"expert", 2048, 512, "matmul", quant::Type::Q4_K},
+                            {"out", 4096, 2048, "matmul", quant::Type::Q4_K},
+                            {"expert", 2048, 512, "matmul", quant::Type::Q4_K},
                             {"lm_head", 2048, 248320, "lm_head", quant::Type::Q6_K}};
   const std::vector<int64_t> ns = cx.quick ? std::vector<int64_t>{1, 8, 40} : std::vector<int64_t>{1, 8, 40, 128, 512};
   std::vector<Part> out;
@@ -67,7 +71,7 @@ std::vector<Part> parts(const Context& cx) {
       c.inputs = [=](std::mt19937_64& g) {
         return gpu::OpArgs{{{"x", Tensor::from(randn(g, n, in))}}, {{"w", random_weight(g, "w", o, in, 1 / std::sqrt(double(in)))}}, {}};
       };
-      f32.cases.push_back(c);
+      if (s.f32) f32.cases.push_back(c);
       c.label = fmt::format("{} {} {}->{} n={}", s.name, quant::type_name(s.quant), in, o, n);
       c.cost.bytes = wq + 4.0 * double(n * in + n * o);
       c.inputs = [=, t = s.quant](std::mt19937_64& g) {
@@ -91,7 +95,7 @@ std::vector<Part> parts(const Context& cx) {
 Experiment matmul_experiment() {
   return {"matmul",
           "dense projections (2048->8192, ->4096, 4096->2048, 2048->512, lm_head) for n = 1..512 columns, f32 and "
-          "quantized (q4_K, lm_head q6_K) weights",
+          "quantized (q4_K, q6_K qkv and lm_head) weights",
           parts, {}};
 }
 

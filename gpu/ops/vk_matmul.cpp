@@ -48,9 +48,10 @@ void automatic(VariantCtx& c, OpArgs& a, const std::string& op) {
   if (a.weight("w").quantized() && vk_quant_decodes(a.weight("w"))) {
     const Device& d = c.device();
     if (T > int64_t(d.tune("matmul.auto.qmatvec_tokens"))) return Registry::get().variant(op, "vulkan:qcols").run(c, a);
-    // Decode: q6_K in planar rows where the tunable asks for it (exact f32 like the others, its 210-byte blocks
-    // read with aligned loads); else qmatvec_direct where x fits its shared memory and the tunable asks, else qmatvec.
-    if (a.weight("w").storage_type() == quant::Type::Q6_K && d.tune("matmul.auto.decode_planar"))
+    // Decode: large q6_K weights in planar rows (exact f32 like the others, the 210-byte blocks read with aligned
+    // loads); else qmatvec_direct where x fits its shared memory and the tunable asks, else qmatvec.
+    const uint32_t planar_rows = d.tune("matmul.auto.decode_planar_rows");
+    if (a.weight("w").storage_type() == quant::Type::Q6_K && planar_rows && a.weight("w").rows >= int64_t(planar_rows))
       return Registry::get().variant(op, "vulkan:qmatvec_planar").run(c, a);
     const bool direct = d.tune("matmul.auto.decode_direct") && uint64_t(a.weight("w").cols) * 4 <= d.info().max_shared_memory;
     return Registry::get().variant(op, direct ? "vulkan:qmatvec_direct" : "vulkan:qmatvec").run(c, a);

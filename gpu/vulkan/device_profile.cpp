@@ -87,7 +87,9 @@ const Table& common() {
       // qmatvec_direct's grid at 264..1056 workgroups did not help): every workgroup of every folded projection
       // re-reads the 2-3 rows and reduces them before its first weight load.
       {"add_rmsnorm.fold", 0},
-      {"matmul.auto.decode_planar", 1},   // q6_K decode: 1 qmatvec_planar (else as below)
+      // q6_K decode weights of at least this many rows: qmatvec_planar (0: never). H200: the lm_head (248320 rows)
+      // 180 us vs qmatvec_direct 226; 2048 -> 8192 20.0 vs 17.3 us (reports/nvidia-h200/matmul-quant-decode-q6-*).
+      {"matmul.auto.decode_planar_rows", 65536},
       {"matmul.auto.decode_direct", 1},   // that mat-vec: 1 qmatvec_direct (where x fits shared memory), 0 qmatvec
       {"matmul.qmatvec.wg", 128},
       {"matmul.qmatvec.rows", 16},        // rows staged per workgroup (fewer where shared memory is short)
@@ -186,7 +188,9 @@ const Table& overrides(std::string_view profile) {
   // 1..3, local): each subgroup its own worker on one-row tiles (local 1, rows 1), wg 256, 1024 groups, depth 1:
   // 145 us (64.5% of the read ceiling); workgroup tiles of 4 rows at wg 128 150 us; deeper prefetch was slower.
   // qmatvec_planar(_i8) on the Q6_K lm_head, swept (rows 1/2/4 x wg 128/256 x groups 0..8448): one row group per
-  // pass, wg 128, a capped grid: f32 x 181 us (51.7%), i8 x 111.7 us (83.7% of the read ceiling).
+  // pass, wg 128, a capped grid: f32 x 180 us (51.9%) at 2112 groups; i8 x 110.9 us (84.3% of the read ceiling)
+  // at 4224, 109.8 us (85.1%) at 8448 in the same run but 111.7 at 4224 in the one before
+  // (reports/nvidia-h200/matmul-quant-decode-q6-qmatvec-planar*.md).
   // attention flash_coopmat, 512 queries over 4096 keys, swept (rows, keys, subgroups, min_groups, f16_cache):
   // 8 computing subgroups 1213 us vs 4 1980 us at the best other settings (the defaults).
   // qcols: 16 columns per weight tile was the best max_cols (1..64) for 14 of the 15 prompt cases (n = 40..512)

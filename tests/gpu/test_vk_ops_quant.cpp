@@ -182,6 +182,8 @@ TEST_CASE("vk ops: qmatvec_planar on q6_K", "[vk][ops][quant]") {
       CHECK(worst > 1e-4);
     }
     require_close("lm_head", "vulkan:qmatvec_planar", a, kTol);
+    vk::ScopedTuning s(device().ctx().profile(), {{"matmul.auto.decode_planar_rows", 1}});  // auto's planar path
+    require_close("lm_head", "vulkan:auto", a, kTol);
   }
   // Other block types are refused by name.
   const gpu::OpArgs q4 = matmul_args(g, 1, 256, 8, Type::Q4_K);
