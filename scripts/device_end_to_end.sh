@@ -3,12 +3,13 @@
 #   1. synth: the full-size synthetic Q4_K_M model, written there (skipped when the machine still has it);
 #   2. oracle: the Vulkan plan's logits against the oracle's on the same GGUF (the oracle on the host CPUs);
 #   3. bench: `hybridlab bench` over the prompt lengths and decode steps of the issue;
-#   4. ablations (optional step): pp512 and tg64 as they are (tag base) and with one change each (no-fold: add_rmsnorm
-#      not folded into the projections; qmatvec: neither that nor qmatvec_direct, the staged decode mat-vec; no-replay,
-#      lm-head-i8; NO_ELIDE=1 adds no-elide; earlier reports: unfused-norms, flush64, moe-in-tile).
+#   4. ablations (optional step): pp512 and tg64 as they are (base) and with one change each, ABLATIONS to pick:
+#      fold (add_rmsnorm folded into the projections), qmatvec (the staged decode mat-vec, neither qmatvec_direct nor
+#      qmatvec_planar), no-replay, lm-head-staged / lm-head-planar-i8 (the lm_head on x rounded to 8 bits),
+#      lm-head-direct (qmatvec_direct, not qmatvec_planar), no-elide; earlier reports: unfused-norms, flush64, moe-in-tile.
 # Expects .devrun/ (hybridlab built here, libfmt, libgomp) and .gl/ (Debian's Vulkan loader .debs) carried.
 # Writes $OUT/log.txt, $OUT/*.log and $OUT/e2e.tar.gz (reports/<device>/bench-*.json).
-#   usage: [SYNTH_LAYERS=N (a smoke test)] [STEPS="synth oracle bench ablations"] [PLAN='*=vulkan'] [BENCH="-p 512,2048,4096 -n 128"] scripts/device_end_to_end.sh
+#   usage: [SYNTH_LAYERS=N (a smoke test)] [STEPS="synth oracle bench ablations"] [ABLATIONS="base ..."] [PLAN='*=vulkan'] [BENCH="-p 512,2048,4096 -n 128"] scripts/device_end_to_end.sh
 set -u
 if ! ldconfig -p | grep -q libvulkan.so.1; then  # a bare GPU machine: the loader from the carried .debs
   for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done
@@ -52,14 +53,24 @@ step() {  # step NAME LIMIT_S CMD...: runs CMD under a time limit, output to $OU
       ablations)
         [ -f "$model" ] || { echo "== ablations: no $model here (a fresh machine): skipped"; continue; }
         A="-p 512 -n 64 --runs 3 --no-breakdown"
-        step abl-base 150 $bin bench --model "$model" --ops "$plan" $A --tag base  # the ablations' own baseline
-        HYBRIDLAB_TUNE=add_rmsnorm.fold=0 step abl-no-fold 150 $bin bench --model "$model" --ops "$plan" $A --tag no-fold
-        HYBRIDLAB_TUNE=matmul.auto.decode_direct=0,add_rmsnorm.fold=0 step abl-qmatvec 150 $bin bench --model "$model" \
-          --ops "$plan" $A --tag qmatvec
-        step abl-no-replay 150 $bin bench --model "$model" --ops "$plan" $A --no-replay --tag no-replay
-        step abl-lm-head-i8 150 $bin bench --model "$model" --ops "$plan,lm_head=vulkan:qmatvec_i8_staged" $A --tag lm-head-i8
-        [ -n "${NO_ELIDE:-}" ] && HYBRIDLAB_TUNE=device.stream.elide_barriers=0 step abl-no-elide 150 $bin bench \
-          --model "$model" --ops "$plan" $A --tag no-elide ;;
+        for a in ${ABLATIONS:-base fold qmatvec no-replay lm-head-staged lm-head-direct lm-head-planar-i8}; do
+          case $a in
+            base) step abl-base 150 $bin bench --model "$model" --ops "$plan" $A --tag base ;;  # their own baseline
+            fold) HYBRIDLAB_TUNE=add_rmsnorm.fold=1 step abl-fold 150 $bin bench --model "$model" --ops "$plan" $A --tag fold ;;
+            qmatvec) HYBRIDLAB_TUNE=matmul.auto.decode_direct=0,matmul.auto.decode_planar_rows=0 step abl-qmatvec 150 $bin \
+              bench --model "$model" --ops "$plan" $A --tag qmatvec ;;
+            no-replay) step abl-no-replay 150 $bin bench --model "$model" --ops "$plan" $A --no-replay --tag no-replay ;;
+            lm-head-staged) step abl-lm-head-staged 150 $bin bench --model "$model" \
+              --ops "$plan,lm_head=vulkan:qmatvec_i8_staged" $A --tag lm-head-staged ;;
+            lm-head-direct) HYBRIDLAB_TUNE=matmul.auto.decode_planar_rows=0 step abl-lm-head-direct 150 $bin bench \
+              --model "$model" --ops "$plan" $A --tag lm-head-direct ;;
+            lm-head-planar-i8) step abl-lm-head-planar-i8 150 $bin bench --model "$model" \
+              --ops "$plan,lm_head=vulkan:qmatvec_planar_i8" $A --tag lm-head-planar-i8 ;;
+            no-elide) HYBRIDLAB_TUNE=device.stream.elide_barriers=0 step abl-no-elide 150 $bin bench \
+              --model "$model" --ops "$plan" $A --tag no-elide ;;
+            *) echo "== unknown ablation $a" ;;
+          esac
+        done ;;
     esac
     tar czf "$OUT/e2e.tar.gz" reports  # after each step: a batch cut short still returns what it finished
   done
