@@ -7,7 +7,7 @@
 #include <chrono>
 
 #include "experiments/harness.h"
-#include "gpu/plan_executor.h"
+#include "plan/executor.h"
 #include "model/forward.h"
 
 namespace hl::exp {

@@ -11,7 +11,7 @@
 #include <omp.h>
 
 #ifdef HYBRIDLAB_HALIDE
-#include "gpu/halide/register.h"
+#include "ops/halide/halide.h"
 #endif
 
 namespace hl::exp {

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpu/ops/registry.h"
+#include "ops/registry.h"
 
 namespace hl::exp {
 

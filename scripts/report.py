@@ -209,7 +209,7 @@ def schedules_markdown(report):
     lines = ["## schedules", "",
              "The same algorithm (one Halide pipeline) under each of its named schedules: median us per case, the best "
              "schedule, and its speedup over the Eigen reference (CPU) of the same case. A schedule is a set of "
-             "GeneratorParams (gpu/halide/CMakeLists.txt).", ""]
+             "GeneratorParams (ops/halide/CMakeLists.txt).", ""]
     for algo in order:
         a = algos[algo]
         scheds = a["schedules"]

@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "experiments/harness.h"
-#include "gpu/ops/argmax.h"
-#include "gpu/plan_executor.h"
+#include "plan/argmax.h"
+#include "plan/executor.h"
 #include "model/forward.h"
 #include "tools/commands.h"
 

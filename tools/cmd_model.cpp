@@ -5,7 +5,7 @@
 #include "model/config.h"
 #include "model/gguf_model.h"
 #include "quant/blocks.h"
-#include "op_cases.h"
+#include "ops/cases.h"
 #include "tools/commands.h"
 
 namespace hl::cli {

@@ -1,7 +1,7 @@
 // `hybridlab ops` and `hybridlab devices`: what can run where.
 #include <cstdio>
 
-#include "gpu/ops/registry.h"
+#include "ops/registry.h"
 #include "tools/commands.h"
 
 namespace hl::cli {

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "gpu/plan_executor.h"
+#include "plan/executor.h"
 #include "io/safetensors.h"
 #include "model/runner.h"
 #include "tools/commands.h"

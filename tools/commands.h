@@ -4,8 +4,8 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "gpu/device.h"
-#include "gpu/plan.h"
+#include "runtime/device.h"
+#include "plan/plan.h"
 #include "model/gguf_model.h"
 #include "model/weights.h"
 

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "model/weights.h"
-#include "ops/ssm_scan.h"
+#include "ops/ssm_scan/reference.h"
 
 namespace hl {
 

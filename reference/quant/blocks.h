@@ -57,7 +57,7 @@ void quantize_row(Type t, const float* src, void* dst, int64_t n);
 // A row with its blocks' fields grouped by field ("planar"): every block's first field, then every block's second,
 // ... (Q6_K: all ql[128], all qh[64], all scales[16], all d), the bytes themselves unchanged, row_bytes(t, n) in
 // all. GPU kernels read such rows with aligned wide loads where a block's own size (Q6_K's 210 bytes, Q8_0's 34)
-// misaligns every field after the first block (gpu/shaders/qmatvec_planar.glsl). Block types only (Error
+// misaligns every field after the first block (ops/matmul/qmatvec_planar.glsl). Block types only (Error
 // otherwise); planar_fields gives the field sizes in order, for the kernels' plane offsets.
 std::vector<size_t> planar_fields(Type t);
 void planar_row(Type t, const void* src, void* dst, int64_t n);

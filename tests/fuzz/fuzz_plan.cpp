@@ -1,7 +1,7 @@
-// Fuzz target: the --ops plan parser (Plan::parse with no device, and Plan::needs_device, gpu/plan.cpp).
+// Fuzz target: the --ops plan parser (Plan::parse with no device, and Plan::needs_device, plan/plan.cpp).
 #include "common.h"
 #include "fuzz_util.h"
-#include "gpu/plan.h"
+#include "plan/plan.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string spec(reinterpret_cast<const char*>(data), size);

@@ -12,7 +12,7 @@ trap 'rm -rf "$t"' EXIT
 common=(--model "$tiny" -p 8,13 -n 6 --prefill-chunk 5 --runs 2)
 "$bin" bench "${common[@]}" --ops '*=vulkan' --out "$t/r" --tag vk >"$t/vk.out"
 "$bin" bench "${common[@]}" --out "$t/r" --tag ref --no-breakdown >"$t/ref.out"
-# Level scheduling in prefill too (default: decode only; gpu/device.h): fewer prefill barriers, the same decode.
+# Level scheduling in prefill too (default: decode only; runtime/device.h): fewer prefill barriers, the same decode.
 HYBRIDLAB_TUNE=device.stream.reorder_prefill=1 "$bin" bench "${common[@]}" --ops '*=vulkan' --out "$t/r" --tag vk-reorder \
   --no-breakdown >/dev/null
 cat "$t/vk.out"

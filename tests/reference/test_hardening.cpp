@@ -8,17 +8,17 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "gpu/ops/vk_op.h"
-#include "gpu/plan_executor.h"
+#include "ops/vulkan_variant.h"
+#include "plan/executor.h"
 #include "io/safetensors.h"
 #include "model/config.h"
 #include "model/runner.h"
-#include "ops/gated_rmsnorm.h"
-#include "ops/l2norm.h"
-#include "ops/moe_router.h"
-#include "ops/rmsnorm.h"
-#include "ops/rope.h"
-#include "ops/ssm_scan.h"
+#include "ops/gated_rmsnorm/reference.h"
+#include "ops/l2norm/reference.h"
+#include "ops/moe_router/reference.h"
+#include "ops/rmsnorm/reference.h"
+#include "ops/rope/reference.h"
+#include "ops/ssm_scan/reference.h"
 #include "quant/gguf.h"
 #include "test_util.h"
 

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "io/safetensors.h"
-#include "op_cases.h"
+#include "ops/cases.h"
 #include "test_util.h"
 
 using namespace hl;

@@ -1,8 +1,0 @@
-// Built when HYBRIDLAB_HALIDE is off: no Halide variants.
-#include "gpu/ops/vk_op.h"
-
-namespace hl::gpu {
-
-void register_halide_variants(Registry&) {}
-
-}  // namespace hl::gpu

@@ -1,0 +1,9 @@
+# attention: Halide schedules (ops/halide/CMakeLists.txt defines hybridlab_halide; GeneratorParams in halide_generator.cpp).
+# CPU. plain: the algorithm as written (reductions at their use, no vectors, no threads); tuned: vectors,
+# parallel tasks, tiles, intermediates placed for locality.
+hybridlab_halide(hl_attention plain ${cpu} PARAMS vec=1 tile_t=0 transpose_k=false)
+hybridlab_halide(hl_attention tuned ${cpu} PARAMS vec=8 tile_t=8 transpose_k=true)
+if(HYBRIDLAB_HALIDE_VULKAN)
+  hybridlab_halide(hl_attention gpu_plain ${vk} PARAMS gpu=true transpose_k=false gpu_threads=64 gpu_tile_t=0)
+  hybridlab_halide(hl_attention gpu_tuned ${vk} PARAMS gpu=true transpose_k=false gpu_threads=64 gpu_tile_t=4)
+endif()

@@ -1,0 +1,142 @@
+// attention (prefill) as a Halide pipeline: causal GQA softmax over the KV cache, times sigmoid(gate).
+// q, gate [T, n_q*D]; k_cache, v_cache [L, n_kv*D] holding L = past + T valid rows (the wrapper appends
+// k, v at rows [past, L) first, as the op does); query row t sees keys [0, past + t]. Query head n reads
+// KV head n / (n_q / n_kv). o = softmax(q k^T / sqrt(D)) v * sigmoid(gate).
+// CPU schedules: plain computes one (token, head) row of scores at a time; tuned transposes the keys once
+// (scores vectorised over keys), works on tiles of tile_t tokens of one head in parallel tasks, and
+// vectorises the value sum over D.
+// GPU schedules (keys read in place): gpu_plain computes each stage (scores, row max, exponentials, row sum,
+// output) as its own kernel, one thread per value. gpu_tuned: the scores of gpu_tile_t tokens x
+// gpu_threads keys of one head per block, the block's queries staged in shared memory and each key read
+// once for its gpu_tile_t tokens; the row max and row sum split over gpu_threads threads (partials in
+// shared memory); the output gpu_threads values of d x gpu_tile_t tokens per block, each value row of the
+// cache read once for the block's tokens. (lavapipe: each output thread runs kv_len x gpu_tile_t
+// iterations, which Mesa 22.3 cuts short past 65535.)
+#include "ops/halide/generator_common.h"
+
+namespace hl::halide_gen {
+
+class Attention : public Generator<Attention> {
+ public:
+  GeneratorParam<int> vec{"vec", 8};        // vector width (keys for scores, D for the value sum; 1: scalar)
+  GeneratorParam<int> tile_t{"tile_t", 8};  // tokens per task (0: plain, one row at a time, serial)
+  GeneratorParam<bool> transpose_k{"transpose_k", true};  // keys as (key, d) once, so scores vectorise over keys
+  GeneratorParam<bool> gpu{"gpu", false};
+  GeneratorParam<int> gpu_threads{"gpu_threads", 64};  // GPU: threads per block
+  GeneratorParam<int> gpu_tile_t{"gpu_tile_t", 4};     // GPU: tokens per block (0: plain, one thread per value)
+
+  Input<Buffer<float, 3>> q{"q"};              // (D, n_q, T)
+  Input<Buffer<float, 3>> k_cache{"k_cache"};  // (D, n_kv, L)
+  Input<Buffer<float, 3>> v_cache{"v_cache"};  // (D, n_kv, L)
+  Input<Buffer<float, 3>> gate{"gate"};        // (D, n_q, T)
+  Input<int> past{"past"};
+  Output<Buffer<float, 3>> o{"o"};  // (D, n_q, T)
+
+  void generate() {
+    Var d("d"), n("n"), t("t"), l("l"), m("m");
+    const Expr D = q.dim(0).extent(), nq = q.dim(1).extent(), nkv = k_cache.dim(1).extent(), L = k_cache.dim(2).extent();
+    const Expr group = nq / nkv;
+    const Expr scale = 1.0f / sqrt(cast<float>(D));
+    Func kt("kt");
+    kt(l, d, m) = k_cache(d, m, l);
+    RDom rd(0, D, "rd");
+    Func sc("sc");  // scores (key, token, head)
+    sc(l, t, n) = 0.0f;
+    sc(l, t, n) += q(rd, n, t) * (transpose_k ? kt(l, rd, n / group) : k_cache(rd, n / group, l));
+    const Expr visible = l <= past + t;
+    RDom rl(0, L, "rl");
+    Func mx("mx"), e("e"), den("den"), num("num");
+    mx(t, n) = cast<float>(Float(32).min());
+    mx(t, n) = max(mx(t, n), select(rl <= past + t, sc(rl, t, n) * scale, Float(32).min()));
+    e(l, t, n) = select(visible, exp(sc(l, t, n) * scale - mx(t, n)), 0.0f);
+    den(t, n) = 0.0f;
+    den(t, n) += e(rl, t, n);
+    num(d, n, t) = 0.0f;
+    num(d, n, t) += e(rl, t, n) * v_cache(d, n / group, rl);
+    o(d, n, t) = num(d, n, t) / den(t, n) * sigmoid(gate(d, n, t));
+
+    if (gpu) {
+      schedule_gpu(sc, mx, e, den, num, d, n, t, l, rd.x, rl.x);
+      return;
+    }
+    if (tile_t <= 0) {  // plain: one row of scores per (token, head)
+      o.reorder(d, n, t);
+      for (Func f : {sc, mx, den, num}) f.compute_at(o, n);
+      e.compute_at(o, n);
+      return;
+    }
+    Var to("to"), ti("ti"), task("task");
+    o.split(t, to, ti, tile_t, kGuard).reorder(d, ti, to, n).fuse(to, n, task).parallel(task);
+    if (vec > 1) o.vectorize(d, vec, kGuard);
+    sc.compute_at(o, task);
+    e.compute_at(o, task);
+    mx.compute_at(o, task);
+    den.compute_at(o, task);
+    num.compute_at(o, task);
+    if (vec > 1) {
+      sc.vectorize(l, vec, kGuard);
+      sc.update().reorder(l, t, rd).vectorize(l, vec, kGuard);
+      e.vectorize(l, vec, kGuard);
+      num.vectorize(d, vec, kGuard);
+      num.update().reorder(d, t, rl).vectorize(d, vec, kGuard);
+    }
+    if (transpose_k) {
+      kt.compute_root().parallel(m);
+      if (vec > 1) kt.vectorize(l, vec, kGuard);
+    }
+  }
+
+  void schedule_gpu(Func sc, Func mx, Func e, Func den, Func num, Var d, Var n, Var t, Var l, RVar rd, RVar rl) {
+    Var lo("lo"), li("li"), to("to"), ti("ti"), no("no"), ni("ni"), dd("dd"), di("di"), u("u");
+    RVar ro("ro"), ri("ri");
+    Func scw = sc.in(), mxw = mx.in(), denw = den.in();  // the kernels that store them; the originals accumulate
+    e.compute_root().gpu_tile(l, t, n, lo, to, no, li, ti, ni, gpu_threads, 1, 1, kGuard);
+    if (gpu_tile_t <= 0) {
+      scw.compute_root().gpu_tile(l, t, n, lo, to, no, li, ti, ni, gpu_threads, 1, 1, kGuard);
+      sc.compute_at(scw, li);
+      for (auto [w, f] : {std::pair{mxw, mx}, {denw, den}}) {
+        w.compute_root().gpu_tile(t, n, to, no, ti, ni, gpu_threads, 1, kGuard);
+        f.compute_at(w, ti);
+      }
+      o.gpu_tile(d, n, t, dd, no, to, di, ni, ti, gpu_threads, 1, 1, kGuard);
+      num.compute_at(o, di);
+      return;
+    }
+    // Scores: block = gpu_threads keys x gpu_tile_t tokens of one head; a thread's tokens in a serial loop
+    // inside the reduction over d (its key element loaded once for all of them); the block's queries in
+    // shared memory.
+    scw.compute_root()
+        .split(t, to, ti, gpu_tile_t, kGuard)
+        .split(l, lo, li, gpu_threads, kGuard)
+        .reorder(ti, li, lo, to, n)
+        .gpu_blocks(lo, to, n)
+        .gpu_threads(li);
+    sc.compute_at(scw, li).bound_storage(t, gpu_tile_t);  // constant size: registers, not device memory
+    sc.update().reorder(t, rd, l, n);
+    Func qs = q.in(sc);
+    Var qo("qo"), qi("qi");
+    qs.compute_at(scw, lo).split(qs.args()[0], qo, qi, gpu_threads, kGuard).gpu_threads(qi);
+    // Row max and row sum: one block per (token, head), the reduction over keys split over the threads.
+    for (auto [w, f] : {std::pair{mxw, mx}, {denw, den}}) {
+      w.compute_root().gpu_tile(t, n, to, no, ti, ni, 1, 1, kGuard);
+      f.compute_at(w, to).gpu_threads(t, n);
+      Func part = f.update().split(rl, ro, ri, gpu_threads, kGuard).rfactor(ri, u);
+      f.update().gpu_threads(t, n);
+      part.compute_at(w, to).gpu_threads(u);
+      part.update().reorder(t, n, ro, u).gpu_threads(u);
+    }
+    // Output: block = gpu_threads values along d x gpu_tile_t tokens of one head; the thread's tokens
+    // accumulate in registers, each value element read once for them.
+    o.split(t, to, ti, gpu_tile_t, kGuard)
+        .split(d, dd, di, gpu_threads, kGuard)
+        .reorder(ti, di, dd, n, to)
+        .gpu_blocks(dd, n, to)
+        .gpu_threads(di);
+    num.compute_at(o, di).bound_storage(t, gpu_tile_t);
+    num.update().reorder(t, d, n, rl);
+  }
+};
+
+}  // namespace hl::halide_gen
+
+HALIDE_REGISTER_GENERATOR(hl::halide_gen::Attention, hl_attention)

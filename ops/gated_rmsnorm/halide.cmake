@@ -1,0 +1,9 @@
+# gated_rmsnorm: Halide schedules (ops/halide/CMakeLists.txt defines hybridlab_halide; GeneratorParams in halide_generator.cpp).
+# CPU. plain: the algorithm as written (reductions at their use, no vectors, no threads); tuned: vectors,
+# parallel tasks, tiles, intermediates placed for locality.
+hybridlab_halide(hl_gated_rmsnorm plain ${cpu} PARAMS vec=1 rows_per_task=0 rfactor_sum=false)
+hybridlab_halide(hl_gated_rmsnorm tuned ${cpu} PARAMS vec=8 rows_per_task=16 rfactor_sum=true)
+if(HYBRIDLAB_HALIDE_VULKAN)
+  hybridlab_halide(hl_gated_rmsnorm gpu_plain ${vk} PARAMS gpu=true gpu_shared=false gpu_threads=64)
+  hybridlab_halide(hl_gated_rmsnorm gpu_tuned ${vk} PARAMS gpu=true gpu_shared=true gpu_threads=128)
+endif()

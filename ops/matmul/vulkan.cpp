@@ -1,0 +1,89 @@
+// matmul and lm_head on Vulkan with f32 weights: vulkan:tiled (shared-memory tiles, for many tokens) and
+// vulkan:rowdot (a workgroup per output row, for decode); and vulkan:auto, the family default, which picks the
+// kernel for each call: rowdot or tiled for f32 weights, and for quantized weights the kernels that read their
+// blocks (vulkan_quant.cpp).
+#include "ops/matmul/quant_rows.h"
+
+namespace hl::gpu {
+
+namespace {
+
+struct Dims {
+  uint32_t T, K, N;
+};
+
+Dims dims(const Tensor& x, const Tensor& w) {
+  if (x.cols() != w.cols()) fail("matmul: input has {} columns but the weight expects {}", x.cols(), w.cols());
+  return {u32(x.rows()), u32(x.cols()), u32(w.rows())};
+}
+
+void tiled(VariantCtx& c, OpArgs& a) {
+  Device& d = c.device();
+  const Tensor& x = a.in("x");
+  const Tensor w = c.weights->device(a.weight("w"));
+  const Dims pc = dims(x, w);
+  Tensor y = Tensor::device(d, pc.T, pc.N);
+  const uint32_t tile = d.tune("matmul.tiled.tile");
+  const auto& p = d.pipeline("matmul_tiled", {{0, tile}}, 3, sizeof pc);
+  d.dispatch(p, {x.buffer(d), w.buffer(d), y.buffer_mut(d)}, pc, (pc.N + tile - 1) / tile, (pc.T + tile - 1) / tile);
+  a.set("y", y);
+}
+
+void rowdot(VariantCtx& c, OpArgs& a) {
+  Device& d = c.device();
+  const Tensor& x = a.in("x");
+  const Tensor w = c.weights->device(a.weight("w"));
+  const Dims pc = dims(x, w);
+  Tensor y = Tensor::device(d, pc.T, pc.N);
+  const auto& p = d.pipeline("matmul_rowdot", {{0, d.tune("matmul.rowdot.wg")},
+                                               {1, d.tune("matmul.rowdot.cols")}},
+                             3, sizeof pc);
+  const Grid g = grid(pc.N);
+  d.dispatch(p, {x.buffer(d), w.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
+  a.set("y", y);
+}
+
+// The variant vulkan:auto runs for this call.
+std::string pick(VariantCtx& c, const OpArgs& a) {
+  const int64_t T = a.in("x").rows();
+  const Device& d = c.device();
+  const WeightRef& w = a.weight("w");
+  if (w.quantized() && vk_quant_decodes(w)) {
+    if (T > int64_t(d.tune("matmul.auto.qmatvec_tokens"))) return "vulkan:qcols";
+    // Decode: large q6_K weights in planar rows (exact f32 like the others, the 210-byte blocks read with aligned
+    // loads); else qmatvec_direct where x fits its shared memory and the tunable asks, else qmatvec.
+    const uint32_t planar_rows = d.tune("matmul.auto.decode_planar_rows");
+    if (w.storage_type() == quant::Type::Q6_K && planar_rows && w.rows >= int64_t(planar_rows)) return "vulkan:qmatvec_planar";
+    const bool direct = d.tune("matmul.auto.decode_direct") && uint64_t(w.cols) * 4 <= d.info().max_shared_memory;
+    return direct ? "vulkan:qmatvec_direct" : "vulkan:qmatvec";
+  }
+  return T <= int64_t(d.tune("matmul.auto.rowdot_tokens")) ? "vulkan:rowdot" : "vulkan:tiled";
+}
+
+}  // namespace
+
+void register_matmul_vulkan(Registry& r) {
+  for (std::string op : {"matmul", "lm_head"}) {
+    Variant t = vulkan_variant(op, "vulkan:tiled", "shared-memory tiles of TILE x TILE outputs", tiled);
+    t.status = "baseline";
+    t.tunables = {{"matmul.tiled.tile", 16}};  // TILE x TILE outputs per workgroup, TILE-wide K slices in shared memory
+    r.add_variant(std::move(t));
+    Variant rd = vulkan_variant(op, "vulkan:rowdot", "a workgroup per output row, weights read once per 8 tokens", rowdot);
+    rd.status = "baseline";
+    rd.tunables = {{"matmul.rowdot.cols", 8}};  // tokens per pass over a weight row
+    r.add_variant(std::move(rd));
+    Variant au = vulkan_variant(op, "vulkan:auto",
+                                "picks per call: rowdot for up to 8 tokens, tiled above; quantized weights: qmatvec_planar "
+                                "(large q6_K), qmatvec_direct (or qmatvec) for decode, qcols for prompt chunks",
+                                {}, true);
+    au.delegate = pick;
+    // f32: rowdot up to rowdot_tokens tokens. Quantized: a mat-vec up to qmatvec_tokens tokens (qcols above): q6_K
+    // weights of at least decode_planar_rows rows on planar rows (0: never), else qmatvec_direct (decode_direct 1,
+    // where x fits shared memory) or qmatvec.
+    au.tunables = {{"matmul.auto.rowdot_tokens", 8}, {"matmul.auto.qmatvec_tokens", 1},
+                   {"matmul.auto.decode_planar_rows", 65536}, {"matmul.auto.decode_direct", 1}};
+    r.add_variant(std::move(au));
+  }
+}
+
+}  // namespace hl::gpu

@@ -1,0 +1,120 @@
+// moe_experts as a Halide pipeline over a packed, expert-grouped row list: the wrapper packs the T*k
+// (token, slot) pairs by expert (rows of one expert contiguous, in (token, slot) order), gathers their
+// inputs xp [R, H] and expert ids; the pipeline computes each packed row's SwiGLU expert
+//   yp = down_e(silu(gate_e x) * up_e x)
+// and the weighted sum over each token's k slots, y [T, H] (pos[t, j]: the packed row of slot j).
+// Experts are stacked as in the op: gate, up [E*F, H], down [E*H, F].
+// CPU schedules: plain computes every stage whole, scalar. tuned: row tiles of one expert group in
+// parallel tasks, both products vectorised along their reduction (rfactor into `vec` lanes, the weights
+// and activations keep the reduction index innermost), the activation tile kept at the task.
+// GPU schedules (weights read in place, Halide's Vulkan runtime): gpu_plain computes the activations, the
+// expert outputs and the slot sum each as its own kernel, one thread per value (its reduction serial in the
+// thread). gpu_tuned: blocks of gpu_rows outputs x gpu_tile_p packed rows, each reduction split over the
+// block's gpu_threads threads (consecutive threads read consecutive weights), partials in shared memory.
+#include "ops/halide/generator_common.h"
+
+namespace hl::halide_gen {
+
+class MoeExperts : public Generator<MoeExperts> {
+ public:
+  GeneratorParam<int> vec{"vec", 8};            // lanes of both reductions (1: scalar)
+  GeneratorParam<int> rows_per_task{"rows_per_task", 4};  // packed rows per parallel task (0: plain, serial)
+  GeneratorParam<bool> gpu{"gpu", false};
+  GeneratorParam<int> gpu_threads{"gpu_threads", 64};  // GPU: threads per block
+  GeneratorParam<bool> gpu_split{"gpu_split", true};   // GPU: reductions split over a block's threads
+  GeneratorParam<int> gpu_rows{"gpu_rows", 4};         // GPU (split): outputs per block ...
+  GeneratorParam<int> gpu_tile_p{"gpu_tile_p", 4};     // GPU (split): ... times packed rows per block
+
+  Input<Buffer<float, 2>> xp{"xp"};         // (H, R) packed rows
+  Input<Buffer<int32_t, 1>> eid{"eid"};     // (R) expert of each packed row
+  Input<Buffer<float, 2>> gate{"gate"};     // (H, E*F)
+  Input<Buffer<float, 2>> up{"up"};         // (H, E*F)
+  Input<Buffer<float, 2>> down{"down"};     // (F, E*H)
+  Input<Buffer<int32_t, 2>> pos{"pos"};     // (k, T) packed row of (token, slot)
+  Input<Buffer<float, 2>> weight{"weight"}; // (k, T) route weights
+  Output<Buffer<float, 2>> y{"y"};          // (H, T)
+
+  void generate() {
+    Var f("f"), h("h"), p("p"), t("t"), u("u");
+    const Expr H = xp.dim(0).extent(), F = down.dim(0).extent(), R = xp.dim(1).extent(), K = pos.dim(0).extent();
+    Func xb = BoundaryConditions::repeat_edge(xp, {{Expr(), Expr()}, {0, R}});
+    Func eb("eb");
+    const Expr E = gate.dim(1).extent() / F;
+    eb(p) = clamp(eid(clamp(p, 0, R - 1)), 0, E - 1);  // the wrapper checks ids; clamps bound the gathers
+    RDom rh(0, H, "rh"), rf(0, F, "rf"), rk(0, K, "rk");
+    Func g("g"), v("v"), act("act"), yp("yp");
+    g(f, p) = 0.0f;
+    g(f, p) += xb(rh, p) * gate(rh, eb(p) * F + f);
+    v(f, p) = 0.0f;
+    v(f, p) += xb(rh, p) * up(rh, eb(p) * F + f);
+    act(f, p) = silu(g(f, p)) * v(f, p);
+    yp(h, p) = 0.0f;
+    yp(h, p) += act(rf, p) * down(rf, eb(p) * H + h);
+    y(h, t) = 0.0f;
+    y(h, t) += weight(rk, t) * yp(h, clamp(pos(rk, t), 0, R - 1));
+
+    if (gpu) {
+      schedule_gpu(g, v, act, yp, f, h, p, t, rh.x, rf.x);
+      return;
+    }
+    if (rows_per_task <= 0) {
+      for (Func s : {g, v, act, yp}) s.compute_root();
+      return;
+    }
+    Var po("po"), pi("pi");
+    RVar ro("ro"), ri("ri");
+    Func yp_part;
+    if (vec > 1) yp_part = yp.update().split(rf.x, ro, ri, vec, kGuard).rfactor(ri, u);
+    yp.compute_root().split(p, po, pi, rows_per_task, kGuard).parallel(po);
+    yp.update().split(p, po, pi, rows_per_task, kGuard).parallel(po);
+    for (Func s : {act, g, v}) s.compute_at(yp, po);
+    y.parallel(t);
+    if (vec > 1) {
+      y.vectorize(h, vec, kGuard);
+      y.update().vectorize(h, vec, kGuard);
+      act.vectorize(f, vec, kGuard);
+      for (Func s : {g, v}) {
+        Func part = s.update().split(rh.x, ro, ri, vec, kGuard).rfactor(ri, u);
+        part.compute_at(yp, po).reorder_storage(u, f, p).vectorize(u);  // lanes innermost (rfactor appends u)
+        part.update().reorder(u, p, ro, f).vectorize(u);
+      }
+      yp_part.compute_at(yp, po).reorder_storage(u, h, p).vectorize(u);
+      yp_part.update().reorder(u, p, ro, h).vectorize(u);
+    }
+  }
+
+  void schedule_gpu(Func g, Func v, Func act, Func yp, Var f, Var h, Var p, Var t, RVar rh, RVar rf) {
+    Var fo("fo"), fi("fi"), ho("ho"), hi("hi"), po("po"), pi("pi"), to("to"), ti("ti"), u("u");
+    RVar ro("ro"), ri("ri");
+    Func ypw = yp.in();  // the kernel that stores yp; yp itself accumulates
+    // The slot sum: one thread per output value, its k slots serial (both stages of the output).
+    y.gpu_tile(h, t, ho, to, hi, ti, gpu_threads, 1, kGuard);
+    y.update().gpu_tile(h, t, ho, to, hi, ti, gpu_threads, 1, kGuard);
+    if (!gpu_split) {
+      act.compute_root().gpu_tile(f, p, fo, po, fi, pi, gpu_threads, 1, kGuard);
+      g.compute_at(act, fi);
+      v.compute_at(act, fi);
+      ypw.compute_root().gpu_tile(h, p, ho, po, hi, pi, gpu_threads, 1, kGuard);
+      yp.compute_at(ypw, hi);
+      return;
+    }
+    // Block = gpu_rows outputs x gpu_tile_p rows; each reduction in gpu_threads partial sums (rfactor), which
+    // the outputs' threads then add up.
+    const auto split = [&](Func acc, Func w, Var x, Var xo, RVar r) {
+      acc.compute_at(w, xo).gpu_threads(x, p);
+      Func part = acc.update().split(r, ro, ri, gpu_threads, kGuard).rfactor(ri, u);
+      acc.update().gpu_threads(x, p);
+      part.compute_at(w, xo).gpu_threads(u);
+      part.update().reorder(x, p, ro, u).gpu_threads(u);
+    };
+    act.compute_root().gpu_tile(f, p, fo, po, fi, pi, gpu_rows, gpu_tile_p, kGuard);
+    split(g, act, f, fo, rh);
+    split(v, act, f, fo, rh);
+    ypw.compute_root().gpu_tile(h, p, ho, po, hi, pi, gpu_rows, gpu_tile_p, kGuard);
+    split(yp, ypw, h, ho, rf);
+  }
+};
+
+}  // namespace hl::halide_gen
+
+HALIDE_REGISTER_GENERATOR(hl::halide_gen::MoeExperts, hl_moe_experts)

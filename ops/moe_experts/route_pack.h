@@ -1,0 +1,44 @@
+// The stages of moe_experts = vulkan:route_pack (ops/moe_experts/vulkan_route_pack.cpp), exposed for their own tests.
+// Stage 1, the routes expert/weight [T, k], is the moe_router op. Entries are i = t * k + j (token, slot).
+#pragma once
+#include "ops/vulkan_variant.h"
+
+namespace hl::gpu::route_pack {
+
+// Stage 2: entries per expert in each block of moe_experts.route_pack.block consecutive entries of
+// expert [T, k] (i32): [blocks, E] (i32). Integer atomics only, so deterministic.
+Tensor block_counts(Device& d, const Tensor& expert, int64_t E);
+
+// Stage 3: the entries grouped by expert.
+struct Packed {
+  Tensor offsets;  // [1, E + 1] i32: first packed row of each expert; offsets[E] = T * k
+  Tensor tiles;    // [1, E + 1] i32: first row tile of each expert, tiles of tile_rows rows; tiles[E] = all
+  Tensor rows;     // [1, T * k] i32: entry ids by expert, in (token, slot) order within an expert
+  int64_t E = 0, k = 0, tile_rows = 0;
+};
+// tile_rows: rows per tile of the tile list (0: moe_experts.route_pack.rows, the scalar GEMM's; the
+// cooperative-matrix GEMM takes cm_tile_rows).
+Packed pack(Device& d, const Tensor& expert, int64_t E, uint32_t tile_rows = 0);
+
+// Stage 4: each entry's expert output down_e(silu(gate_e x_t) * up_e x_t), unweighted, [T * k, H] by entry
+// id; experts stacked in gate, up [E*F, H] and down [E*H, F]: f32, or quantized (GGUF blocks decoded in the
+// kernel) where the quantized kernels read the type (ops/matmul/vulkan_quant.cpp), else dequantized to f32.
+// coopmat: on cooperative matrices (route_gemm_cm.comp; needs coopmat_unavailable(d) == "" and p packed in
+// tiles of cm_tile_rows(d)), with A and the weights rounded to f16 and f32 accumulation.
+Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const WeightRef& gate, const WeightRef& up,
+                      const WeightRef& down, bool coopmat = false);
+
+// Why the cooperative-matrix GEMM cannot run on d ("" = it can): VK_KHR_cooperative_matrix with a 16x16x16
+// f16 x f16 + f32 subgroup shape, shaderFloat16, the Vulkan memory model, full subgroups. With the tunable
+// moe_experts.route_pack.cm_emulate = 1 (a test hook) the kernel runs with emulated matrices
+// (route_gemm_cm_emul.comp) wherever there is shaderFloat16.
+std::string coopmat_unavailable(const Device& d);
+uint32_t cm_tile_rows(const Device& d);  // moe_experts.route_pack.cm_rows
+// Its relative-L2 bound against the f32 reference (Variant::precision_tolerance): f16 rounding of the GEMM
+// inputs, ~5e-4 expected (ops/moe_experts/test_route_pack.cpp derives it), with margin.
+inline constexpr double kCoopmatTolerance = 3e-3;
+
+// Stage 5: y [T, H] = sum over slots j, in slot order, of weight[t, j] * ye[t * k + j].
+Tensor scatter(Device& d, const Tensor& ye, const Tensor& weight);
+
+}  // namespace hl::gpu::route_pack

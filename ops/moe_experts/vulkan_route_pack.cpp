@@ -1,0 +1,347 @@
+// Vulkan variant moe_experts = vulkan:route_pack (the family default): the routes of a prompt chunk are
+// packed by expert so that each expert's weights are streamed once per tile of its rows, not once per
+// (token, slot). Stage 1 is the router (moe_router op); then
+//   2. route_count.comp (PLACE 0): entries per expert per block of entries (integer atomics on bit masks);
+//   3. route_offsets.comp: prefix sums over experts -> row offsets, a compact row-tile list, block offsets;
+//      route_count.comp (PLACE 1): the packed row list, (token, slot) order within an expert;
+//   4. route_gemm.comp: gate/up + SwiGLU, then down, over the packed tiles only (idle experts cost nothing);
+//      f32 weights, or GGUF blocks decoded into the shared tiles (quant_blocks.glsl);
+//   5. route_scatter.comp: weighted sum of each token's k slot outputs in slot order (no float atomics).
+// vulkan:route_pack_coopmat is the same pipeline with stage 4 on cooperative matrices (route_gemm_cm.comp:
+// 16x16x16 f16 x f16 + f32 subgroup matrices; A and the weights rounded to f16 in shared memory, f32
+// accumulation), on devices with VK_KHR_cooperative_matrix and that shape (coopmat_unavailable).
+// Every stage is deterministic: the same inputs give bit-identical outputs. Decode (fewer than
+// moe_experts.route_pack.min_tokens tokens) runs the per-token kernels (vulkan:per_token), which spread
+// one token's k experts over more workgroups.
+#include "ops/matmul/quant_rows.h"
+#include "ops/moe_experts/route_pack.h"
+
+namespace hl::gpu::route_pack {
+
+namespace {
+
+const char* const kTune = "moe_experts.route_pack.";
+uint32_t tune(const Device& d, const char* param) { return d.tune(std::string(kTune) + param); }
+
+bool llvmpipe(const Device& d) { return d.info().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE; }
+
+// lavapipe (Mesa 22.3) silently ends the loops of an invocation after 65535 iterations in all: refuse
+// shapes whose loops (counted as if none were unrolled) could get near that, rather than return garbage.
+void check_loops(const Device& d, uint64_t iterations, const char* what) {
+  if (llvmpipe(d) && iterations > 60000)
+    fail("moe_experts: {} would run ~{} loop iterations per invocation, past lavapipe's limit of 65535", what,
+         iterations);
+}
+
+void check_shared(const Device& d, uint64_t bytes, const char* what) {
+  if (bytes > d.info().max_shared_memory)
+    fail("moe_experts: {} needs {} bytes of shared memory, this device has {}", what, bytes, d.info().max_shared_memory);
+}
+
+struct Bins {
+  uint32_t wg, block, blocks, N, E;
+};
+
+Bins bins_shape(const Device& d, const Tensor& expert, int64_t E) {
+  if (expert.type() != Tensor::Type::I32) fail("moe_experts: expert ids must be i32");
+  if (E < 1) fail("moe_experts: {} experts", E);
+  const uint32_t wg = tune(d, "wg"), block = tune(d, "block");
+  if (block == 0 || block % 32) fail("moe_experts: route_pack.block = {} is not a multiple of 32", block);
+  check_shared(d, uint64_t(E) * block / 8, "the expert masks of one block");
+  const uint32_t N = u32(expert.numel());
+  const uint64_t words = block / 32;
+  const uint64_t per_expert = (uint64_t(E) + wg - 1) / wg;
+  check_loops(d, per_expert * words + (block + wg - 1) / wg * (2 + words) + per_expert * (1 + words), "binning");
+  return {wg, block, (N + block - 1) / block, N, u32(E)};
+}
+
+// route_count.comp in either mode: PLACE 0 writes block counts to `bins`; PLACE 1 reads block offsets from
+// `bins` and writes the packed rows.
+void run_bins(Device& d, const Bins& s, const Tensor& expert, Tensor& bins, Tensor* rows) {
+  struct {
+    uint32_t N, blocks;
+  } pc{s.N, s.blocks};
+  const auto& p =
+      d.pipeline("route_count", {{0, s.wg}, {1, s.E}, {2, s.block}, {3, uint32_t(rows != nullptr)}}, 3, sizeof pc);
+  const Grid g = grid(s.blocks);
+  const BufferPtr& out = bins.buffer_mut(d);
+  d.dispatch(p, {expert.buffer(d), out, rows ? rows->buffer_mut(d) : out}, pc, g.x, g.y);
+}
+
+// The grouped GEMM's tiles: BM x BN outputs per workgroup, BK-deep shared slices, TM x TN per invocation.
+// Quantized weights: BK = 128 values (whole units of every ggml type), BN and TN of their own.
+struct Gemm {
+  uint32_t bm, bn, bk, tm, tn, wg;
+};
+
+Gemm gemm_shape(const Device& d, bool quant) {
+  Gemm g{tune(d, "rows"), tune(d, quant ? "q_cols" : "cols"), quant ? 128u : tune(d, "depth"), tune(d, quant ? "q_thread_rows" : "thread_rows"),
+         tune(d, quant ? "q_thread_cols" : "thread_cols"), 0};
+  if (!g.bm || !g.bn || !g.bk || !g.tm || !g.tn || g.bm % g.tm || g.bn % g.tn)
+    fail("moe_experts: route_pack tiles {}x{}x{} do not split into {}x{} per invocation", g.bm, g.bn, g.bk, g.tm, g.tn);
+  // Narrower column tiles where shared memory is short (lavapipe's 32 KB for the 128-deep quantized slices).
+  const auto shared = [&] { return 4ull * (g.bk * g.bm + 2ull * g.bk * g.bn + g.bm); };
+  while (shared() > d.info().max_shared_memory && g.bn % (2 * g.tn) == 0) g.bn /= 2;
+  check_shared(d, shared(), "the grouped GEMM tiles");
+  g.wg = (g.bm / g.tm) * (g.bn / g.tn);
+  if (g.wg > d.info().max_workgroup_invocations)
+    fail("moe_experts: route_pack tiles need {} invocations per workgroup, this device allows {}", g.wg,
+         d.info().max_workgroup_invocations);
+  return g;
+}
+
+// The cooperative-matrix GEMM's tiles (route_gemm_cm.comp): BM x BN outputs per workgroup (BM a multiple of
+// 16, also the tile list's unit; BN of 32), BK-deep f16 slices (16s; quantized: 128). One subgroup per 16 x 32
+// strip, counted at the largest subgroup size so that every strip has one whatever size the driver picks.
+// Tunables moe_experts.route_pack.cm_* (defaults here: sized for 48 KB of shared memory, the H200's).
+struct GemmCm {
+  uint32_t bm, bn, bk, wg;
+};
+
+uint32_t cm_rows(const Device& d) { return d.profile().get(std::string(kTune) + "cm_rows", 32); }
+// Test hook: route_gemm_cm_emul.comp, the same kernel with emulated matrices (runs on lavapipe).
+bool cm_emulated(const Device& d) { return d.profile().get(std::string(kTune) + "cm_emulate", 0) != 0; }
+
+GemmCm gemm_cm_shape(const Device& d, bool quant) {
+  const auto get = [&](const char* p, uint32_t fallback) { return d.profile().get(std::string(kTune) + p, fallback); };
+  GemmCm g{cm_rows(d), quant ? get("cm_q_cols", 32) : get("cm_cols", 64), quant ? 128u : get("cm_depth", 32), 0};
+  if (!g.bm || !g.bn || !g.bk || g.bm % 16 || g.bn % 32 || g.bk % 16)
+    fail("moe_experts: route_pack_coopmat tiles {}x{}x{} are not multiples of 16 x 32 x 16", g.bm, g.bn, g.bk);
+  // f16 A and weight slices (rows padded by 8 values), f32 accumulator tiles (padded by 4), the row offsets.
+  check_shared(d, 2ull * (g.bk + 8) * (g.bm + 2ull * g.bn) + 8ull * g.bm * (g.bn + 4) + 4ull * g.bm,
+               "the cooperative-matrix GEMM tiles");
+  g.wg = (g.bm / 16) * (g.bn / 32) * d.info().max_subgroup_size;
+  if (g.wg > d.info().max_workgroup_invocations)
+    fail("moe_experts: route_pack_coopmat tiles need {} invocations per workgroup, this device allows {}", g.wg,
+         d.info().max_workgroup_invocations);
+  return g;
+}
+
+// An expert weight stack on the device: f32 values, or raw ggml rows of `type` (quant) of row_bytes each.
+struct Operand {
+  Tensor t;
+  bool quant = false;
+  uint32_t type = 0, row_bytes = 0;
+};
+
+// The expert stack dequantized on the device into an f32 scratch (dequant_rows.comp, bit-exact), for the f32
+// GEMM: on a prompt chunk that GEMM outruns decoding blocks inside its tiles (route_pack.dequant_tokens). The
+// scratch is the weight store's, one per role, reused by every layer (WeightStore::scratch).
+Operand dequantized(VariantCtx& c, const WeightRef& w, const char* role) {
+  Device& d = c.device();
+  const Tensor raw = vk_quant_rows(c, w, "moe_experts vulkan:route_pack");
+  Tensor t = c.weights ? c.weights->scratch(std::string("moe_experts.route_pack.dequant.") + role, w.rows, w.cols)
+                       : Tensor::device(d, w.rows, w.cols);
+  struct {
+    uint32_t rows, cols, row_bytes;
+  } pc{u32(w.rows), u32(w.cols), u32(int64_t(quant::row_bytes(w.storage_type(), w.cols)))};
+  const uint32_t wg = tune(d, "dequant_wg");
+  const Grid g = grid((uint64_t(pc.rows) * (pc.cols / 32) + wg - 1) / wg);
+  d.dispatch(d.pipeline("dequant_rows", {{0, wg}, {1, uint32_t(w.storage_type())}}, 2, sizeof pc), {raw.buffer(d), t.buffer_mut(d)},
+             pc, g.x, g.y);
+  return {t};
+}
+
+// Whether a prompt chunk of T tokens takes its quantized experts through dequantized() (the tunable's token
+// count reached, and the f32 stack within one storage-buffer binding).
+bool dequantizes(const Device& d, const WeightRef& w, int64_t T) {
+  const uint32_t from = tune(d, "dequant_tokens");
+  return from && T >= int64_t(from) && w.cols % 32 == 0 && uint64_t(w.numel()) * 4 <= d.info().max_storage_buffer_range;
+}
+
+Operand operand(VariantCtx& c, const WeightRef& w, bool raw) {
+  if (!raw) {
+    Tensor t = c.weights->device(w);
+    if (t.bytes() > c.device().info().max_storage_buffer_range)
+      fail("moe_experts: weight '{}' [{}, {}] is beyond this device's storage-buffer range of {} MiB", w.name(), w.rows,
+           w.cols, c.device().info().max_storage_buffer_range >> 20);
+    return {t};
+  }
+  return {vk_quant_rows(c, w, "moe_experts vulkan:route_pack"), true, uint32_t(w.storage_type()),
+          u32(int64_t(quant::row_bytes(w.storage_type(), w.cols)))};
+}
+
+// One grouped GEMM pass (route_gemm.comp): K-long dots into N outputs per expert row; w1 only when gated.
+void gemm(Device& d, const Packed& p, bool gated, const Tensor& a, const Operand& w0, const Operand& w1, Tensor& res,
+          int64_t K, int64_t N, bool coopmat) {
+  if (coopmat) {
+    const GemmCm s = gemm_cm_shape(d, w0.quant);
+    if (uint64_t(p.tile_rows) != s.bm)
+      fail("moe_experts: routes packed in tiles of {} rows, the cooperative-matrix GEMM takes {}", p.tile_rows, s.bm);
+    const bool emulated = cm_emulated(d);
+    if (emulated) {  // per invocation: each slice staged (or decoded), then per 16 of depth up to 4 products of
+                     // 256 / subgroup elements (depth unrolled); the stores, the epilogue
+      const uint64_t steps = (K + s.bk - 1) / s.bk, decode = w0.quant ? 80 * ((s.bn * 4 + s.wg - 1) / s.wg) : 0;
+      check_loops(d, 64 + steps * (2 + decode + (s.bm * s.bk + s.wg - 1) / s.wg + (s.bn * s.bk + s.wg - 1) / s.wg +
+                                   s.bk / 16 * 4 * (256 / d.info().min_subgroup_size)) +
+                         8 * (256 / d.info().min_subgroup_size) + (s.bm * s.bn + s.wg - 1) / s.wg,
+                  "the emulated cooperative-matrix GEMM");
+    }
+    struct {
+      uint32_t E, K, N, k, ncol, rb0, rb1;
+    } pc{u32(p.E), u32(K), u32(N), u32(p.k), u32((N + s.bn - 1) / s.bn), w0.row_bytes, w1.row_bytes};
+    const uint64_t rows = p.rows.cols(), tiles = (rows + s.bm - 1) / s.bm + std::min<uint64_t>(p.E, rows);
+    const auto& pl = d.pipeline(emulated ? "route_gemm_cm_emul" : "route_gemm_cm",
+                                {{0, s.wg}, {1, s.bm}, {2, s.bn}, {3, s.bk}, {4, gated}, {5, w0.quant}, {6, w0.type},
+                                 {7, w1.type}},
+                                7, sizeof pc, d.info().subgroup_size_control && d.info().compute_full_subgroups);
+    const Grid g = grid(tiles * pc.ncol);
+    d.dispatch(pl, {a.buffer(d), p.rows.buffer(d), p.offsets.buffer(d), p.tiles.buffer(d), w0.t.buffer(d),
+                    w1.t.buffer(d), res.buffer_mut(d)},
+               pc, g.x, g.y);
+    return;
+  }
+  const Gemm s = gemm_shape(d, w0.quant);
+  if (uint64_t(p.tile_rows) != s.bm)
+    fail("moe_experts: routes packed in tiles of {} rows, the grouped GEMM takes {}", p.tile_rows, s.bm);
+  const uint64_t steps = (K + s.bk - 1) / s.bk, decode = w0.quant ? 80 * ((s.bn * 4 + s.wg - 1) / s.wg) : 0;
+  check_loops(d, 1 + steps * (3 + decode + (s.bm * s.bk + s.wg - 1) / s.wg + (s.bn * s.bk + s.wg - 1) / s.wg +
+                              s.bk * (1 + s.tm + s.tn * (1 + s.tm))),
+              "the grouped GEMM");
+  struct {
+    uint32_t E, K, N, k, ncol, rb0, rb1;
+  } pc{u32(p.E), u32(K), u32(N), u32(p.k), u32((N + s.bn - 1) / s.bn), w0.row_bytes, w1.row_bytes};
+  // Row tiles: sum over experts of ceil(rows_e / BM) <= ceil(rows / BM) + (experts with rows).
+  const uint64_t rows = p.rows.cols(), tiles = (rows + s.bm - 1) / s.bm + std::min<uint64_t>(p.E, rows);
+  const auto& pl = d.pipeline("route_gemm",
+                              {{0, s.wg}, {1, s.bm}, {2, s.bn}, {3, s.bk}, {4, s.tm}, {5, s.tn}, {6, gated},
+                               {7, w0.quant}, {8, w0.type}, {9, w1.type}},
+                              7, sizeof pc);
+  const Grid g = grid(tiles * pc.ncol);
+  d.dispatch(pl, {a.buffer(d), p.rows.buffer(d), p.offsets.buffer(d), p.tiles.buffer(d), w0.t.buffer(d), w1.t.buffer(d),
+                  res.buffer_mut(d)},
+             pc, g.x, g.y);
+}
+
+}  // namespace
+
+Tensor block_counts(Device& d, const Tensor& expert, int64_t E) {
+  const Bins s = bins_shape(d, expert, E);
+  Tensor bcount = Tensor::device(d, s.blocks, E, Tensor::Type::I32);
+  if (s.blocks > 0) run_bins(d, s, expert, bcount, nullptr);
+  return bcount;
+}
+
+Packed pack(Device& d, const Tensor& expert, int64_t E, uint32_t tile_rows) {
+  const Bins s = bins_shape(d, expert, E);
+  const Tensor bcount = block_counts(d, expert, E);
+  Tensor boff = Tensor::device(d, s.blocks, E, Tensor::Type::I32);
+  Packed p{Tensor::device(d, 1, E + 1, Tensor::Type::I32), Tensor::device(d, 1, E + 1, Tensor::Type::I32),
+           Tensor::device(d, 1, s.N, Tensor::Type::I32), E, expert.cols(), tile_rows ? tile_rows : tune(d, "rows")};
+  if (p.tile_rows == 0) fail("moe_experts: route_pack.rows = 0");
+  struct {
+    uint32_t E, blocks, tile_rows;
+  } pc{s.E, s.blocks, u32(p.tile_rows)};
+  check_loops(d, 2 * ((uint64_t(E) + s.wg - 1) / s.wg) * (s.blocks + 2) + 64, "the expert offsets");
+  d.dispatch(d.pipeline("route_offsets", {{0, s.wg}}, 4, sizeof pc),
+             {bcount.buffer(d), boff.buffer_mut(d), p.offsets.buffer_mut(d), p.tiles.buffer_mut(d)}, pc, 1);
+  if (s.blocks > 0) run_bins(d, s, expert, boff, &p.rows);
+  return p;
+}
+
+Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const WeightRef& gate, const WeightRef& up,
+                      const WeightRef& down, bool coopmat) {
+  Device& d = c.device();
+  const int64_t T = x.rows(), H = x.cols(), E = p.E, N = p.rows.cols();
+  if (gate.rows % E) fail("moe_experts: gate has {} rows, not a multiple of {} experts", gate.rows, E);
+  const int64_t F = gate.rows / E;
+  if (N != T * p.k || gate.cols != H || up.rows != gate.rows || up.cols != H || down.rows != E * H || down.cols != F)
+    fail("moe_experts: x [{}, {}] with {} routed rows does not fit {} experts gate [{}, {}], up [{}, {}], down [{}, {}]", T,
+         H, N, E, gate.rows, gate.cols, up.rows, up.cols, down.rows, down.cols);
+  // Raw blocks where a weight is quantized in a type the kernel decodes (gate and up alike: one pass reads both).
+  const auto raw = [](const WeightRef& w) { return w.quantized() && vk_quant_decodes(w); };
+  const bool raw_gu = (raw(gate) || raw(up)) && vk_quant_decodes(gate) && vk_quant_decodes(up);
+  // Long enough chunks: dequantize the stacks on the device and run the f32 GEMM (scalar path only).
+  const bool deq = !coopmat && raw_gu && raw(down) && dequantizes(d, gate, T) && dequantizes(d, up, T) && dequantizes(d, down, T);
+  Tensor hmid = Tensor::device(d, N, F), ye = Tensor::device(d, N, H);
+  if (deq) {
+    gemm(d, p, true, x, dequantized(c, gate, "gate"), dequantized(c, up, "up"), hmid, H, F, false);
+    const Operand dn = dequantized(c, down, "down");
+    gemm(d, p, false, hmid, dn, dn, ye, F, H, false);
+    return ye;
+  }
+  gemm(d, p, true, x, operand(c, gate, raw_gu), operand(c, up, raw_gu), hmid, H, F, coopmat);
+  const Operand dn = operand(c, down, raw(down));
+  gemm(d, p, false, hmid, dn, dn, ye, F, H, coopmat);
+  return ye;
+}
+
+Tensor scatter(Device& d, const Tensor& ye, const Tensor& weight) {
+  const int64_t T = weight.rows(), k = weight.cols(), H = ye.cols();
+  if (ye.rows() != T * k) fail("moe_experts: {} expert outputs for {} tokens x {} slots", ye.rows(), T, k);
+  struct {
+    uint32_t T, H, k;
+  } pc{u32(T), u32(H), u32(k)};
+  Tensor y = Tensor::device(d, T, H);
+  const uint32_t wg = tune(d, "wg");
+  const Grid g = grid((uint64_t(T) * H + wg - 1) / wg);
+  d.dispatch(d.pipeline("route_scatter", {{0, wg}}, 3, sizeof pc), {ye.buffer(d), weight.buffer(d), y.buffer_mut(d)}, pc,
+             g.x, g.y);
+  return y;
+}
+
+uint32_t cm_tile_rows(const Device& d) { return cm_rows(d); }
+
+std::string coopmat_unavailable(const Device& d) { return gpu::coopmat_unavailable(d, cm_emulated(d)); }
+
+}  // namespace hl::gpu::route_pack
+
+namespace hl::gpu {
+
+namespace {
+
+void run_route_pack(VariantCtx& c, OpArgs& a, bool coopmat) {
+  Device& d = c.device();
+  const Tensor &x = a.in("x"), &expert = a.in("expert"), &weight = a.in("weight");
+  if (expert.rows() != x.rows() || weight.rows() != x.rows() || weight.cols() != expert.cols() || expert.cols() < 1)
+    fail("moe_experts: routes expert [{}, {}], weight [{}, {}] do not fit {} tokens", expert.rows(), expert.cols(),
+         weight.rows(), weight.cols(), x.rows());
+  const route_pack::Packed p = route_pack::pack(d, expert, a.iparam("n_experts"), coopmat ? route_pack::cm_tile_rows(d) : 0);
+  const Tensor ye = route_pack::grouped_swiglu(c, p, x, a.weight("gate"), a.weight("up"), a.weight("down"), coopmat);
+  a.set("y", route_pack::scatter(d, ye, weight));
+}
+
+void route_pack_coopmat_experts(VariantCtx& c, OpArgs& a) {
+  // The registry's availability check is not on every path that can run a variant (tests, plans): say why here.
+  if (auto why = route_pack::coopmat_unavailable(c.device()); !why.empty())
+    fail("moe_experts vulkan:route_pack_coopmat cannot run on {}: {}", c.device().info().name, why);
+  run_route_pack(c, a, true);
+}
+
+// Decode (fewer than min_tokens tokens): the per-token kernels, which spread each token's few rows over the device.
+std::string decode_to_per_token(VariantCtx& c, const OpArgs& a) {
+  return a.in("x").rows() < int64_t(c.device().tune("moe_experts.route_pack.min_tokens")) ? "vulkan:per_token" : "";
+}
+
+}  // namespace
+
+void register_moe_experts_vulkan_route_pack(Registry& r) {
+  Variant rp = vulkan_variant("moe_experts", "vulkan:route_pack",
+                              "routes packed by expert (counts, prefix sums, row list), grouped tiled GEMM over each "
+                              "expert's rows, deterministic slot-order scatter; decode: the per-token kernels",
+                              [](VariantCtx& c, OpArgs& a) { run_route_pack(c, a, false); }, true, false);
+  rp.delegate = decode_to_per_token;
+  // Entries binned per workgroup (a multiple of 32); the grouped GEMM's tile: packed rows (also the tile list's
+  // unit), output columns, reduction depth per shared-memory slice, outputs per invocation (thread_rows x
+  // thread_cols); quantized weights decoded in the tiles: q_thread_rows (Hopper 1: 256 invocations of 1 x 2
+  // outputs), q_cols columns per tile (halved where shared memory is short), q_thread_cols; chunks of at least
+  // dequant_tokens tokens dequantize quantized experts to f32 on the device first and run the f32 GEMM (0: never;
+  // only where the f32 stack fits one storage-buffer binding).
+  rp.tunables = {{"moe_experts.route_pack.min_tokens", 2},     {"moe_experts.route_pack.block", 256},
+                 {"moe_experts.route_pack.rows", 16},          {"moe_experts.route_pack.cols", 64},
+                 {"moe_experts.route_pack.depth", 16},         {"moe_experts.route_pack.thread_rows", 2},
+                 {"moe_experts.route_pack.thread_cols", 4},    {"moe_experts.route_pack.q_thread_rows", 2, {{"nvidia-hopper", 1}}},
+                 {"moe_experts.route_pack.q_cols", 32},        {"moe_experts.route_pack.q_thread_cols", 2},
+                 {"moe_experts.route_pack.dequant_tokens", 64}, {"moe_experts.route_pack.dequant_wg", 256}};
+  r.add_variant(std::move(rp));
+  Variant cm = vulkan_variant("moe_experts", "vulkan:route_pack_coopmat",
+                              "vulkan:route_pack with the grouped GEMM on cooperative matrices (16x16x16 f16 x f16 + "
+                              "f32 per subgroup; activations and weights rounded to f16, f32 accumulation)",
+                              route_pack_coopmat_experts, false, false, route_pack::coopmat_unavailable);
+  // f16 inputs: ~5e-4 relative L2 expected (derivation in ops/moe_experts/test_route_pack.cpp).
+  cm.precision_tolerance = route_pack::kCoopmatTolerance;
+  cm.delegate = decode_to_per_token;
+  r.add_variant(std::move(cm));
+}
+
+}  // namespace hl::gpu

@@ -1,0 +1,93 @@
+// ssm_scan on Vulkan, the recurrent form: vulkan:block_resident (one dispatch walks every token with the state
+// in registers: decode, and vulkan:chunked's decode steps) and vulkan:per_token (one dispatch per token, the
+// decode-loop baseline), both on ssm_scan_columns.comp.
+#include <bit>
+
+#include "ops/ssm_scan/vulkan_common.h"
+
+namespace hl::gpu {
+
+// The shape of one ssm_scan call, checked like the reference's (every Vulkan ssm_scan variant).
+ScanShape ssm_scan_shape(OpArgs& a) {
+  const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &beta = a.in("beta"), &g = a.in("g");
+  Tensor& state = a.state("state");
+  const int64_t T = q.rows(), nk = a.iparam("n_k_heads"), nv = beta.cols();
+  const int64_t dk = nk > 0 ? q.cols() / nk : 0, dv = nv > 0 ? v.cols() / nv : 0;
+  const bool ok = nk > 0 && nv > 0 && nv % nk == 0 && dk > 0 && dv > 0 && q.cols() == nk * dk && k.cols() == q.cols() &&
+                  v.cols() == nv * dv && k.rows() == T && v.rows() == T && beta.rows() == T && g.rows() == T &&
+                  g.cols() == nv && state.rows() == nv && state.cols() == dk * dv;
+  if (!ok)
+    fail("ssm_scan: q [{}, {}], k [{}, {}], v [{}, {}], beta [{}, {}], g [{}, {}], state [{}, {}] do not fit {} key heads",
+         q.rows(), q.cols(), k.rows(), k.cols(), v.rows(), v.cols(), beta.rows(), beta.cols(), g.rows(), g.cols(),
+         state.rows(), state.cols(), nk);
+  return {T, nk, nv, dk, dv};
+}
+
+namespace {
+
+// ssm_scan: both variants run ssm_scan_columns.comp, block_resident over all tokens at once, per_token
+// once per token (the state then goes through device memory every token).
+void ssm_scan(VariantCtx& c, OpArgs& a, bool per_token) {
+  Device& d = c.device();
+  const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &beta = a.in("beta"), &g = a.in("g");
+  Tensor& state = a.state("state");
+  const ScanShape sh = ssm_scan_shape(a);  // not a structured binding: clang 14 cannot capture one
+  const int64_t T = sh.T, nk = sh.nk, nv = sh.nv, dk = sh.dk, dv = sh.dv;
+
+  // Tunables: columns per workgroup, invocations per column (a power of two), tokens staged at a time.
+  const std::string key = std::string("ssm_scan.") + (per_token ? "per_token." : "block_resident.");
+  uint32_t cols = d.tune(key + "cols"), split = d.tune(key + "split");
+  uint32_t stage = per_token ? 1 : std::max(d.tune(key + "stage"), 1u);
+  if (cols == 0 || !std::has_single_bit(split))
+    fail("ssm_scan: {}cols = {} must be positive and {}split = {} a power of two", key, cols, key, split);
+  cols = std::min(cols, u32(dv));
+  split = std::min(split, std::bit_floor(u32(dk)));
+  const uint32_t wg = cols * split;
+  if (wg > d.info().max_workgroup_invocations)
+    fail("ssm_scan: {} columns x {} invocations exceed the device's {} invocations per workgroup", cols, split,
+         d.info().max_workgroup_invocations);
+  // Shared memory: k, q, v, decay and beta of `stage` tokens, and a partial sum per invocation. Each
+  // invocation also prefetches its share of the next stage's k and q in registers: at most 2 x 32.
+  const auto shared = [&](uint32_t s) { return 4 * (uint64_t(s) * (2 * dk + cols + 2) + wg); };
+  while (stage > 1 && (shared(stage) > d.info().max_shared_memory || stage * dk > 32 * wg)) stage /= 2;
+  if (shared(stage) > d.info().max_shared_memory)
+    fail("ssm_scan: d_k = {} with {} invocations needs {} bytes of shared memory, the device has {}", dk, wg, shared(stage),
+         d.info().max_shared_memory);
+
+  const auto& p = d.pipeline("ssm_scan_columns", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, stage}}, 7, 7 * 4);
+  Tensor o = Tensor::device(d, T, v.cols());
+  const std::vector<BufferPtr> bufs{q.buffer(d), k.buffer(d), v.buffer(d), beta.buffer(d),
+                                    g.buffer(d), state.buffer_mut(d), o.buffer_mut(d)};
+  struct {
+    uint32_t t0, T, nk, nv, dv, blocks, tiled;
+  } pc{0, u32(T), u32(nk), u32(nv), u32(dv), (u32(dv) + cols - 1) / cols, a.p.count("tiled") && a.param("tiled") != 0};
+  const Grid gr = grid(uint64_t(nv) * pc.blocks);
+  if (!per_token) {
+    d.dispatch(p, bufs, pc, gr.x, gr.y);
+  } else {
+    for (pc.t0 = 0, pc.T = 1; pc.t0 < uint32_t(T); ++pc.t0) d.dispatch(p, bufs, pc, gr.x, gr.y);
+  }
+  a.set("o", o);
+}
+
+}  // namespace
+
+void register_ssm_scan_vulkan(Registry& r) {
+  Variant br = vulkan_variant("ssm_scan", "vulkan:block_resident",
+                              "one dispatch; a workgroup per (value head, column block) keeps its state slice in "
+                              "registers over all tokens",
+                              [](VariantCtx& c, OpArgs& a) { ssm_scan(c, a, false); });
+  br.status = "baseline";
+  // Value columns per workgroup; invocations sharing a column (the d_k dot products); tokens staged at a time.
+  br.tunables = {{"ssm_scan.block_resident.cols", 32}, {"ssm_scan.block_resident.split", 8},
+                 {"ssm_scan.block_resident.stage", 16}};
+  r.add_variant(std::move(br));
+  Variant pt = vulkan_variant("ssm_scan", "vulkan:per_token",
+                              "one dispatch per token, the state through device memory each time (decode-loop baseline)",
+                              [](VariantCtx& c, OpArgs& a) { ssm_scan(c, a, true); }, false, true);
+  pt.status = "baseline";
+  pt.tunables = {{"ssm_scan.per_token.cols", 32}, {"ssm_scan.per_token.split", 8}};
+  r.add_variant(std::move(pt));
+}
+
+}  // namespace hl::gpu

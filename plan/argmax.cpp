@@ -1,0 +1,42 @@
+// Row-wise argmax (plan/argmax.h): a device helper beside the ops, not an op of the forward pass.
+#include "plan/argmax.h"
+
+#include <cmath>
+
+#include "ops/vulkan_variant.h"
+
+namespace hl::gpu {
+
+Tensor argmax_device(Device& d, const Tensor& x) {
+  if (x.type() != Tensor::Type::F32 || x.cols() < 1) fail("argmax: needs f32 rows of at least one column");
+  Tensor out = Tensor::device(d, x.rows(), 1, Tensor::Type::I32);
+  const uint32_t wg = d.tune("argmax.rowgroup.wg");  // the profile's wg_size unless a table names it
+  const auto& p = d.pipeline("argmax", {{0, wg}}, 2, 8);
+  const struct {
+    uint32_t rows, cols;
+  } push{u32(x.rows()), u32(x.cols())};
+  const Grid g = grid(uint64_t(x.rows()));
+  d.dispatch(p, {x.buffer(d), out.buffer_mut(d)}, push, g.x, g.y);
+  return out;
+}
+
+std::vector<int32_t> argmax_host(const Mat<float>& x) {
+  std::vector<int32_t> ids(size_t(x.rows()), -1);
+  for (int64_t r = 0; r < x.rows(); ++r) {
+    float best = 0;
+    for (int64_t c = 0; c < x.cols(); ++c) {
+      const float v = x(r, c);
+      if (!std::isnan(v) && (ids[size_t(r)] < 0 || v > best)) best = v, ids[size_t(r)] = int32_t(c);
+    }
+  }
+  return ids;
+}
+
+std::vector<int32_t> argmax_rows(Device* d, const Tensor& x) {
+  if (!d || !x.device_current() || x.host_current()) return argmax_host(x.f32());
+  const Tensor ids = argmax_device(*d, x);
+  const IMat& m = ids.i32();  // downloads rows * 4 bytes
+  return {m.data(), m.data() + m.size()};
+}
+
+}  // namespace hl::gpu

@@ -1,0 +1,54 @@
+#include "plan/replay.h"
+
+namespace hl::gpu {
+
+DecodeGraph::DecodeGraph(Device& d, const void* owner) : dev_(d), owner_(owner) { dev_.begin_capture(); }
+
+void DecodeGraph::begin_live() {
+  if (in_live_) return;
+  if (auto seg = dev_.end_segment()) items_.emplace_back(std::move(seg));
+  in_live_ = true;
+}
+
+void DecodeGraph::live(const Tensor& out, Rerun rerun) {
+  begin_live();
+  if (auto seg = dev_.end_segment()) live_segments_.push_back(std::move(seg));
+  else live_segments_.push_back(nullptr);
+  if (!out.device_current()) fail("decode replay: a live op ran on the host; replay needs every op on the device");
+  items_.emplace_back(Live{out, std::move(rerun)});
+  in_live_ = false;
+}
+
+void DecodeGraph::end(const Tensor& logits) {
+  if (!capturing_) fail("decode replay: the step was already captured");
+  if (auto seg = dev_.end_segment()) items_.emplace_back(std::move(seg));
+  dev_.end_capture();
+  capturing_ = false;
+  if (!logits.device_current()) fail("decode replay: the logits are not on the device");
+  logits_ = logits;
+  size_t live = 0;
+  for (auto& item : items_) {
+    if (auto* seg = std::get_if<std::shared_ptr<Device::Segment>>(&item)) dev_.submit(*seg, false);
+    else if (auto& s = live_segments_.at(live++)) dev_.submit(s, false);
+  }
+  dev_.sync();
+  live_segments_.clear();
+}
+
+Tensor DecodeGraph::replay(int32_t token, int64_t pos) {
+  if (capturing_) fail("decode replay: the step is still being captured");
+  for (auto& item : items_) {
+    if (auto* seg = std::get_if<std::shared_ptr<Device::Segment>>(&item)) {
+      dev_.submit(*seg);
+      continue;
+    }
+    Live& l = std::get<Live>(item);
+    const Tensor y = l.rerun(token, pos);
+    dev_.copy(y.buffer(dev_), l.out.buffer_mut(dev_), l.out.bytes());  // buffer_mut: any host copy is stale now
+  }
+  dev_.flush();
+  logits_.buffer_mut(dev_);  // rewritten by the last segment: a host copy from an earlier step is stale
+  return logits_;
+}
+
+}  // namespace hl::gpu

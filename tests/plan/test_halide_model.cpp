@@ -1,0 +1,60 @@
+// The tiny model with Halide variants swapped in ('*=halide': the tuned CPU schedule of every op that has
+// one), against transformers' goldens (golden/hf-tiny), in chunked prefill and decode.
+#include "plan/executor.h"
+#include "io/safetensors.h"
+#include "model/runner.h"
+#include "variant_check.h"
+
+using namespace hl;
+using namespace hl::test;
+
+namespace {
+
+struct Golden {
+  SafetensorsFile file = SafetensorsFile::open(hf_tiny() + "/golden.safetensors");
+  ModelWeights w = load_hf(hf_tiny() + "/model");
+  std::vector<int32_t> ids;
+  Golden() {
+    for (int64_t x : file.at("input_ids").read_i64()) ids.push_back(int32_t(x));
+  }
+};
+
+const Golden& golden() {
+  static const Golden g;
+  return g;
+}
+
+void check_plan(const std::string& spec, gpu::Device* dev) {
+  const auto& g = golden();
+  const gpu::Plan plan = gpu::Plan::parse(spec, dev);
+  RunOptions o;
+  o.prefill_chunk = 100;
+  o.decode_from = 150;
+  gpu::PlanExecutor ex(plan, dev, o.scan);
+  const Mat<float> l = run_with(ex, g.w, g.ids, o);
+  const double ec = rel_l2(l.topRows(150), g.file.at("chunked.logits").to_mat<double>());
+  const double ed = rel_l2(l.bottomRows(12), g.file.at("decode.logits").to_mat<double>());
+  WARN("plan " << plan.describe() << ": chunked.logits " << ec << ", decode.logits " << ed);
+  CHECK(ec < 1e-4);
+  CHECK(ed < 1e-4);
+}
+
+}  // namespace
+
+TEST_CASE("halide model: '*=halide' picks the tuned CPU schedules and matches transformers", "[halide][model]") {
+  const gpu::Plan plan = gpu::Plan::parse("*=halide", nullptr);  // CPU only: no device needed
+  CHECK(!plan.uses_device());
+  for (const char* op : {"rmsnorm", "gated_rmsnorm", "matmul", "lm_head", "ssm_conv", "ssm_scan", "attention", "moe_experts"})
+    CHECK(plan.variant(op).name == std::string("halide:") + op + ":tuned");
+  CHECK(plan.variant("add").name == "reference");  // ops without a Halide variant stay on the reference
+  check_plan("*=halide", nullptr);
+}
+
+#ifdef HYBRIDLAB_HALIDE_VULKAN
+TEST_CASE("halide model: Halide's Vulkan schedules beside hybridlab's Vulkan kernels in one process", "[halide][model][vk]") {
+  // Both runtimes in one process on the same (kind of) device: Halide-Vulkan for every op Halide has
+  // (norms, matmuls, conv, scan, attention, experts), hybridlab's Vulkan kernels for the other ops.
+  check_plan("*=halide,*=vulkan,*=halide-vulkan", &device());
+  require_no_validation_messages();
+}
+#endif

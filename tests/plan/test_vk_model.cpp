@@ -1,0 +1,207 @@
+// The whole tiny model through Vulkan plans: against transformers' goldens, validate mode, plan errors.
+#include "plan/argmax.h"
+#include "plan/executor.h"
+#include "io/safetensors.h"
+#include "model/runner.h"
+#include "variant_check.h"
+
+using namespace hl;
+using namespace hl::test;
+
+namespace {
+
+struct Golden {
+  SafetensorsFile file = SafetensorsFile::open(hf_tiny() + "/golden.safetensors");
+  ModelWeights w = load_hf(hf_tiny() + "/model");
+  std::vector<int32_t> ids;
+  Golden() {
+    for (int64_t x : file.at("input_ids").read_i64()) ids.push_back(int32_t(x));
+  }
+};
+
+const Golden& golden() {
+  static const Golden g;
+  return g;
+}
+
+Mat<float> run_plan(const gpu::Plan& plan, const std::vector<int32_t>& ids, const RunOptions& o, bool validate = false,
+                    std::string* report = nullptr) {
+  gpu::PlanExecutor ex(plan, &device(), o.scan, validate);
+  Mat<float> l = run_with(ex, golden().w, ids, o);
+  if (report) *report = ex.usage_report() + ex.validation_report();
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("vk model: '*=vulkan' matches transformers in chunked prefill and decode", "[vk][model]") {
+  const auto& g = golden();
+  // '*=vulkan' runs the GDN preparation fused (gdn_prep=vulkan:fused); 'gdn_prep=reference' keeps the separate
+  // ops (ssm_conv, slice, l2norm, ssm_gates), each on its Vulkan variant. Likewise the residual adds with the
+  // norms after them (add_rmsnorm=vulkan:fused; 'add_rmsnorm=reference': add, then rmsnorm).
+  for (auto [spec, ran, skipped] : {std::tuple{"*=vulkan", "gdn_prep", "ssm_conv"},
+                                    {"*=vulkan,gdn_prep=reference", "ssm_conv", "gdn_prep"},
+                                    {"*=vulkan,add_rmsnorm=reference", "add ", "add_rmsnorm"}}) {
+    const gpu::Plan plan = gpu::Plan::parse(spec, &device());
+    RunOptions o;
+    o.prefill_chunk = 100;
+    o.decode_from = 150;
+    std::string report;
+    const Mat<float> l = run_plan(plan, g.ids, o, false, &report);
+    const double ec = rel_l2(l.topRows(150), g.file.at("chunked.logits").to_mat<double>());
+    const double ed = rel_l2(l.bottomRows(12), g.file.at("decode.logits").to_mat<double>());
+    WARN("plan " << plan.describe() << ": chunked.logits " << ec << ", decode.logits " << ed);
+    CHECK(ec < 1e-4);
+    CHECK(ed < 1e-4);
+    CHECK_THAT(report, Catch::Contains(ran) && !Catch::Contains(skipped));  // the path the plan picked ran
+    const bool unfused_norms = std::string(spec).find("add_rmsnorm=reference") != std::string::npos;
+    CHECK((report.find("add_rmsnorm") != std::string::npos) == !unfused_norms);
+    // Fused, the MoE block's routed and shared outputs are added inside add_rmsnorm: no add op runs at all.
+    CHECK((report.find("add ") != std::string::npos) == unfused_norms);
+    require_no_validation_messages();
+  }
+}
+
+TEST_CASE("vk model: the cooperative-matrix prefill variants against transformers", "[vk][model][coopmat]") {
+  const auto& g = golden();
+  gpu::Device* d = coopmat_device();
+  const bool emulate = d == nullptr;
+  if (emulate) d = &device();
+  const std::map<std::string, std::string> f16_ops{{"attention", "vulkan:flash_coopmat"},
+                                                   {"moe_experts", "vulkan:route_pack_coopmat"},
+                                                   {"ssm_scan", "vulkan:chunked_coopmat"}};
+  std::map<std::string, uint32_t> emul;
+  if (emulate)
+    for (const char* k : {"attention.flash_coopmat", "moe_experts.route_pack", "ssm_scan.chunked_coopmat"})
+      emul[std::string(k) + ".cm_emulate"] = 1;
+  vk::ScopedTuning s(d->ctx().profile(), emul);
+  std::string spec = "*=vulkan";
+  for (auto& [op, v] : f16_ops) spec += "," + op + "=" + v;
+  const gpu::Plan plan = gpu::Plan::parse(spec, d);
+  RunOptions o;
+  o.prefill_chunk = 100;
+  o.decode_from = 150;
+  gpu::PlanExecutor ex(plan, d, o.scan, true);
+  const Mat<float> l = run_with(ex, g.w, g.ids, o);
+  for (auto& [op, st] : ex.validation()) {
+    const double tol = f16_ops.count(op) ? gpu::Registry::get().variant(op, f16_ops.at(op)).precision_tolerance : 1e-5;
+    INFO(op << ": worst rel L2 " << st.max_rel_l2 << " over " << st.calls << " calls");
+    CHECK(st.max_rel_l2 <= tol);
+    CHECK(st.nonfinite == 0);
+  }
+  for (auto& [op, v] : f16_ops) CHECK(ex.validation().count(op));  // each f16 op ran and was checked
+  CHECK(ex.validation().at("ssm_scan").max_rel_l2 > 1e-5);         // with its f16 roundings: not the f32 kernel
+  const Mat<double> want = g.file.at("chunked.logits").to_mat<double>();
+  const Mat<double> got = l.topRows(150).cast<double>();
+  int agree = 0;
+  for (Eigen::Index r = 0; r < want.rows(); ++r) {
+    Eigen::Index a = 0, b = 0;
+    want.row(r).maxCoeff(&a);
+    got.row(r).maxCoeff(&b);
+    agree += a == b;
+  }
+  const double ec = rel_l2(l.topRows(150), want), ag = double(agree) / double(want.rows());
+  WARN((emulate ? "emulated" : "real") << " cooperative matrices: chunked.logits rel L2 " << ec << ", argmax agreement " << ag);
+  CHECK(ec < 0.5);
+  CHECK(ag >= 0.85);
+}
+
+TEST_CASE("vk model: validate mode reports every shadowed op and catches a wrong variant", "[vk][model]") {
+  const auto& g = golden();
+  gpu::Plan plan = gpu::Plan::parse("*=vulkan", &device());
+  std::string report;
+  run_plan(plan, {g.ids.begin(), g.ids.begin() + 20}, {}, true, &report);
+  CHECK_THAT(report, Catch::Contains("rmsnorm") && Catch::Contains("vulkan:rowgroup") && Catch::Contains("rel L2") &&
+                         Catch::Contains("gdn_prep"));
+
+  // A deliberately wrong rmsnorm (1% too large) is caught at its first layer.
+  gpu::Variant wrong = gpu::Registry::get().variant("rmsnorm", "vulkan:rowgroup");
+  wrong.name = "vulkan:wrong";
+  const auto right = wrong.run;
+  wrong.run = [right](gpu::VariantCtx& c, gpu::OpArgs& a) {
+    right(c, a);
+    Tensor y = a.t.at("y").clone();
+    y.f32_mut() *= 1.01f;
+    a.set("y", y);
+  };
+  plan.set("rmsnorm", &wrong);
+  gpu::PlanExecutor ex(plan, &device(), {}, true);
+  run_with(ex, g.w, {g.ids.begin(), g.ids.begin() + 20}, {});
+  const auto& st = ex.validation().at("rmsnorm");
+  CHECK(st.max_rel_l2 > 5e-3);
+  CHECK(st.worst_layer >= -1);
+  CHECK_THAT(ex.validation_report(), Catch::Contains("vulkan:wrong"));
+  CHECK(ex.validation().at("matmul").max_rel_l2 < 1e-5);  // each op is measured on its own inputs
+  require_no_validation_messages();
+}
+
+TEST_CASE("vk model: a per-token variant in prefill is reported as a fallback", "[vk][model]") {
+  gpu::Plan plan = gpu::Plan::parse("*=vulkan", &device());
+  gpu::Variant slow = gpu::Registry::get().variant("ssm_scan", "reference");
+  slow.name = "reference:per_token_test";
+  slow.per_token = true;
+  plan.set("ssm_scan", &slow);
+  gpu::PlanExecutor ex(plan, &device());
+  RunOptions o;
+  o.decode_from = 6;
+  run_with(ex, golden().w, {golden().ids.begin(), golden().ids.begin() + 8}, o);
+  CHECK(ex.prefill_fallback());
+  CHECK_THAT(ex.usage_report(), Catch::Contains("PER-TOKEN FALLBACK in prefill") && Catch::Contains("ssm_scan"));
+}
+
+TEST_CASE("vk model: plan errors are one-line and name the valid choices", "[vk][plan]") {
+  CHECK_THROWS_WITH(gpu::Plan::parse("nope=vulkan", &device()), Catch::Contains("unknown op 'nope'") && Catch::Contains("matmul"));
+  CHECK_THROWS_WITH(gpu::Plan::parse("matmul=vulkan:nope", &device()),
+                    Catch::Contains("unknown variant 'vulkan:nope'") && Catch::Contains("vulkan:tiled"));
+  CHECK_THROWS_WITH(gpu::Plan::parse("matmul", &device()), Catch::Contains("not op=variant"));
+  CHECK_THROWS_WITH(gpu::Plan::parse("*=cuda", &device()), Catch::Contains("no op has"));
+  CHECK_THROWS_WITH(gpu::Plan::parse("matmul=vulkan:tiled", nullptr), Catch::Contains("no Vulkan device"));
+  const gpu::Plan p = gpu::Plan::parse("*=vulkan, matmul=vulkan:tiled,lm_head=reference", &device());
+  CHECK(p.variant("matmul").name == "vulkan:tiled");
+  CHECK(p.variant("lm_head").name == "reference");
+  CHECK(p.variant("rmsnorm").family == "vulkan");
+  CHECK(gpu::Plan::needs_device("*=vulkan"));
+  CHECK(!gpu::Plan::needs_device("matmul=reference"));
+}
+
+// Decode replay: a decode step captured once, then replayed at later positions with new tokens, gives the same
+// logits, bit for bit, as running every step (the same kernels on the same buffers). Greedy tokens, so each step's
+// input depends on the last; 50 steps after a 20-token prompt cross the KV cache's growth past 64 rows in the
+// attention layer (a live step of the replay); with a planned context (72 rows) the cache never grows.
+TEST_CASE("vk model: decode replay equals stepping, bit for bit", "[vk][model]") {
+  const auto& g = golden();
+  for (const char* spec : {"*=vulkan", "*=vulkan,add_rmsnorm=reference,gdn_prep=reference"}) {
+    INFO("plan " << spec);
+    const gpu::Plan plan = gpu::Plan::parse(spec, &device());
+    const std::vector<int32_t> prompt(g.ids.begin(), g.ids.begin() + 20);
+    auto run = [&](bool replay, int64_t capacity = 0) {
+      gpu::PlanExecutor ex(plan, &device());
+      ex.set_context_capacity(capacity);  // > 0: KV caches of that many rows and the states on the device up front
+      Forward<gpu::PlanExecutor> fwd(ex, g.w);
+      fwd.step(prompt, Phase::Prefill);
+      std::vector<Mat<float>> out;
+      int32_t tok = g.ids[20];
+      for (int i = 0; i < 50; ++i) {
+        const Tensor l = !replay || i == 0 ? fwd.step({tok}, Phase::Decode) : i == 1 ? fwd.capture_decode(tok) : fwd.replay_decode(tok);
+        out.push_back(l.f32());
+        tok = gpu::argmax_host(out.back()).front();
+      }
+      return out;
+    };
+    const auto want = run(false), got = run(true), planned = run(true, 72);
+    {  // a replay for another forward pass than the captured one is refused
+      gpu::PlanExecutor ex(plan, &device());
+      Forward<gpu::PlanExecutor> a(ex, g.w), b(ex, g.w);
+      a.step({g.ids[0]}, Phase::Decode);
+      a.capture_decode(g.ids[1]);
+      CHECK_THROWS_WITH(b.replay_decode(g.ids[2]), Catch::Contains("another forward pass"));
+    }
+    for (size_t i = 0; i < want.size(); ++i) {
+      INFO("decode step " << i << ", rel L2 " << rel_l2(got[i], want[i]));
+      REQUIRE(want[i].rows() == 1);
+      CHECK(std::memcmp(want[i].data(), got[i].data(), size_t(want[i].size()) * 4) == 0);
+      CHECK(std::memcmp(want[i].data(), planned[i].data(), size_t(want[i].size()) * 4) == 0);
+    }
+    require_no_validation_messages();
+  }
+}

@@ -1,0 +1,129 @@
+// Checking a variant against the reference on identical inputs: the shared machinery of every per-op
+// GPU test (and the model of validate mode). Inputs are fresh random data, never zeros.
+#pragma once
+#include <catch2/catch.hpp>
+
+#include <memory>
+
+#include "ops/registry.h"
+#include "ops/vulkan_variant.h"
+#include "test_util.h"
+
+namespace hl::test {
+
+// One Vulkan device for the whole test binary (validation layers on through HYBRIDLAB_VALIDATION=1).
+inline gpu::Device& device() {
+  static gpu::Device d;
+  return d;
+}
+
+// Fails the current test if the validation layers said anything since the last call.
+inline void require_no_validation_messages() {
+  auto& ctx = device().ctx();
+  const auto msgs = ctx.validation_messages();
+  ctx.clear_validation_messages();
+  INFO((msgs.empty() ? std::string() : msgs.front()));
+  REQUIRE(msgs.empty());
+}
+
+struct OutputError {
+  double rel_l2 = 0, max_abs = 0;
+  int64_t mismatched = 0;  // integer outputs
+  bool finite = true;
+};
+
+// Runs `variant` of `op` and the reference on copies of the same OpArgs; compares every output and state
+// (states of an op with a kv_len parameter: only rows [0, kv_len + T)). Returns errors by name. dev: another
+// device than device() (e.g. coopmat_device()).
+inline std::map<std::string, OutputError> compare_with_reference(const std::string& op, const std::string& variant,
+                                                                 const gpu::OpArgs& args, gpu::Device* dev = nullptr) {
+  const auto& reg = gpu::Registry::get();
+  gpu::WeightStore ws(dev ? dev : &device());
+  gpu::VariantCtx ctx{dev ? dev : &device(), &ws};
+  gpu::OpArgs got = args, want = args;
+  for (auto& [n, t] : got.t) t = t.clone();
+  for (auto& [n, t] : want.t) t = t.clone();
+  reg.variant(op, variant).run(ctx, got);
+  reg.variant(op, "reference").run(ctx, want);
+  const gpu::OpDef& def = reg.op(op);
+  std::vector<std::string> names = def.outputs;
+  names.insert(names.end(), def.states.begin(), def.states.end());
+  const int64_t rows = args.p.count("kv_len") ? args.iparam("kv_len") + args.in("q").rows() : -1;
+  std::map<std::string, OutputError> out;
+  for (auto& n : names) {
+    const Tensor &g = got.t.at(n), &w = want.t.at(n);
+    REQUIRE(g.rows() == w.rows());
+    REQUIRE(g.cols() == w.cols());
+    const int64_t r = rows < 0 || def.outputs.end() != std::find(def.outputs.begin(), def.outputs.end(), n) ? g.rows() : rows;
+    OutputError e;
+    if (g.type() == Tensor::Type::I32) {
+      e.mismatched = (g.i32().topRows(r).array() != w.i32().topRows(r).array()).count();
+    } else {
+      const Mat<float> gm = g.f32().topRows(r), wm = w.f32().topRows(r);
+      REQUIRE(wm.cwiseAbs().maxCoeff() > 0);  // a comparison against all zeros proves nothing
+      e.finite = gm.allFinite();
+      e.rel_l2 = rel_l2(gm, wm);
+      e.max_abs = max_abs(gm, wm);
+    }
+    out[n] = e;
+  }
+  if (!dev || dev == &device()) require_no_validation_messages();
+  return out;
+}
+
+// The device that kernels on real cooperative matrices run on (gpu::coopmat_unavailable): the tests' device
+// where it can; else, where validation layers older than VK_KHR_cooperative_matrix kept the extension off
+// (runtime/vulkan/context.cpp), the same device opened without validation; else none (lavapipe). `why` says why not.
+inline gpu::Device* coopmat_device(std::string* why = nullptr) {
+  static std::unique_ptr<gpu::Device> own;
+  static std::string reason;
+  static gpu::Device* d = []() -> gpu::Device* {
+    reason = gpu::coopmat_unavailable(device(), false);
+    if (reason.empty()) return &device();
+    if (!device().ctx().validation_enabled()) return nullptr;
+    own = std::make_unique<gpu::Device>(
+        vk::ContextOptions{.device = std::to_string(device().info().index), .validation = false});
+    reason = gpu::coopmat_unavailable(*own, false);
+    if (!reason.empty()) return nullptr;
+    WARN("cooperative matrices only without the validation layers: the coopmat tests run unvalidated");
+    return own.get();
+  }();
+  if (why) *why = reason;
+  return d;
+}
+
+// coopmat_device(), or null after a WARN naming why `what` (a variant) is skipped.
+inline gpu::Device* coopmat_or_skip(const std::string& what) {
+  std::string why;
+  gpu::Device* d = coopmat_device(&why);
+  if (!d) WARN("SKIPPED: " << what << " needs cooperative matrices: " << device().info().name << ": " << why);
+  return d;
+}
+
+// Every output within `tol` relative L2 (and every integer output identical).
+// tol: the f32 rounding bound of the check; a variant that declares lower precision (precision_tolerance) is
+// held to that instead where it is larger.
+inline void require_close(const std::string& op, const std::string& variant, const gpu::OpArgs& args, double tol) {
+  tol = std::max(tol, gpu::Registry::get().variant(op, variant).precision_tolerance);
+  for (auto& [name, e] : compare_with_reference(op, variant, args)) {
+    INFO(op << " " << variant << " output '" << name << "': rel L2 " << e.rel_l2 << ", max abs " << e.max_abs);
+    CHECK(e.finite);
+    CHECK(e.rel_l2 <= tol);
+    CHECK(e.mismatched == 0);
+  }
+}
+
+// Weights for OpArgs from host matrices.
+inline WeightRef weight(const std::string& name, Mat<float> m) { return whole(host_source(name, std::move(m))); }
+
+// Every Vulkan variant of an op (quantized: only those that read quantized weights; else those that take f32).
+inline std::vector<std::string> vulkan_variants(const std::string& op, bool quantized = false) {
+  std::vector<std::string> v;
+  for (auto* x : gpu::Registry::get().variants(op))
+    if (x->family == "vulkan" && (quantized || !x->quantized_weights_only) &&
+        gpu::Registry::get().availability(*x, &device()).empty())  // e.g. cooperative-matrix builds
+      v.push_back(x->name);
+  return v;
+}
+
+}  // namespace hl::test
