@@ -1,4 +1,5 @@
-// Every experiment, one line each. Adding one: experiments/<name>.cpp defining <name>_experiment().
+// Every experiment, one line each: the device-wide ones here (bandwidth/, forward.cpp) and each op's in its folder
+// (ops/<op>/experiment.cpp defining <name>_experiment()).
 #include "experiments/harness.h"
 
 namespace hl::exp {

@@ -20,18 +20,21 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// Counter-based and parallel (the synthetic-weight generator: near-Gaussian, never zero runs), so that
-// even the lm_head's 500 M values are drawn in a moment.
-Mat<float> randn(std::mt19937_64& g, int64_t rows, int64_t cols, double std, double mean) {
-  Mat<float> m(rows, cols);
-  synthetic_source("randn", rows, cols, g(), {SynthInit::Normal, float(mean), float(std)})->read_rows(0, rows, m.data());
-  return m;
-}
-
-WeightRef weight(const std::string& name, Mat<float> m) { return whole(host_source(name, std::move(m))); }
-
-WeightRef random_weight(std::mt19937_64& g, const std::string& name, int64_t rows, int64_t cols, double std) {
-  return whole(synthetic_source(name, rows, cols, g(), {SynthInit::Normal, 0.0f, float(std)}));
+std::vector<Part> op_parts(const std::string& op, const Context& cx) {
+  const gpu::OpDef& def = gpu::Registry::get().op(op);
+  if (!def.cases) fail("op {} has no cases", op);
+  std::vector<Part> parts;
+  for (Case& c : def.cases(cx.quick ? gpu::Scale::Quick : gpu::Scale::Full)) {
+    auto it = std::find_if(parts.begin(), parts.end(), [&](const Part& p) { return p.group == c.group; });
+    if (it == parts.end()) {
+      parts.push_back(Part{op});
+      parts.back().group = c.group;
+      parts.back().tolerance = std::max(def.tolerance, 1e-7);
+      it = parts.end() - 1;
+    }
+    it->cases.push_back(std::move(c));
+  }
+  return parts;
 }
 
 std::string git_commit() {
@@ -241,6 +244,7 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
         jc["results"].push_back(r);
         continue;
       }
+      if (!v->takes(inputs)) continue;  // weights it does not read (e.g. another block type)
       if (auto why = reg.availability(*v, &cx.dev); !why.empty()) {
         jc["results"].push_back({{"variant", v->name}, {"status", "unavailable"}, {"why", why}});
         std::fprintf(stderr, "  %-10s %-28s unavailable: %s\n", c.label.c_str(), v->name.c_str(), why.c_str());

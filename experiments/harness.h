@@ -12,26 +12,21 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ops/registry.h"
+#include "ops/cases.h"
 
 namespace hl::exp {
 
-// What a case must move and compute at the least: every input read once, every output written once.
-struct Cost {
-  double bytes = 0, flops = 0;
-};
-
-struct Case {
-  std::string label;                       // "T=1024"
-  std::map<std::string, double> shape;     // named sizes; the first is the x axis of the plots
-  std::function<gpu::OpArgs(std::mt19937_64&)> inputs;  // fresh random inputs (never zeros)
-  Cost cost;
-  std::map<std::string, uint32_t> tune;    // tuning overrides for this case (a sweep point), e.g. chunk
-};
+// An experiment's cases are its ops' own (OpDef::cases, ops/<op>/cases.cpp).
+using gpu::Case;
+using gpu::Cost;
+using gpu::randn;
+using gpu::random_weight;
+using gpu::weight;
 
 // One op of an experiment: its cases and which variants run (empty: all the op's variants).
 struct Part {
   std::string op;
+  std::string group;  // the cases' group (Case::group), for the report
   std::vector<Case> cases;
   double tolerance = 1e-5;  // relative L2 against the reference; above it the variant is "fail" (not timed)
   std::vector<std::string> variants;
@@ -90,11 +85,8 @@ nlohmann::json run_experiment(const Experiment& e, const Options& opt);
 // The bandwidth ceilings of this device: reports/<slug>/bandwidth.json, measured first if missing.
 Ceilings load_or_measure_ceilings(gpu::Device& dev, const Options& opt);
 
-// Helpers for experiment files.
-Mat<float> randn(std::mt19937_64& g, int64_t rows, int64_t cols, double std = 1.0, double mean = 0.0);
-WeightRef weight(const std::string& name, Mat<float> m);
-// A random weight produced on use (never held whole on the host unless a host variant needs it).
-WeightRef random_weight(std::mt19937_64& g, const std::string& name, int64_t rows, int64_t cols, double std);
+// The op's cases at the context's scale (Quick or Full), one Part per case group, held to the op's tolerance.
+std::vector<Part> op_parts(const std::string& op, const Context& cx);
 std::string git_commit();  // "abc1234" or "abc1234-dirty"
 std::string now_iso();     // UTC, ISO 8601
 nlohmann::json device_json(const gpu::Device& dev);

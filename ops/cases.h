@@ -1,31 +1,28 @@
-// One declarative case per op: how to draw its inputs (seeded, real head dims where the data stays small)
-// and how the oracle computes its outputs. `make golden` writes inputs and outputs to golden/ops/; the
-// tests recompute the outputs from the stored inputs, so any change to the oracle's numbers is caught.
+// Every op's cases, and the helpers its case generator (ops/<op>/cases.cpp) draws inputs with.
 #pragma once
-#include <functional>
-#include <map>
-#include <random>
-#include <string>
-#include <vector>
-
-#include "common.h"
+#include "ops/registry.h"
 
 namespace hl {
 
-using TensorMap = std::map<std::string, Mat<double>>;
-
-struct OpCase {
-  std::string name;   // golden/ops/<name>.safetensors
-  std::string about;  // shapes, in one line
-  std::function<TensorMap(std::mt19937_64&)> inputs;                 // float-representable values
-  std::function<TensorMap(const TensorMap&, Precision)> compute;     // the oracle in f32 or f64
-};
-
-const std::vector<OpCase>& op_cases();
+const std::vector<OpCase>& op_cases();  // every op's golden cases (OpDef::goldens), in the registry's order
 const OpCase& op_case(const std::string& name);
 
-// Writes golden/ops/<case>.safetensors for every case: in.<x> (F32), out.<y> (F32, f32 oracle) and
+// Writes golden/ops/<case>.safetensors for every golden case: in.<x> (F32), out.<y> (F32, f32 oracle) and
 // out64.<y> (F64, f64 oracle on the same inputs).
 void write_op_goldens(const std::string& dir, uint64_t seed);
 
 }  // namespace hl
+
+namespace hl::gpu {
+
+// Gaussian values (counter-based and parallel: even the lm_head's 500 M values are drawn in a moment).
+Mat<float> randn(std::mt19937_64& g, int64_t rows, int64_t cols, double std = 1.0, double mean = 0.0);
+WeightRef weight(const std::string& name, Mat<float> m);
+// A random weight produced on use (never held whole on the host unless a host variant needs it).
+WeightRef random_weight(std::mt19937_64& g, const std::string& name, int64_t rows, int64_t cols, double std);
+// Random weights quantized to t (ggml blocks), produced on use.
+WeightRef random_quantized(std::mt19937_64& g, const std::string& name, int64_t rows, int64_t cols, quant::Type t, double std);
+// Every head of d columns scaled to norm `scale` (the l2-normalised q and k of the delta rule).
+Mat<float> unit_heads(Mat<float> m, int64_t d, float scale);
+
+}  // namespace hl::gpu

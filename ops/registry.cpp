@@ -2,6 +2,7 @@
 
 #include "runtime/vulkan/device_profile.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace hl::gpu {
@@ -103,6 +104,15 @@ Device& VariantCtx::device() const {
   return *dev;
 }
 
+bool Variant::takes(const OpArgs& a) const {
+  for (auto& [name, w] : a.w) {
+    if (quantized_weights_only && !w.quantized()) return false;
+    if (!weight_types.empty() && std::find(weight_types.begin(), weight_types.end(), w.storage_type()) == weight_types.end())
+      return false;
+  }
+  return true;
+}
+
 Variant reference_variant(std::string op, std::string summary, std::function<void(VariantCtx&, OpArgs&)> run) {
   Variant v;
   v.op = std::move(op);
@@ -114,6 +124,9 @@ Variant reference_variant(std::string op, std::string summary, std::function<voi
 }
 
 namespace {
+
+// Kernels called without the registry (tests of a variant's stages) still find their tunables' defaults.
+const bool tunables_hooked = (vk::set_tunable_source([] { Registry::get(); }), true);
 
 void declare(const std::vector<Tunable>& ts) {
   for (auto& t : ts) vk::declare_tunable(t.key, t.value, t.per_profile);

@@ -5,14 +5,50 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "runtime/tensor.h"
 #include "model/weight_cache.h"
 #include "model/weights.h"
+#include "ops/golden.h"
 
 namespace hl::gpu {
+
+// One call of an op: tensors by name (inputs; states, updated in place; outputs, set by the variant),
+// weights by reference (each variant materialises them where it needs them), scalar parameters.
+struct OpArgs {
+  std::map<std::string, Tensor> t;
+  std::map<std::string, WeightRef> w;
+  std::map<std::string, double> p;
+
+  const Tensor& in(const std::string& name) const;
+  Tensor& state(const std::string& name);
+  void set(const std::string& name, Tensor v) { t[name] = std::move(v); }
+  const WeightRef& weight(const std::string& name) const;
+  double param(const std::string& name) const;
+  int64_t iparam(const std::string& name) const { return int64_t(param(name)); }
+};
+
+// How big a case is: Test (small: the op's tests, on lavapipe in CI), Quick (the experiment on a CPU device),
+// Full (the model's real shapes).
+enum class Scale { Test, Quick, Full };
+
+// What a case must move and compute at the least: every input read once, every output written once.
+struct Cost {
+  double bytes = 0, flops = 0;
+};
+
+// One case of an op: a shape, fresh random inputs for it, and its napkin math.
+struct Case {
+  std::string label;                     // "T=1024"
+  std::string group;                     // the series it belongs to ("f32 decode", "q4_K", ...): an experiment's parts
+  std::map<std::string, double> shape;   // named sizes; the first is the x axis of the plots
+  std::function<OpArgs(std::mt19937_64&)> inputs;  // fresh random inputs (never zeros)
+  Cost cost;
+  std::map<std::string, uint32_t> tune;  // tuning overrides for this case (a sweep point)
+};
 
 // A kernel tuning parameter: its full key ("<op>.<variant>.<param>"), its default, and the device profiles
 // ("nvidia-hopper", "amd-rdna4", "lavapipe", "generic") that override it. Declared with the variant (or the op)
@@ -34,21 +70,13 @@ struct OpDef {
   // each as the plan picks it.
   std::vector<std::string> parts;
   std::vector<Tunable> tunables;  // read by several of its variants (shared helpers)
-};
-
-// One call of an op: tensors by name (inputs; states, updated in place; outputs, set by the variant),
-// weights by reference (each variant materialises them where it needs them), scalar parameters.
-struct OpArgs {
-  std::map<std::string, Tensor> t;
-  std::map<std::string, WeightRef> w;
-  std::map<std::string, double> p;
-
-  const Tensor& in(const std::string& name) const;
-  Tensor& state(const std::string& name);
-  void set(const std::string& name, Tensor v) { t[name] = std::move(v); }
-  const WeightRef& weight(const std::string& name) const;
-  double param(const std::string& name) const;
-  int64_t iparam(const std::string& name) const { return int64_t(param(name)); }
+  // Its cases (ops/<op>/cases.cpp): inputs at each scale with the bytes and flops they must move and compute. Its
+  // tests run every variant against the reference on the Scale::Test cases; its experiment times them on the
+  // Quick or Full ones. tolerance: the relative L2 against the reference that f32 arithmetic in another order
+  // stays within (a variant computing in lower precision is held to its precision_tolerance instead).
+  std::function<std::vector<Case>(Scale)> cases;
+  double tolerance = 1e-5;
+  std::vector<OpCase> goldens;  // golden/ops/<name>.safetensors (ops/cases.h)
 };
 
 // Materialised weights, cached per place: host f32 matrices for host variants, device buffers for
@@ -101,6 +129,10 @@ struct Variant {
   bool per_token = false;       // walks a prefill chunk token by token (reported as a fallback)
   bool needs_device = false;
   bool quantized_weights_only = false;  // reads ggml blocks directly: tests and experiments give it only those
+  std::vector<quant::Type> weight_types;  // the only storage types it reads (empty: any its flags allow)
+  // Whether it takes these arguments' weights (quantized_weights_only, weight_types): tests and experiments skip
+  // the cases it does not.
+  bool takes(const OpArgs& a) const;
   // Relative-L2 error this variant may show against the f32 reference because it deliberately computes in
   // lower precision (int8 activations, f16 matrix inputs); 0 = none beyond f32 rounding. Checks use the
   // larger of this and their own tolerance, and reports print it.

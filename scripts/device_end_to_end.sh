@@ -4,8 +4,7 @@
 #   2. oracle: the Vulkan plan's logits against the oracle's on the same GGUF (the oracle on the host CPUs);
 #   3. bench: `hybridlab bench` over the prompt lengths and decode steps of the issue;
 #   4. ablations (optional step): pp512 and tg64 as they are (base) and with one change each, ABLATIONS to pick:
-#      fold (add_rmsnorm folded into the projections), qmatvec (the staged decode mat-vec, neither qmatvec_direct nor
-#      qmatvec_planar), no-replay, lm-head-staged / lm-head-planar-i8 (the lm_head on x rounded to 8 bits),
+#      qmatvec (the staged decode mat-vec, neither qmatvec_direct nor qmatvec_planar), no-replay, lm-head-staged / lm-head-planar-i8 (the lm_head on x rounded to 8 bits),
 #      lm-head-direct (qmatvec_direct, not qmatvec_planar), no-elide; earlier reports: unfused-norms, flush64, moe-in-tile.
 # Expects .devrun/ (hybridlab built here, libfmt, libgomp) and .gl/ (Debian's Vulkan loader .debs) carried.
 # Writes $OUT/log.txt, $OUT/*.log and $OUT/e2e.tar.gz (reports/<device>/bench-*.json).
@@ -53,10 +52,9 @@ step() {  # step NAME LIMIT_S CMD...: runs CMD under a time limit, output to $OU
       ablations)
         [ -f "$model" ] || { echo "== ablations: no $model here (a fresh machine): skipped"; continue; }
         A="-p 512 -n 64 --runs 3 --no-breakdown"
-        for a in ${ABLATIONS:-base fold qmatvec no-replay lm-head-staged lm-head-direct lm-head-planar-i8}; do
+        for a in ${ABLATIONS:-base qmatvec no-replay lm-head-staged lm-head-direct lm-head-planar-i8}; do
           case $a in
             base) step abl-base 150 $bin bench --model "$model" --ops "$plan" $A --tag base ;;  # their own baseline
-            fold) HYBRIDLAB_TUNE=add_rmsnorm.fold=1 step abl-fold 150 $bin bench --model "$model" --ops "$plan" $A --tag fold ;;
             qmatvec) HYBRIDLAB_TUNE=matmul.auto.decode_direct=0,matmul.auto.decode_planar_rows=0 step abl-qmatvec 150 $bin \
               bench --model "$model" --ops "$plan" $A --tag qmatvec ;;
             no-replay) step abl-no-replay 150 $bin bench --model "$model" --ops "$plan" $A --no-replay --tag no-replay ;;

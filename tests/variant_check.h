@@ -7,6 +7,7 @@
 
 #include "ops/registry.h"
 #include "ops/vulkan_variant.h"
+#include "ops/cases.h"
 #include "test_util.h"
 
 namespace hl::test {
@@ -126,4 +127,48 @@ inline std::vector<std::string> vulkan_variants(const std::string& op, bool quan
   return v;
 }
 
+// Every variant of `op` whose family is `families` (a list of family names, "" for every non-reference family but
+// Halide's, which test_halide checks) against the reference on each of the op's Scale::Test cases (fresh inputs from
+// a fixed seed), held to the op's tolerance or the variant's precision_tolerance, whichever is larger. A variant
+// skips the cases whose weights it does not read (Variant::takes); variants the device cannot run are named and
+// skipped.
+inline void check_every_variant(const std::string& op, const std::vector<std::string>& families = {}) {
+  const auto& reg = gpu::Registry::get();
+  const gpu::OpDef& def = reg.op(op);
+  REQUIRE(def.cases);
+  const std::vector<gpu::Case> cases = def.cases(gpu::Scale::Test);
+  REQUIRE(!cases.empty());
+  int checked = 0;
+  for (const gpu::Variant* v : reg.variants(op)) {
+    const bool halide = v->family.rfind("halide", 0) == 0;
+    const bool wanted = families.empty() ? v->family != "reference" && !halide
+                                         : std::find(families.begin(), families.end(), v->family) != families.end();
+    if (!wanted) continue;
+    if (const std::string why = reg.availability(*v, &device()); !why.empty()) {
+      WARN("SKIPPED: " << op << " " << v->name << " on " << device().info().name << ": " << why);
+      continue;
+    }
+    for (size_t i = 0; i < cases.size(); ++i) {
+      std::mt19937_64 g(1000 + i);
+      const gpu::OpArgs args = cases[i].inputs(g);
+      if (!v->takes(args)) continue;
+      const double tol = std::max(def.tolerance, v->precision_tolerance);
+      for (auto& [name, e] : compare_with_reference(op, v->name, args)) {
+        INFO(op << " " << v->name << " on " << cases[i].label << ", output '" << name << "': rel L2 " << e.rel_l2
+                << " (tolerance " << tol << "), max abs " << e.max_abs << ", " << e.mismatched << " integers differ");
+        CHECK(e.finite);
+        CHECK(e.rel_l2 <= tol);
+        CHECK(e.mismatched == 0);
+      }
+      ++checked;
+    }
+  }
+  CHECK(checked > 0);  // at least one variant checked on at least one case
+}
+
 }  // namespace hl::test
+
+// One test per op: every variant against the reference on the op's cases.
+#define HL_TEST_EVERY_VARIANT(op) \
+  TEST_CASE(op ": every variant against the reference on its cases", "[ops][every]") { hl::test::check_every_variant(op); }
+

@@ -5,6 +5,7 @@
 
 namespace hl::gpu {
 
+OpDef attention_with_cases(OpDef d);  // cases.cpp: its cases, tolerance and goldens
 void register_attention_vulkan(Registry& r);  // vulkan.cpp
 void register_attention_vulkan_tiled(Registry& r);  // vulkan_tiled.cpp
 void register_attention_vulkan_flash_coopmat(Registry& r);  // vulkan_flash_coopmat.cpp
@@ -12,11 +13,11 @@ void register_attention_vulkan_flash_coopmat(Registry& r);  // vulkan_flash_coop
 using M = Mat<float>;
 
 void register_attention(Registry& r) {
-  r.add_op({"attention",
+  r.add_op(attention_with_cases({"attention",
             "causal GQA softmax over the KV cache (k, v appended at rows [kv_len, kv_len+T)), times sigmoid(gate): "
             "o [T, n_q*D]",
             {"q", "k", "v", "gate"}, {}, {"k_cache", "v_cache"}, {"o"}, {"n_q_heads", "n_kv_heads", "kv_len"}, /*live=*/true, {},
-            /*tunables=*/{{"attention.append.wg", 256}}});
+            /*tunables=*/{{"attention.append.wg", 256}}}));
   r.add_variant(reference_variant("attention", "the oracle (ops/attention/reference.h), f32 on the host", [](VariantCtx&, OpArgs& a) {
     // The cache tensors have a capacity; the oracle's cache holds exactly the kv_len valid rows.
     const int64_t len = a.iparam("kv_len"), T = a.in("q").rows();

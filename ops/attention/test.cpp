@@ -1,39 +1,10 @@
-// Vulkan variants of slice, rope and attention against the reference, on fresh random inputs: odd shapes,
-// the tiny model's and the real model's shapes.
+// attention: the oracle's conventions, every variant against the reference on the op's cases (cases.cpp), and what is
+// special about its kernels.
+#include "ops/attention/reference.h"
 #include "variant_check.h"
 
 using namespace hl;
 using namespace hl::test;
-
-TEST_CASE("vk ops: slice", "[vk][ops]") {
-  std::mt19937_64 g(11);
-  // (T, cols, period, offset, width): q|gate halves of the real q_proj (period 512), the GDN q|k|v split
-  // (period = conv_dim), odd blocks, a whole-row copy.
-  for (auto [T, cols, period, offset, width] : {std::tuple{3, 16 * 512, 512, 0, 256}, {3, 16 * 512, 512, 256, 256},
-                                                {2, 8192, 8192, 2048, 2048}, {5, 7 * 13, 13, 4, 5}, {1, 10, 10, 0, 10}}) {
-    gpu::OpArgs a{{{"x", Tensor::from(randn(g, T, cols))}}, {},
-                  {{"period", period}, {"offset", offset}, {"width", width}}};
-    for (auto& v : vulkan_variants("slice")) require_close("slice", v, a, 0.0);  // a copy: exact
-  }
-}
-
-TEST_CASE("vk ops: rope, small and large positions", "[vk][ops]") {
-  std::mt19937_64 g(12);
-  // Tolerance 1e-6 relative L2: the reference rounds cos/sin to f32 (3e-8 relative); the kernel's reduced
-  // angle is a float in [-pi, pi] (rounding <= 1.2e-7 rad) and f32 sin/cos add ~1e-7. A plain f32 angle
-  // p * inv_freq would be off by up to ~0.02 rad at p = 2e5.
-  // (T, heads, D, R, pos0): real q and k (D 256, R 64), the tiny model (D 64, R 16), odd dims, R = D, R = 0.
-  for (auto [T, heads, D, R, pos0] : {std::tuple{3, 16, 256, 64, 0}, {2, 2, 256, 64, 200000}, {1, 16, 256, 64, 262143},
-                                      {17, 4, 64, 16, 5}, {5, 3, 10, 4, 7}, {2, 2, 8, 8, 100000}, {2, 2, 6, 0, 3}}) {
-    gpu::OpArgs a{{{"x", Tensor::from(randn(g, T, heads * D))}}, {},
-                  {{"head_dim", D}, {"rot_dims", R}, {"theta", 1e7}, {"pos0", pos0}}};
-    for (auto& v : vulkan_variants("rope")) require_close("rope", v, a, 1e-6);
-  }
-  // theta 1e4 turns the high frequencies faster: angles up to 2.6e5 rad at i = 0.
-  gpu::OpArgs a{{{"x", Tensor::from(randn(g, 4, 2 * 128))}}, {},
-                {{"head_dim", 128}, {"rot_dims", 128}, {"theta", 1e4}, {"pos0", 250000}}};
-  for (auto& v : vulkan_variants("rope")) require_close("rope", v, a, 1e-6);
-}
 
 namespace {
 
@@ -52,6 +23,34 @@ gpu::OpArgs attention_args(std::mt19937_64& g, int64_t T, int64_t kv_len, int64_
 }
 
 }  // namespace
+
+HL_TEST_EVERY_VARIANT("attention")
+
+TEST_CASE("attention: GQA maps query head n to KV head n / group; causal; sigmoid gate", "[ops][attention]") {
+  const int D = 4, T = 3;
+  // q = 0 makes the softmax uniform over visible positions; v of KV head m at time tau is (m + 1) * (tau + 1).
+  Mat<double> q = Mat<double>::Zero(T, 4 * D), k = Mat<double>::Zero(T, 2 * D), v(T, 2 * D), gate = Mat<double>::Zero(T, 4 * D);
+  for (int t = 0; t < T; ++t)
+    for (int m = 0; m < 2; ++m) v.block(t, m * D, 1, D).setConstant((m + 1) * (t + 1));
+  gate(2, 3 * D) = 50;  // sigmoid(50) = 1 for one element
+  ref::KvCache<double> cache;
+  const Mat<double> o = ref::attention(q, k, v, gate, cache, 4, 2);
+  for (int t = 0; t < T; ++t)
+    for (int n = 0; n < 4; ++n) {
+      const double mean = (n / 2 + 1) * (t + 2) / 2.0;  // mean of (m+1) * (1..t+1)
+      CHECK(o(t, n * D + 1) == Approx(0.5 * mean));
+    }
+  CHECK(o(2, 3 * D) == Approx(2 * 2.0));
+  CHECK(cache.len() == T);
+
+  // The same tokens fed one at a time through the cache give the same outputs.
+  ref::KvCache<double> c2;
+  for (int t = 0; t < T; ++t) {
+    const Mat<double> ot = ref::attention(Mat<double>(q.row(t)), Mat<double>(k.row(t)), Mat<double>(v.row(t)),
+                                          Mat<double>(gate.row(t)), c2, 4, 2);
+    CHECK(max_abs(ot, Mat<double>(o.row(t))) < 1e-14);
+  }
+}
 
 // Tolerance 2e-6 relative L2: f32 dot products of D <= 256 terms and softmax-weighted sums over <= 512
 // keys in another order than Eigen's, with online rescaling (each output a few roundings of 6e-8 times

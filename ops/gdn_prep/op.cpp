@@ -8,16 +8,17 @@
 
 namespace hl::gpu {
 
+OpDef gdn_prep_with_cases(OpDef d);  // cases.cpp: its cases, tolerance and goldens
 void register_gdn_prep_vulkan(Registry& r);  // vulkan.cpp
 
 using M = Mat<float>;
 
 void register_gdn_prep(Registry& r) {
-  r.add_op({"gdn_prep",
+  r.add_op(gdn_prep_with_cases({"gdn_prep",
             "x [T, C] = q | k | v (n_k heads of head_dim, then n_v value heads), b, a [T, n_v], conv w [C, K], state "
             "[K-1, C] (carried) -> u = silu(conv); q = l2norm(u_q) * scale, k = l2norm(u_k), v = u_v; beta, g as ssm_gates",
             {"x", "b", "a"}, {"w", "A", "dt_bias"}, {"state"}, {"q", "k", "v", "beta", "g"},
-            {"n_k_heads", "head_dim", "scale", "eps"}, /*live=*/false, /*parts=*/{"ssm_conv", "slice", "l2norm", "ssm_gates"}});
+            {"n_k_heads", "head_dim", "scale", "eps"}, /*live=*/false, /*parts=*/{"ssm_conv", "slice", "l2norm", "ssm_gates"}}));
   r.add_variant(reference_variant("gdn_prep", "the oracle (ops/{ssm_conv,slice,l2norm,ssm_gates}/reference.h), f32 on the host", [](VariantCtx& c, OpArgs& a) {  // the separate ops composed, as the unfused forward runs them
     const int64_t nk = a.iparam("n_k_heads"), dk = a.iparam("head_dim"), kd = nk * dk, C = a.in("x").cols();
     if (nk <= 0 || dk <= 0 || 2 * kd >= C) fail("gdn_prep: {} key heads of {} leave no value channels of {}", nk, dk, C);

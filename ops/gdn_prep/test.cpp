@@ -7,6 +7,8 @@
 using namespace hl;
 using namespace hl::test;
 
+HL_TEST_EVERY_VARIANT("gdn_prep")
+
 namespace {
 
 struct PrepShape {

@@ -1,8 +1,8 @@
-// Shared by the Halide generators (ops/halide/*_generator.cpp): the math helpers and the conventions.
+// Shared by the Halide generators (ops/<op>/halide_generator.cpp): the math helpers and the conventions.
 // Buffers wrap the host's row-major Eigen memory without copies: dimension 0 is the innermost (the column).
 // Every generator takes its schedule from GeneratorParams (vector width, tiles, parallel split, compute_at
-// choices, gpu); ops/halide/CMakeLists.txt names the schedules ("plain", "tuned", "gpu_plain", "gpu_tuned")
-// as sets of those parameters, so trying another schedule is one line there.
+// choices, gpu); each op's halide.cmake names the schedules ("plain", "tuned", "gpu_plain", "gpu_tuned") as
+// sets of those parameters, so trying another schedule is one line there.
 #pragma once
 #include "Halide.h"
 

@@ -326,7 +326,7 @@ std::function<void(VariantCtx&, OpArgs&)> ssm_conv(ConvFn fn, On on, std::string
   };
 }
 
-// Chunk size of the Vulkan ssm_scan schedules (ops/halide/CMakeLists.txt).
+// Chunk size of the Vulkan ssm_scan schedules (ops/ssm_scan/halide.cmake).
 constexpr int64_t kGpuScanChunk = 64;
 
 // `short_fn` (a build with shorter chunks), when given, serves calls of at most `short_t` tokens (decode,
@@ -451,6 +451,7 @@ void add(Registry& r, On on, const std::string& op, const std::string& schedule,
   v.summary = std::string(vk ? "Halide, Vulkan (Halide's runtime, data through the host)" : "Halide, CPU (AVX2)") +
               ", schedule " + schedule + ": " + summary;
   v.family_default = schedule == (vk ? "gpu_tuned" : "tuned");
+  v.status = schedule.find("plain") != std::string::npos ? "baseline" : "experimental";  // plain: the algorithm as written
   v.needs_device = vk;
 #ifdef HYBRIDLAB_HALIDE_VULKAN
   if (vk) v.unavailable = vk_unavailable;

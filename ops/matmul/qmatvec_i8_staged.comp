@@ -1,10 +1,10 @@
 // matmul / lm_head (vulkan:qmatvec_i8_staged): y[T, N] = x[T, K] wq[N, K]^T for decode, w in ggml blocks
 // (Q4_K, Q5_K, Q6_K, Q8_0), x as 8-bit integers (quantize_x8.comp), products by 4-way integer dot products
-// (quant_slots.glsl), like qmatvec_i8, but with the weight stream read as the memory system wants it.
+// (quant_slots.glsl), with the weight stream read as the memory system wants it.
 //
-// Why: qmatvec_i8's lanes read their slots straight from memory, 2-byte aligned words scattered over the
-// row (Q6_K blocks are 210 bytes), and reload x for every row: on the H200 the L1 requests, not the bytes,
-// bound it (Q6_K lm_head 217 us, 43% of the read ceiling). Here a worker walks tiles of ROWS consecutive
+// Why: lanes that read their slots straight from memory (the removed qmatvec_i8) load 2-byte aligned words
+// scattered over the row (Q6_K blocks are 210 bytes) and reload x for every row: the L1 requests, not the bytes,
+// bound that. Here a worker walks tiles of ROWS consecutive
 // rows (one contiguous span of bytes) grid-stride: its invocations load their shares of the tiles DEPTH
 // strides ahead as aligned 16-byte loads into registers while the current tile is decoded from shared
 // memory, so DEPTH tiles per worker stay in flight (the bytes in flight set the bandwidth). A worker is the

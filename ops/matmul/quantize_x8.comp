@@ -1,4 +1,4 @@
-// Activations to 8-bit integers for the integer-dot-product kernels (qmatvec_i8): x[T, K] cut into blocks of
+// Activations to 8-bit integers for the integer-dot-product kernels (qmatvec_i8_staged): x[T, K] cut into blocks of
 // 32 values, each stored as d = max|x| / 127 and q = round(x / d) in [-127, 127], four per 32-bit word.
 // Beside them, d * sum(q) per 16 values: the kernels need it to apply a run's offset (K-quant mins, Q6_K's
 // -32) without touching x again. One invocation per block of 32.

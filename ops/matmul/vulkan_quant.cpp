@@ -10,7 +10,7 @@
 
 namespace hl::gpu {
 
-// Shared with vk_matmul.cpp and vk_moe.cpp (declared there).
+// Declared in quant_rows.h.
 bool vk_quant_decodes(const WeightRef& w) {
   switch (w.storage_type()) {
     case quant::Type::F32: case quant::Type::F16: case quant::Type::Q8_0:
@@ -308,6 +308,8 @@ void register_matmul_vulkan_quant(Registry& r) {
                      {op + "." + n + ".groups", 0, lm ? std::map<std::string, uint32_t>{{"nvidia-hopper", groups}} : std::map<std::string, uint32_t>{}}};
     }
     mp.quantized_weights_only = mpi.quantized_weights_only = true;
+    mp.weight_types = mpi.weight_types = {quant::Type::Q6_K};
+    ms.weight_types = {quant::Type::Q8_0, quant::Type::Q4_K, quant::Type::Q5_K, quant::Type::Q6_K};
     // x rounded to 8 bits per 256 values: the step set by a block's max |x| (on Gaussian x about 2.9 sigma), each
     // value off by up to half a step, independent over K terms: ~0.7% relative L2 of y; 2e-2 leaves room.
     mpi.precision_tolerance = 2e-2;

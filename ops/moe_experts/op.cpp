@@ -5,6 +5,7 @@
 
 namespace hl::gpu {
 
+OpDef moe_experts_with_cases(OpDef d);  // cases.cpp: its cases, tolerance and goldens
 void register_moe_experts_vulkan(Registry& r);  // vulkan.cpp
 void register_moe_experts_vulkan_route_pack(Registry& r);  // vulkan_route_pack.cpp
 
@@ -17,10 +18,10 @@ ref::ExpertMats<float> expert_mats(WeightStore& ws, const WeightRef& g, const We
 }  // namespace
 
 void register_moe_experts(Registry& r) {
-  r.add_op({"moe_experts",
+  r.add_op(moe_experts_with_cases({"moe_experts",
             "x [T, H], routes -> sum over slots of weight * down(silu(gate x) * up x); experts stacked: gate, up "
             "[E*F, H], down [E*H, F]",
-            {"x", "expert", "weight"}, {"gate", "up", "down"}, {}, {"y"}, {"n_experts"}});
+            {"x", "expert", "weight"}, {"gate", "up", "down"}, {}, {"y"}, {"n_experts"}}));
   r.add_variant(reference_variant("moe_experts", "the oracle (ops/moe_experts/reference.h), f32 on the host", [](VariantCtx& c, OpArgs& a) {  // the oracle, materialising only routed experts
     // Only the experts some token routes to are materialised, one row block each.
     const int E = int(a.iparam("n_experts"));

@@ -5,7 +5,7 @@
 //     (r, c) at arr[i + r * stride + c] (HL_CM_ROW_MAJOR) or arr[i + c * stride + r] (HL_CM_COL_MAJOR);
 //   HL_CM_STORE(arr, i, m, layout, stride): the reverse, for an accumulator into a shared f32 array;
 //   HL_CM_LOAD_ACC(dst, arr, i, layout, stride): an accumulator from a shared f32 array (e.g. after scaling rows).
-// Only for shaders named *_cm.comp: gpu/CMakeLists.txt compiles those without spirv-opt (it predates the
+// Only for shaders named *_cm.comp: runtime/CMakeLists.txt compiles those without spirv-opt (it predates the
 // opcodes) and runs hybridlab_spirv_coopmat (runtime/vulkan/spirv_coopmat.h), which turns the marker component
 // types 0x7F16u / 0x7F32u into OpTypeFloat 16 / 32 and the literal operands into constants. The including
 // shader must also say `#pragma use_vulkan_memory_model` (cooperative matrices require that memory model).

@@ -1,4 +1,4 @@
-// Slots of quantized weight rows for the 8-bit integer dot-product kernels (qmatvec_i8*.comp): a row is cut
+// Slots of quantized weight rows for the 8-bit integer dot-product kernels (qmatvec_i8_staged.comp): a row is cut
 // into slots of 64 values (K-quants: a quarter of a 256-value block; Q8_0: one 32-value block), each slot
 // RUNS runs of 16 values with one multiplier and one offset per run (value = mul * q - off), q as bytes.
 // Include after quant_blocks.glsl (HLQ_WORD(buf, i) defined; weights read from buf 0) with TYPE a constant.

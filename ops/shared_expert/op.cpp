@@ -5,6 +5,7 @@
 
 namespace hl::gpu {
 
+OpDef shared_expert_with_cases(OpDef d);  // cases.cpp: its cases, tolerance and goldens
 void register_shared_expert_vulkan(Registry& r);  // vulkan.cpp
 
 namespace {
@@ -16,8 +17,8 @@ ref::ExpertMats<float> expert_mats(WeightStore& ws, const WeightRef& g, const We
 }  // namespace
 
 void register_shared_expert(Registry& r) {
-  r.add_op({"shared_expert", "x [T, H] -> sigmoid(x . gate_w) * down(silu(gate x) * up x)", {"x"},
-            {"gate", "up", "down", "gate_w"}, {}, {"y"}, {}});
+  r.add_op(shared_expert_with_cases({"shared_expert", "x [T, H] -> sigmoid(x . gate_w) * down(silu(gate x) * up x)", {"x"},
+            {"gate", "up", "down", "gate_w"}, {}, {"y"}, {}}));
   r.add_variant(reference_variant("shared_expert", "the oracle (ops/shared_expert/reference.h), f32 on the host", [](VariantCtx& c, OpArgs& a) {
     a.set("y", Tensor::from(ref::shared_expert(a.in("x").f32(),
                                                expert_mats(*c.weights, a.weight("gate"), a.weight("up"), a.weight("down")),

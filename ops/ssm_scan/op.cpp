@@ -5,16 +5,17 @@
 
 namespace hl::gpu {
 
+OpDef ssm_scan_with_cases(OpDef d);  // cases.cpp: its cases, tolerance and goldens
 void register_ssm_scan_vulkan(Registry& r);  // vulkan.cpp
 void register_ssm_scan_vulkan_chunked(Registry& r);  // vulkan_chunked.cpp
 
 using M = Mat<float>;
 
 void register_ssm_scan(Registry& r) {
-  r.add_op({"ssm_scan",
+  r.add_op(ssm_scan_with_cases({"ssm_scan",
             "gated delta rule: q, k [T, n_k*d_k], v [T, n_v*d_v], beta, g [T, n_v], state [n_v, d_k*d_v] (carried) -> "
             "o [T, n_v*d_v]",
-            {"q", "k", "v", "beta", "g"}, {}, {"state"}, {"o"}, {"n_k_heads", "decode", "chunk", "tiled"}});
+            {"q", "k", "v", "beta", "g"}, {}, {"state"}, {"o"}, {"n_k_heads", "decode", "chunk", "tiled"}}));
   r.add_variant(reference_variant("ssm_scan", "the oracle (ops/ssm_scan/reference.h), f32 on the host", [](VariantCtx&, OpArgs& a) {
     // Prefill chunks use the chunked form (param chunk; 0: the recurrence), decode steps the recurrence,
     // as the oracle does.

@@ -79,6 +79,20 @@ std::map<std::string, Declared, std::less<>>& declared() {
   return d;
 }
 
+void (*tunable_source)() = nullptr;
+
+// The declared entry of key, after the tunable source has run once.
+const Declared* find_declared(std::string_view key) {
+  auto it = declared().find(key);
+  if (it == declared().end() && tunable_source) {
+    auto* source = tunable_source;
+    tunable_source = nullptr;
+    source();
+    it = declared().find(key);
+  }
+  return it == declared().end() ? nullptr : &it->second;
+}
+
 }  // namespace
 
 std::string profile_name_for(const DeviceInfo& info) {
@@ -112,11 +126,13 @@ void declare_tunable(const std::string& key, uint32_t value, const std::map<std:
     throw Error(fmt::format("tuning parameter '{}' declared twice with different defaults", key));
 }
 
+void set_tunable_source(void (*declare_all)()) { tunable_source = declare_all; }
+
 uint32_t DeviceProfile::get(std::string_view key) const {
   if (auto it = values_.find(key); it != values_.end()) return it->second;
-  if (auto it = declared().find(key); it != declared().end()) {
-    auto p = it->second.per_profile.find(name_);
-    return p != it->second.per_profile.end() ? p->second : it->second.value;
+  if (const Declared* d = find_declared(key)) {
+    auto p = d->per_profile.find(name_);
+    return p != d->per_profile.end() ? p->second : d->value;
   }
   const bool wg = key.size() > 3 && (key.ends_with(".wg") || key.ends_with("_wg"));
   if (wg) return get("wg_size");
@@ -124,7 +140,7 @@ uint32_t DeviceProfile::get(std::string_view key) const {
 }
 
 uint32_t DeviceProfile::get(std::string_view key, uint32_t fallback) const {
-  if (values_.count(key) || declared().count(key)) return get(key);
+  if (values_.count(key) || find_declared(key)) return get(key);
   return fallback;
 }
 

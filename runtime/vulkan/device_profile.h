@@ -59,5 +59,8 @@ const std::vector<std::string>& profile_names();  // lavapipe, nvidia-hopper, am
 // Declares a tuning parameter with its default and per-profile overrides (profile name -> value). Declaring a
 // key again with other values is an Error (two readers disagreeing on a default); again with the same, a no-op.
 void declare_tunable(const std::string& key, uint32_t value, const std::map<std::string, uint32_t>& per_profile = {});
+// What declares the kernels' tunables (the op registry), run once before a key is first found missing, so a kernel
+// called without the registry having been built still finds its defaults.
+void set_tunable_source(void (*declare_all)());
 
 }  // namespace hl::vk

@@ -24,7 +24,7 @@ std::string known_names() {
   return s.empty() ? "none" : s;
 }
 
-// #include "x.glsl" resolves to the embedded gpu/shaders/x.glsl, whatever directory is written.
+// #include "x.glsl" resolves to the embedded x.glsl (ops/shaders/ or an op folder), whatever directory is written.
 shaderc_include_result* resolve_include(void*, const char* requested, int, const char*, size_t) {
   std::string_view file = requested;
   if (auto slash = file.find_last_of('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
@@ -35,7 +35,7 @@ shaderc_include_result* resolve_include(void*, const char* requested, int, const
     r->content = s->text;
     r->content_length = std::string_view(s->text).size();
   } else {
-    auto* message = new std::string(fmt::format("'{}' is not an embedded file of gpu/shaders/", requested));
+    auto* message = new std::string(fmt::format("'{}' is not an embedded shader file", requested));
     r->content = message->c_str();  // shaderc reports `content` as the error when source_name is empty
     r->content_length = message->size();
     r->user_data = message;
@@ -53,7 +53,7 @@ void release_include(void*, shaderc_include_result* r) {
 std::span<const uint32_t> embedded_spirv(std::string_view name) {
   for (const auto& s : detail::embedded_shaders())
     if (name == s.name) return {s.words, s.word_count};
-  throw Error(fmt::format("no embedded shader '{}' (known: {}); add gpu/shaders/{}.comp to hybridlab_add_shaders", name,
+  throw Error(fmt::format("no embedded shader '{}' (known: {}); add {}.comp to an op folder (ops/<op>/)", name,
                           known_names(), name));
 }
 

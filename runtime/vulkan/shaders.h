@@ -1,5 +1,5 @@
-// Shaders come from two places. Build time: hybridlab_add_shaders (gpu/CMakeLists.txt) compiles each
-// gpu/shaders/<name>.comp with glslc and embeds the SPIR-V, plus the GLSL text of every shader and
+// Shaders come from two places. Build time: hybridlab_add_shaders (runtime/CMakeLists.txt) compiles each
+// ops/<op>/<name>.comp with glslc and embeds the SPIR-V, plus the GLSL text of every shader and
 // include file, in the binary. Run time: compile_glsl (shaderc) builds variants with #defines, with
 // #include resolved from that embedded text, so neither path reads files at run time.
 #pragma once
@@ -13,7 +13,7 @@
 
 namespace hl::vk {
 
-// SPIR-V of gpu/shaders/<name>.comp; Error naming the known shaders when there is none.
+// SPIR-V of ops/<op>/<name>.comp; Error naming the known shaders when there is none.
 std::span<const uint32_t> embedded_spirv(std::string_view name);
 // GLSL text of an embedded file: "runtime_selftest" (the .comp), "runtime_selftest.comp" or "common.glsl".
 std::string_view embedded_glsl(std::string_view name);
@@ -28,7 +28,7 @@ std::vector<uint32_t> compile_glsl(std::string_view source_or_name, const Define
                                    std::string_view name = {});
 
 namespace detail {
-// Provided by the registry that gpu/CMakeLists.txt generates.
+// Provided by the registry that runtime/CMakeLists.txt generates.
 struct EmbeddedShader {
   const char* name;  // "runtime_selftest"
   const uint32_t* words;

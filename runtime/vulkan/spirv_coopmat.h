@@ -1,9 +1,9 @@
-// Build-time SPIR-V fix-up for cooperative-matrix shaders (gpu/shaders/*_cm.comp).
+// Build-time SPIR-V fix-up for cooperative-matrix shaders (ops/<op>/*_cm.comp).
 //
 // Debian 12's glslc (glslang 11.13) has no GL_KHR_cooperative_matrix, but GL_EXT_spirv_intrinsics lets a
 // shader spell OpTypeCooperativeMatrixKHR and its instructions by opcode. Two gaps remain, both closed here:
 // - a spirv_type parameter cannot be a type, so the component type is written as a marker constant
-//   (0x7F16u: f16, 0x7F32u: f32; HL_CM_* in gpu/shaders/coopmat.glsl);
+//   (0x7F16u: f16, 0x7F32u: f32; HL_CM_* in ops/shaders/coopmat.glsl);
 // - this glslang emits spirv_type's constant parameters as literal words, where SPIR-V wants ids of constants
 //   (scope, rows, columns, use).
 // patch_cooperative_matrix rewrites each such OpTypeCooperativeMatrixKHR into the valid form, declaring what

@@ -1,4 +1,4 @@
-// hybridlab_spirv_coopmat IN.spv OUT.inc: the build step of cooperative-matrix shaders (gpu/CMakeLists.txt).
+// hybridlab_spirv_coopmat IN.spv OUT.inc: the build step of cooperative-matrix shaders (runtime/CMakeLists.txt).
 // Patches glslc's module (spirv_coopmat.h), checks the result and writes it as a C array initializer.
 #include "runtime/vulkan/spirv_coopmat.h"
 

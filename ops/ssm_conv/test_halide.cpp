@@ -1,0 +1,19 @@
+// ssm_conv's Halide variants against the reference: every one on the op's cases, and the shapes and inputs that test
+// what is special about its schedules.
+#include "halide_check.h"
+
+using namespace hl;
+using namespace hl::test;
+
+HL_TEST_EVERY_HALIDE_VARIANT("ssm_conv")
+
+TEST_CASE("halide ops: ssm_conv with carried state", "[halide][ops]") {
+  std::mt19937_64 g(6);
+  for (auto [T, C] : {std::pair{1, 37}, {19, 100}, {2, 13}, {64, 8192}}) {
+    gpu::OpArgs a{{{"x", Tensor::from(randn(g, T, C))}, {"state", Tensor::from(randn(g, 3, C))}},
+                  {{"w", weight("w", randn(g, C, 4, 0.5))}},
+                  {}};
+    INFO("T " << T << " C " << C);
+    check_all("ssm_conv", a, 1e-6);
+  }
+}
