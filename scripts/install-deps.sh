@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what hybridlab needs on Debian 12, and nothing else.
 # As root: apt-get installs the missing packages. Otherwise: prints the exact command and fails.
-# Then the project-local Python environment .venv/ (Halide 21 and the CMake >= 3.28 its package needs,
-# pinned in scripts/requirements-halide.txt), recreated when that file changes. HYBRIDLAB_NO_HALIDE=1 skips
-# it (the build then configures without the Halide variants).
+# Then the project-local Python environment .venv/ (Halide 21, the CMake >= 3.28 its package needs, and the
+# glslang / SPIRV-Tools that build the cooperative-matrix shaders, pinned in scripts/requirements-halide.txt),
+# recreated when that file changes.
 set -euo pipefail
 
 PACKAGES=(
@@ -22,15 +22,14 @@ for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
-# .venv/: Halide 21 and CMake from PyPI, pinned. A stamp (a copy of the requirements file) says it is current.
+# .venv/: Halide 21, CMake, glslang and SPIRV-Tools from PyPI, pinned. A stamp (a copy of the requirements file) says it is current.
 halide_venv() {
-  [ "${HYBRIDLAB_NO_HALIDE:-0}" = 1 ] && return 0
   local root req venv
   root="$(cd "$(dirname "$0")/.." && pwd)"
   req="$root/scripts/requirements-halide.txt"
   venv="$root/.venv"
-  cmp -s "$req" "$venv/.requirements-halide.txt" && [ -x "$venv/bin/cmake" ] && return 0
-  echo "hybridlab: creating $venv (Halide 21, CMake; scripts/requirements-halide.txt)"
+  cmp -s "$req" "$venv/.requirements-halide.txt" && [ -x "$venv/bin/cmake" ] && [ -x "$venv/bin/glslangValidator" ] && return 0
+  echo "hybridlab: creating $venv (Halide 21, CMake, glslang, SPIRV-Tools; scripts/requirements-halide.txt)"
   rm -rf "$venv"
   /usr/bin/python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check --no-input -r "$req"

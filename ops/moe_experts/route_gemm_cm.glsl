@@ -81,7 +81,10 @@ void main() {
   // skip the products: their accumulators stay zero and the epilogue writes none of their rows).
   const uint s = gl_SubgroupID, r0 = 16u * (s / SC), c0 = 32u * (s % SC);
   const bool owns = s < NS, computes = owns && p0 + r0 < p1;
-  hl_cm_acc g0 = hl_cm_fill(0.0), g1 = hl_cm_fill(0.0), u0 = hl_cm_fill(0.0), u1 = hl_cm_fill(0.0);
+  hl_cm_acc g0 = hl_cm_fill(0.0);
+  hl_cm_acc g1 = hl_cm_fill(0.0);
+  hl_cm_acc u0 = hl_cm_fill(0.0);
+  hl_cm_acc u1 = hl_cm_fill(0.0);
   for (uint k0 = 0u; k0 < pc.K; k0 += BK) {
     barrier();  // arow written / the previous slice consumed
     for (uint i = lid; i < BM * BK; i += WG) {

@@ -1,14 +1,13 @@
-// VK_KHR_cooperative_matrix through GL_EXT_spirv_intrinsics, for Debian 12's glslc (no GL_KHR_cooperative_matrix):
-// 16 x 16 matrices of f16 (A, B) and f32 (accumulator) over a subgroup, and the operations used:
+// Cooperative matrices (GL_KHR_cooperative_matrix): 16 x 16 matrices of f16 (A, B) and f32 (accumulator) over a
+// subgroup, and the operations used:
 //   types hl_cm_a, hl_cm_b, hl_cm_acc; hl_cm_fill(v); hl_cm_muladd(a, b, c) = a * b + c;
 //   HL_CM_LOAD_A/B(dst, arr, i, layout, stride): dst = the matrix at element i of shared array arr, element
 //     (r, c) at arr[i + r * stride + c] (HL_CM_ROW_MAJOR) or arr[i + c * stride + r] (HL_CM_COL_MAJOR);
 //   HL_CM_STORE(arr, i, m, layout, stride): the reverse, for an accumulator into a shared f32 array;
 //   HL_CM_LOAD_ACC(dst, arr, i, layout, stride): an accumulator from a shared f32 array (e.g. after scaling rows).
-// Only for shaders named *_cm.comp: runtime/CMakeLists.txt compiles those without spirv-opt (it predates the
-// opcodes) and runs hybridlab_spirv_coopmat (runtime/vulkan/spirv_coopmat.h), which turns the marker component
-// types 0x7F16u / 0x7F32u into OpTypeFloat 16 / 32 and the literal operands into constants. The including
-// shader must also say `#pragma use_vulkan_memory_model` (cooperative matrices require that memory model).
+// Shaders named *_cm.comp are compiled by the newer glslang from the project's venv (runtime/CMakeLists.txt:
+// Debian 12's glslc predates GL_KHR_cooperative_matrix), optimised and validated. The including shader must also
+// say `#pragma use_vulkan_memory_model` (cooperative matrices require that memory model).
 // With HL_CM_EMULATE defined, the same operations without cooperative matrices (for checking a kernel's tiling
 // on devices without them): A and B stay references to their shared elements, each invocation owns some
 // accumulator elements; the same f16 inputs and f32 accumulation in k order.
@@ -63,30 +62,22 @@ float[32] hl_cm_muladd(uvec4 a, uvec4 b, float c[32]) {
 }
 
 #else
-#extension GL_EXT_spirv_intrinsics : require
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
 
-// OpTypeCooperativeMatrixKHR (component type, scope 3 = subgroup, rows, columns, use: 0 A, 1 B, 2 accumulator).
-#define HL_CM_EXT extensions = ["SPV_KHR_cooperative_matrix"], capabilities = [6022]
-#define hl_cm_a spirv_type(HL_CM_EXT, id = 4456, 0x7F16u, 3u, 16u, 16u, 0u)
-#define hl_cm_b spirv_type(HL_CM_EXT, id = 4456, 0x7F16u, 3u, 16u, 16u, 1u)
-#define hl_cm_acc spirv_type(HL_CM_EXT, id = 4456, 0x7F32u, 3u, 16u, 16u, 2u)
+#define hl_cm_a coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define hl_cm_b coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define hl_cm_acc coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define HL_CM_LAYOUT(mem_layout) \
+  ((mem_layout) == HL_CM_ROW_MAJOR ? gl_CooperativeMatrixLayoutRowMajor : gl_CooperativeMatrixLayoutColumnMajor)
 
-// OpCooperativeMatrixLoadKHR from element `p` of a shared array: element (i, j) is p[i * stride + j]
-// (row-major) or p[j * stride + i] (column-major); p and the stride in bytes must be multiples of 16 bytes.
-spirv_instruction(HL_CM_EXT, id = 4457) hl_cm_a hl_cm_load_a(spirv_by_reference float16_t p, uint mem_layout, uint stride);
-spirv_instruction(HL_CM_EXT, id = 4457) hl_cm_b hl_cm_load_b(spirv_by_reference float16_t p, uint mem_layout, uint stride);
-spirv_instruction(HL_CM_EXT, id = 4457) hl_cm_acc hl_cm_load_acc(spirv_by_reference float p, uint mem_layout, uint stride);
-// OpCooperativeMatrixStoreKHR of an accumulator to element `p` of a shared f32 array, same addressing.
-spirv_instruction(HL_CM_EXT, id = 4458) void hl_cm_store(spirv_by_reference float p, hl_cm_acc m, uint mem_layout, uint stride);
-// OpCooperativeMatrixMulAddKHR: a * b + c, f32 accumulation.
-spirv_instruction(HL_CM_EXT, id = 4459) hl_cm_acc hl_cm_muladd(hl_cm_a a, hl_cm_b b, hl_cm_acc c);
-// OpCompositeConstruct with one constituent: every element = v.
-spirv_instruction(id = 80) hl_cm_acc hl_cm_fill(float v);
+hl_cm_acc hl_cm_fill(float v) { return hl_cm_acc(v); }
+hl_cm_acc hl_cm_muladd(hl_cm_a a, hl_cm_b b, hl_cm_acc c) { return coopMatMulAdd(a, b, c); }
 
-#define HL_CM_LOAD_A(dst, arr, i, mem_layout, stride) dst = hl_cm_load_a(arr[i], mem_layout, stride)
-#define HL_CM_LOAD_B(dst, arr, i, mem_layout, stride) dst = hl_cm_load_b(arr[i], mem_layout, stride)
-#define HL_CM_STORE(arr, i, m, mem_layout, stride) hl_cm_store(arr[i], m, mem_layout, stride)
-#define HL_CM_LOAD_ACC(dst, arr, i, mem_layout, stride) dst = hl_cm_load_acc(arr[i], mem_layout, stride)
+#define HL_CM_LOAD_A(dst, arr, i, mem_layout, stride) coopMatLoad(dst, arr, i, stride, HL_CM_LAYOUT(mem_layout))
+#define HL_CM_LOAD_B HL_CM_LOAD_A
+#define HL_CM_LOAD_ACC HL_CM_LOAD_A
+#define HL_CM_STORE(arr, i, m, mem_layout, stride) coopMatStore(m, arr, i, stride, HL_CM_LAYOUT(mem_layout))
 #endif  // HL_CM_EMULATE
 
 #endif

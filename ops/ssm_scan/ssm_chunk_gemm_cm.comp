@@ -1,5 +1,6 @@
 // ssm_scan vulkan:chunked_coopmat's chunk products on cooperative matrices (the kernel: ssm_chunk_gemm_cm.glsl).
 #version 450
+#extension GL_GOOGLE_include_directive : require  // glslangValidator (glslc enables it itself)
 #extension GL_KHR_memory_scope_semantics : require
 #pragma use_vulkan_memory_model
 #include "ssm_chunk_gemm_cm.glsl"

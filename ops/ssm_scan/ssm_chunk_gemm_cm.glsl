@@ -43,14 +43,16 @@ void main() {
   // T (MODE 1) and P (MODE 2's left columns past d_k) are lower triangular: the strip's rows rr..rr+15 meet
   // no reduction index past kend (subgroup-uniform), so its products stop there.
   const uint kend = MODE == 1u ? rr + 16u : MODE == 2u ? pc.dk + rr + 16u : KD;
-  hl_cm_acc x0 = hl_cm_fill(0.0), x1 = hl_cm_fill(0.0);
+  hl_cm_acc x0 = hl_cm_fill(0.0);
+  hl_cm_acc x1 = hl_cm_fill(0.0);
   for (uint k0 = 0u; k0 < KD; k0 += BK) {
     ssm_gemm_stage(k0);
     barrier();
     if (computes) {
       SSM_UNROLL for (uint kk = 0u; kk < BK && k0 + kk < kend; kk += HL_CM) {
         hl_cm_a am;
-        hl_cm_b b0, b1;  // all three loads issued before the products
+        hl_cm_b b0;
+        hl_cm_b b1;  // all three loads issued before the products
         HL_CM_LOAD_A(am, ls, r0 * AKP + kk, HL_CM_ROW_MAJOR, AKP);
         HL_CM_LOAD_B(b0, rs, c0 * AKP + kk, HL_CM_COL_MAJOR, AKP);
         HL_CM_LOAD_B(b1, rs, (c0 + 16u) * AKP + kk, HL_CM_COL_MAJOR, AKP);

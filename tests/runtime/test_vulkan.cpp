@@ -354,3 +354,30 @@ TEST_CASE("vk: the pipeline cache is saved and loaded", "[vk]") {
   }
   std::remove(path.c_str());
 }
+
+// The cooperative-matrix shaders (*_cm.comp, built by the venv's glslang: ops/shaders/coopmat.glsl) are embedded
+// as SPIR-V that declares the capability and uses the KHR instructions; the others do not.
+TEST_CASE("vk: the embedded cooperative-matrix shaders are real KHR cooperative-matrix SPIR-V", "[vk]") {
+  constexpr uint32_t kCapability = 17, kCooperativeMatrixKHR = 6022, kMulAdd = 4459;
+  int cm = 0;
+  for (const auto& s : hl::vk::detail::embedded_shaders()) {
+    const std::string name(s.name);
+    const auto words = hl::vk::embedded_spirv(name);
+    REQUIRE(words.size() > 5);
+    CHECK(words[0] == 0x07230203u);  // the SPIR-V magic number
+    bool capability = false, muladd = false;
+    for (size_t i = 5; i < words.size();) {
+      const uint32_t op = words[i] & 0xFFFFu, len = words[i] >> 16;
+      REQUIRE(len > 0);
+      capability |= op == kCapability && words[i + 1] == kCooperativeMatrixKHR;
+      muladd |= op == kMulAdd;
+      i += len;
+    }
+    INFO(name);
+    const bool is_cm = name.size() > 3 && name.ends_with("_cm");
+    CHECK(capability == is_cm);
+    CHECK(muladd == is_cm);
+    cm += is_cm;
+  }
+  CHECK(cm >= 3);  // route_gemm_cm, attention_flash_cm, the ssm_chunk *_cm kernels
+}
