@@ -127,6 +127,34 @@ inline std::vector<std::string> vulkan_variants(const std::string& op, bool quan
   return v;
 }
 
+// One variant of `op` against the reference on each of the op's Scale::Test cases it takes (fresh inputs from a
+// fixed seed), held to the op's tolerance or its precision_tolerance; returns the largest relative L2 it showed.
+inline double check_variant_on_cases(const std::string& op, const std::string& variant) {
+  const auto& reg = gpu::Registry::get();
+  const gpu::OpDef& def = reg.op(op);
+  const gpu::Variant& v = reg.variant(op, variant);
+  const double tol = std::max(def.tolerance, v.precision_tolerance);
+  const std::vector<gpu::Case> cases = def.cases(gpu::Scale::Test);
+  double worst = 0;
+  int checked = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::mt19937_64 g(1000 + i);
+    const gpu::OpArgs args = cases[i].inputs(g);
+    if (!v.takes(args)) continue;
+    for (auto& [name, e] : compare_with_reference(op, variant, args)) {
+      INFO(op << " " << variant << " on " << cases[i].label << ", output '" << name << "': rel L2 " << e.rel_l2
+              << " (tolerance " << tol << ")");
+      CHECK(e.finite);
+      CHECK(e.rel_l2 <= tol);
+      CHECK(e.mismatched == 0);
+      worst = std::max(worst, e.rel_l2);
+    }
+    ++checked;
+  }
+  CHECK(checked > 0);
+  return worst;
+}
+
 // Every variant of `op` whose family is `families` (a list of family names, "" for every non-reference family but
 // Halide's, which test_halide checks) against the reference on each of the op's Scale::Test cases (fresh inputs from
 // a fixed seed), held to the op's tolerance or the variant's precision_tolerance, whichever is larger. A variant

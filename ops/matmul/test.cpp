@@ -17,3 +17,25 @@ TEST_CASE("vk ops: matmul and lm_head, every variant, odd and real shapes", "[vk
       for (auto& v : vulkan_variants(op)) require_close(op, v, a, 2e-6);
   }
 }
+
+// vulkan:qgemm_coopmat with emulated matrices (qgemm_cm_emul.comp: the same tiles, staging and epilogue, each
+// invocation holding its share of the accumulators), on every case of the op, with the default tiles and with small
+// ones (several subgroup strips, several row and column tiles). A and the weights are rounded to f16: the error is
+// real (well above f32 rounding) and within kQgemmTolerance.
+TEST_CASE("vk ops: qgemm_coopmat with emulated matrices, every weight type", "[vk][ops][coopmat]") {
+  if (!device().info().shader_float16) {
+    WARN("SKIPPED: no shaderFloat16 on " << device().info().name);
+    return;
+  }
+  for (const char* op : {"matmul", "lm_head"}) {
+    const std::string p = std::string(op) + ".qgemm_coopmat.";
+    for (bool small : {false, true}) {
+      std::map<std::string, uint32_t> t{{p + "cm_emulate", 1}};
+      if (small) t.insert({{p + "rows", 16}, {p + "cols", 32}, {p + "subgroups", 2}});
+      const vk::ScopedTuning tune(device().ctx().profile(), t);
+      INFO(op << (small ? " small tiles" : " default tiles"));
+      CHECK(check_variant_on_cases(op, "vulkan:qgemm_coopmat") > 1e-5);
+    }
+  }
+}
+

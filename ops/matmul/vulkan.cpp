@@ -2,6 +2,7 @@
 // vulkan:rowdot (a workgroup per output row, for decode); and vulkan:auto, the family default, which picks the
 // kernel for each call: rowdot or tiled for f32 weights, and for quantized weights the kernels that read their
 // blocks (vulkan_quant.cpp).
+#include "ops/matmul/qgemm_cm.h"
 #include "ops/matmul/quant_rows.h"
 
 namespace hl::gpu {
@@ -43,13 +44,18 @@ void rowdot(VariantCtx& c, OpArgs& a) {
   a.set("y", y);
 }
 
-// The variant vulkan:auto runs for this call.
-std::string pick(VariantCtx& c, const OpArgs& a) {
+// The variant vulkan:auto of `op` runs for this call.
+std::string pick(const std::string& op, VariantCtx& c, const OpArgs& a) {
   const int64_t T = a.in("x").rows();
   const Device& d = c.device();
   const WeightRef& w = a.weight("w");
   if (w.quantized() && vk_quant_decodes(w)) {
-    if (T > int64_t(d.tune("matmul.auto.qmatvec_tokens"))) return "vulkan:qcols";
+    if (T > int64_t(d.tune("matmul.auto.qmatvec_tokens"))) {
+      // Prompt chunks: on cooperative matrices where the device has them (not their emulation, a test hook).
+      const std::string cm = op + ".qgemm_coopmat.";
+      const bool coopmat = d.tune("matmul.auto.coopmat") && d.tune(cm + "cm_emulate") == 0 && qgemm_unavailable(d, cm).empty();
+      return coopmat ? "vulkan:qgemm_coopmat" : "vulkan:qcols";
+    }
     // Decode: large q6_K weights in planar rows (exact f32 like the others, the 210-byte blocks read with aligned
     // loads); else qmatvec_direct where x fits its shared memory and the tunable asks, else qmatvec.
     const uint32_t planar_rows = d.tune("matmul.auto.decode_planar_rows");
@@ -74,14 +80,16 @@ void register_matmul_vulkan(Registry& r) {
     r.add_variant(std::move(rd));
     Variant au = vulkan_variant(op, "vulkan:auto",
                                 "picks per call: rowdot for up to 8 tokens, tiled above; quantized weights: qmatvec_planar "
-                                "(large q6_K), qmatvec_direct (or qmatvec) for decode, qcols for prompt chunks",
+                                "(large q6_K), qmatvec_direct (or qmatvec) for decode, qgemm_coopmat (or qcols) for prompt chunks",
                                 {}, true);
-    au.delegate = pick;
+    au.delegate = [op](VariantCtx& c, const OpArgs& a) { return pick(op, c, a); };
     // f32: rowdot up to rowdot_tokens tokens. Quantized: a mat-vec up to qmatvec_tokens tokens (qcols above): q6_K
     // weights of at least decode_planar_rows rows on planar rows (0: never), else qmatvec_direct (decode_direct 1,
     // where x fits shared memory) or qmatvec.
+    // Prompt chunks of quantized weights on cooperative matrices where the device has them (coopmat 1), else qcols.
     au.tunables = {{"matmul.auto.rowdot_tokens", 8}, {"matmul.auto.qmatvec_tokens", 1},
-                   {"matmul.auto.decode_planar_rows", 65536}, {"matmul.auto.decode_direct", 1}};
+                   {"matmul.auto.decode_planar_rows", 65536}, {"matmul.auto.decode_direct", 1},
+                   {"matmul.auto.coopmat", 1}};
     r.add_variant(std::move(au));
   }
 }

@@ -23,17 +23,20 @@ Packed pack(Device& d, const Tensor& expert, int64_t E, uint32_t tile_rows = 0);
 // Stage 4: each entry's expert output down_e(silu(gate_e x_t) * up_e x_t), unweighted, [T * k, H] by entry
 // id; experts stacked in gate, up [E*F, H] and down [E*H, F]: f32, or quantized (GGUF blocks decoded in the
 // kernel) where the quantized kernels read the type (ops/matmul/vulkan_quant.cpp), else dequantized to f32.
-// coopmat: on cooperative matrices (route_gemm_cm.comp; needs coopmat_unavailable(d) == "" and p packed in
+// coopmat: on cooperative matrices (ops/shaders/qgemm_cm.glsl; needs coopmat_unavailable(d) == "" and p packed in
 // tiles of cm_tile_rows(d)), with A and the weights rounded to f16 and f32 accumulation.
 Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const WeightRef& gate, const WeightRef& up,
                       const WeightRef& down, bool coopmat = false);
 
 // Why the cooperative-matrix GEMM cannot run on d ("" = it can): VK_KHR_cooperative_matrix with a 16x16x16
 // f16 x f16 + f32 subgroup shape, shaderFloat16, the Vulkan memory model, full subgroups. With the tunable
-// moe_experts.route_pack.cm_emulate = 1 (a test hook) the kernel runs with emulated matrices
-// (route_gemm_cm_emul.comp) wherever there is shaderFloat16.
+// moe_experts.route_pack_coopmat.cm_emulate = 1 (a test hook) the kernel runs with emulated matrices
+// (qgemm_cm_emul.comp) wherever there is shaderFloat16.
 std::string coopmat_unavailable(const Device& d);
-uint32_t cm_tile_rows(const Device& d);  // moe_experts.route_pack.cm_rows
+// vulkan:route_pack_coopmat's grouped GEMM is the quantized GEMM on cooperative matrices (ops/matmul/qgemm_cm.h),
+// its tunables under this prefix.
+inline constexpr const char* kCmTune = "moe_experts.route_pack_coopmat.";
+uint32_t cm_tile_rows(const Device& d);  // moe_experts.route_pack_coopmat.rows, as the shared memory allows
 // Its relative-L2 bound against the f32 reference (Variant::precision_tolerance): f16 rounding of the GEMM
 // inputs, ~5e-4 expected (ops/moe_experts/test_route_pack.cpp derives it), with margin.
 inline constexpr double kCoopmatTolerance = 3e-3;

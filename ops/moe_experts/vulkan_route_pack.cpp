@@ -7,13 +7,15 @@
 //   4. route_gemm.comp: gate/up + SwiGLU, then down, over the packed tiles only (idle experts cost nothing);
 //      f32 weights, or GGUF blocks decoded into the shared tiles (quant_blocks.glsl);
 //   5. route_scatter.comp: weighted sum of each token's k slot outputs in slot order (no float atomics).
-// vulkan:route_pack_coopmat is the same pipeline with stage 4 on cooperative matrices (route_gemm_cm.comp:
-// 16x16x16 f16 x f16 + f32 subgroup matrices; A and the weights rounded to f16 in shared memory, f32
-// accumulation), on devices with VK_KHR_cooperative_matrix and that shape (coopmat_unavailable).
+// vulkan:route_pack_coopmat is the same pipeline with stage 4 on cooperative matrices (the quantized GEMM of
+// ops/shaders/qgemm_cm.glsl: the expert's weight tiles decoded from ggml blocks into shared f16, A rounded to f16,
+// f32 accumulation; gate and up in one pass with SwiGLU in the epilogue), on devices with
+// VK_KHR_cooperative_matrix and that shape (coopmat_unavailable); vulkan:route_pack hands prompt chunks to it there.
 // Every stage is deterministic: the same inputs give bit-identical outputs. Decode (fewer than
 // moe_experts.route_pack.min_tokens tokens) runs the per-token kernels (vulkan:per_token), which spread
 // one token's k experts over more workgroups.
 #include "ops/matmul/quant_rows.h"
+#include "ops/matmul/qgemm_cm.h"
 #include "ops/moe_experts/route_pack.h"
 
 namespace hl::gpu::route_pack {
@@ -90,32 +92,6 @@ Gemm gemm_shape(const Device& d, bool quant) {
   return g;
 }
 
-// The cooperative-matrix GEMM's tiles (route_gemm_cm.comp): BM x BN outputs per workgroup (BM a multiple of
-// 16, also the tile list's unit; BN of 32), BK-deep f16 slices (16s; quantized: 128). One subgroup per 16 x 32
-// strip, counted at the largest subgroup size so that every strip has one whatever size the driver picks.
-// Tunables moe_experts.route_pack.cm_* (defaults here: sized for 48 KB of shared memory, the H200's).
-struct GemmCm {
-  uint32_t bm, bn, bk, wg;
-};
-
-uint32_t cm_rows(const Device& d) { return d.profile().get(std::string(kTune) + "cm_rows", 32); }
-// Test hook: route_gemm_cm_emul.comp, the same kernel with emulated matrices (runs on lavapipe).
-bool cm_emulated(const Device& d) { return d.profile().get(std::string(kTune) + "cm_emulate", 0) != 0; }
-
-GemmCm gemm_cm_shape(const Device& d, bool quant) {
-  const auto get = [&](const char* p, uint32_t fallback) { return d.profile().get(std::string(kTune) + p, fallback); };
-  GemmCm g{cm_rows(d), quant ? get("cm_q_cols", 32) : get("cm_cols", 64), quant ? 128u : get("cm_depth", 32), 0};
-  if (!g.bm || !g.bn || !g.bk || g.bm % 16 || g.bn % 32 || g.bk % 16)
-    fail("moe_experts: route_pack_coopmat tiles {}x{}x{} are not multiples of 16 x 32 x 16", g.bm, g.bn, g.bk);
-  // f16 A and weight slices (rows padded by 8 values), f32 accumulator tiles (padded by 4), the row offsets.
-  check_shared(d, 2ull * (g.bk + 8) * (g.bm + 2ull * g.bn) + 8ull * g.bm * (g.bn + 4) + 4ull * g.bm,
-               "the cooperative-matrix GEMM tiles");
-  g.wg = (g.bm / 16) * (g.bn / 32) * d.info().max_subgroup_size;
-  if (g.wg > d.info().max_workgroup_invocations)
-    fail("moe_experts: route_pack_coopmat tiles need {} invocations per workgroup, this device allows {}", g.wg,
-         d.info().max_workgroup_invocations);
-  return g;
-}
 
 // An expert weight stack on the device: f32 values, or raw ggml rows of `type` (quant) of row_bytes each.
 struct Operand {
@@ -165,30 +141,10 @@ Operand operand(VariantCtx& c, const WeightRef& w, bool raw) {
 void gemm(Device& d, const Packed& p, bool gated, const Tensor& a, const Operand& w0, const Operand& w1, Tensor& res,
           int64_t K, int64_t N, bool coopmat) {
   if (coopmat) {
-    const GemmCm s = gemm_cm_shape(d, w0.quant);
-    if (uint64_t(p.tile_rows) != s.bm)
-      fail("moe_experts: routes packed in tiles of {} rows, the cooperative-matrix GEMM takes {}", p.tile_rows, s.bm);
-    const bool emulated = cm_emulated(d);
-    if (emulated) {  // per invocation: each slice staged (or decoded), then per 16 of depth up to 4 products of
-                     // 256 / subgroup elements (depth unrolled); the stores, the epilogue
-      const uint64_t steps = (K + s.bk - 1) / s.bk, decode = w0.quant ? 80 * ((s.bn * 4 + s.wg - 1) / s.wg) : 0;
-      check_loops(d, 64 + steps * (2 + decode + (s.bm * s.bk + s.wg - 1) / s.wg + (s.bn * s.bk + s.wg - 1) / s.wg +
-                                   s.bk / 16 * 4 * (256 / d.info().min_subgroup_size)) +
-                         8 * (256 / d.info().min_subgroup_size) + (s.bm * s.bn + s.wg - 1) / s.wg,
-                  "the emulated cooperative-matrix GEMM");
-    }
-    struct {
-      uint32_t E, K, N, k, ncol, rb0, rb1;
-    } pc{u32(p.E), u32(K), u32(N), u32(p.k), u32((N + s.bn - 1) / s.bn), w0.row_bytes, w1.row_bytes};
-    const uint64_t rows = p.rows.cols(), tiles = (rows + s.bm - 1) / s.bm + std::min<uint64_t>(p.E, rows);
-    const auto& pl = d.pipeline(emulated ? "route_gemm_cm_emul" : "route_gemm_cm",
-                                {{0, s.wg}, {1, s.bm}, {2, s.bn}, {3, s.bk}, {4, gated}, {5, w0.quant}, {6, w0.type},
-                                 {7, w1.type}},
-                                7, sizeof pc, d.info().subgroup_size_control && d.info().compute_full_subgroups);
-    const Grid g = grid(tiles * pc.ncol);
-    d.dispatch(pl, {a.buffer(d), p.rows.buffer(d), p.offsets.buffer(d), p.tiles.buffer(d), w0.t.buffer(d),
-                    w1.t.buffer(d), res.buffer_mut(d)},
-               pc, g.x, g.y);
+    const auto weight = [&](const Operand& o) {
+      return QgemmWeight{o.t, o.quant ? o.type : uint32_t(quant::Type::F32), o.quant ? o.row_bytes : u32(4 * K)};
+    };
+    qgemm_routed(d, route_pack::kCmTune, p, gated, a, weight(w0), weight(w1), res, u32(K), u32(N));
     return;
   }
   const Gemm s = gemm_shape(d, w0.quant);
@@ -280,9 +236,12 @@ Tensor scatter(Device& d, const Tensor& ye, const Tensor& weight) {
   return y;
 }
 
-uint32_t cm_tile_rows(const Device& d) { return cm_rows(d); }
+uint32_t cm_tile_rows(const Device& d) {
+  const uint32_t q6 = uint32_t(quant::Type::Q6_K);
+  return qgemm_tile(d, route_pack::kCmTune, true, q6, q6).rows;  // the gated pass at depth 128: what fits every pass
+}
 
-std::string coopmat_unavailable(const Device& d) { return gpu::coopmat_unavailable(d, cm_emulated(d)); }
+std::string coopmat_unavailable(const Device& d) { return qgemm_unavailable(d, route_pack::kCmTune); }
 
 }  // namespace hl::gpu::route_pack
 
@@ -313,6 +272,16 @@ std::string decode_to_per_token(VariantCtx& c, const OpArgs& a) {
   return a.in("x").rows() < int64_t(c.device().tune("moe_experts.route_pack.min_tokens")) ? "vulkan:per_token" : "";
 }
 
+// vulkan:route_pack: decode as above; prompt chunks on cooperative matrices where the device has them (tunable
+// moe_experts.route_pack.coopmat, 1), else its own scalar grouped GEMM.
+std::string route_pack_pick(VariantCtx& c, const OpArgs& a) {
+  if (auto to = decode_to_per_token(c, a); !to.empty()) return to;
+  const Device& d = c.device();
+  const bool cm = d.tune("moe_experts.route_pack.coopmat") && d.tune(std::string(route_pack::kCmTune) + "cm_emulate") == 0 &&
+                  route_pack::coopmat_unavailable(d).empty();
+  return cm ? "vulkan:route_pack_coopmat" : "";
+}
+
 }  // namespace
 
 void register_moe_experts_vulkan_route_pack(Registry& r) {
@@ -320,7 +289,7 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
                               "routes packed by expert (counts, prefix sums, row list), grouped tiled GEMM over each "
                               "expert's rows, deterministic slot-order scatter; decode: the per-token kernels",
                               [](VariantCtx& c, OpArgs& a) { run_route_pack(c, a, false); }, true, false);
-  rp.delegate = decode_to_per_token;
+  rp.delegate = route_pack_pick;
   // Entries binned per workgroup (a multiple of 32); the grouped GEMM's tile: packed rows (also the tile list's
   // unit), output columns, reduction depth per shared-memory slice, outputs per invocation (thread_rows x
   // thread_cols); quantized weights decoded in the tiles: q_thread_rows (Hopper 1: 256 invocations of 1 x 2
@@ -332,7 +301,8 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
                  {"moe_experts.route_pack.depth", 16},         {"moe_experts.route_pack.thread_rows", 2},
                  {"moe_experts.route_pack.thread_cols", 4},    {"moe_experts.route_pack.q_thread_rows", 2, {{"nvidia-hopper", 1}}},
                  {"moe_experts.route_pack.q_cols", 32},        {"moe_experts.route_pack.q_thread_cols", 2},
-                 {"moe_experts.route_pack.dequant_tokens", 64}, {"moe_experts.route_pack.dequant_wg", 256}};
+                 {"moe_experts.route_pack.dequant_tokens", 64}, {"moe_experts.route_pack.dequant_wg", 256},
+                 {"moe_experts.route_pack.coopmat", 1}};
   r.add_variant(std::move(rp));
   Variant cm = vulkan_variant("moe_experts", "vulkan:route_pack_coopmat",
                               "vulkan:route_pack with the grouped GEMM on cooperative matrices (16x16x16 f16 x f16 + "
@@ -341,6 +311,10 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
   // f16 inputs: ~5e-4 relative L2 expected (derivation in ops/moe_experts/test_route_pack.cpp).
   cm.precision_tolerance = route_pack::kCoopmatTolerance;
   cm.delegate = decode_to_per_token;
+  // Packed rows per tile (the tile list's unit; tokens per expert at T = 512 are about 16), output columns per tile,
+  // computing subgroups (each a strip of cols / subgroups columns over all rows); cm_emulate 1: the test hook.
+  cm.tunables = {{std::string(route_pack::kCmTune) + "rows", 32}, {std::string(route_pack::kCmTune) + "cols", 64},
+                 {std::string(route_pack::kCmTune) + "subgroups", 4}, {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
   r.add_variant(std::move(cm));
 }
 

@@ -32,6 +32,7 @@ bool route_tile(out uint e, out uint p0, out uint p1, out uint n0) {
   return true;
 }
 
+#ifdef ROUTE_STAGE
 // Decodes unit u of the weight row at byte `row` of buffer buf (zeros if !ok) into column c of its tile;
 // the slice starts at value k0.
 void route_stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint k0, uint c) {
@@ -47,5 +48,6 @@ void route_stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint k0, u
   for (uint i = 0u; i < 8u; ++i)
     for (uint j = 0u; j < 4u; ++j) ROUTE_STAGE(buf, c, (i < 4u ? runs.x : runs.y) + 4u * (i % 4u) + j, v[i][j]);
 }
+#endif
 
 #endif

@@ -1,0 +1,36 @@
+// The quantized GEMM on cooperative matrices (ops/shaders/qgemm_cm.glsl): matmul's and lm_head's
+// vulkan:qgemm_coopmat over a prompt chunk's rows, and moe_experts' vulkan:route_pack_coopmat over route-packed
+// rows. Tunables <prefix>rows (A rows per tile), cols (output columns per tile), subgroups (computing subgroups
+// per workgroup), cm_emulate (1: the same kernel with emulated matrices, qgemm_cm_emul.comp: the test hook that
+// runs it on devices without cooperative matrices).
+#pragma once
+#include "ops/moe_experts/route_pack.h"
+
+namespace hl::gpu {
+
+// A weight as the kernel reads it: raw rows (ggml blocks, or f32/f16 values) on the device, its type and row bytes.
+struct QgemmWeight {
+  Tensor t;
+  uint32_t type = 0, row_bytes = 0;
+};
+QgemmWeight qgemm_weight(VariantCtx& c, const WeightRef& w, const std::string& what);
+
+struct QgemmTile {
+  uint32_t rows, cols, subgroups, depth, wg;
+};
+// The tile for these weights on d: the tunables, shrunk where shared memory is short; depth 128 with a Q6_K weight.
+QgemmTile qgemm_tile(const Device& d, const std::string& prefix, bool gated, uint32_t type0, uint32_t type1);
+std::string qgemm_unavailable(const Device& d, const std::string& prefix);  // "" where it can run (emulated too)
+// Its relative-L2 bound against the f32 reference (Variant::precision_tolerance): A and the weights rounded to
+// f16 (each product off by up to 2^-11 relative, independent over K terms), f32 accumulation: ~5e-4 expected.
+inline constexpr double kQgemmTolerance = 3e-3;
+
+// Dense: y [T, N] = x [T, K] w^T.
+Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const QgemmWeight& w, uint32_t N);
+// Routed over p (packed in tiles of qgemm_tile(...).rows rows): gated, h [T k, N] (packed order) =
+// silu(x w0_e^T) * (x w1_e^T) with x's row of each entry's token; else ye [T k, N] (entry order) = a w0_e^T with a
+// the packed rows. K = the weights' columns.
+void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed& p, bool gated, const Tensor& a,
+                  const QgemmWeight& w0, const QgemmWeight& w1, Tensor& out, uint32_t K, uint32_t N);
+
+}  // namespace hl::gpu

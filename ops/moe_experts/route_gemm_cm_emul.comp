@@ -1,6 +1,0 @@
-// route_gemm_cm.glsl with emulated matrices (coopmat.glsl, HL_CM_EMULATE): runs anywhere with f16 shader
-// arithmetic, so that lavapipe checks the cooperative-matrix kernel's tiling, layouts, strides and barriers
-// (tunable moe_experts.route_pack.cm_emulate = 1; a test hook).
-#version 450
-#define HL_CM_EMULATE 1
-#include "route_gemm_cm.glsl"
