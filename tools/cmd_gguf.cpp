@@ -68,6 +68,7 @@ void add_gguf_commands(CLI::App& app) {
     std::string preset, out, quant = "q4_k_m";
     uint64_t seed = 0;
     int layers = 0, check = 0;
+    bool random_blocks = false;
   };
   auto s = std::make_shared<SynthArgs>();
   synth->add_option("--preset", s->preset, "built-in config: qwen36-35b-a3b or tiny")->required();
@@ -75,6 +76,9 @@ void add_gguf_commands(CLI::App& app) {
   synth->add_option("--quant", s->quant, "f32, f16, q8_0 or q4_k_m (default)");
   synth->add_option("--out", s->out, "output .gguf file")->required();
   synth->add_option("--layers", s->layers, "write only the first N blocks");
+  synth->add_flag("--random-blocks", s->random_blocks,
+                  "quantized tensors as random blocks of the same spread, not quantized values: seconds instead of minutes "
+                  "(benchmarks)");
   synth->add_option("--check", s->check, "then run the oracle over the first N layers of the file and print the "
                                          "hidden-state RMS after each");
   synth->callback([s] {
@@ -87,7 +91,8 @@ void add_gguf_commands(CLI::App& app) {
       cfg.layer_kinds.resize(size_t(s->layers));
     }
     if (s->check < 0 || s->check > cfg.n_layers) fail("--check {}: the file has {} layers", s->check, cfg.n_layers);
-    o.name = fmt::format("synthetic {} seed {}", s->preset, s->seed);
+    o.name = fmt::format("synthetic {} seed {}{}", s->preset, s->seed, s->random_blocks ? " random blocks" : "");
+    o.random_blocks = s->random_blocks;
     o.on_tensor = block_progress("synth", cfg.n_layers);
     report("synth", o.name, s->out, write_gguf(synth_gguf_weights(cfg, s->seed), s->out, o));
     if (s->check) print_hidden_rms(s->out, s->check);

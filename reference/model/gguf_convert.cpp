@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include "model/quant_source.h"
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -248,6 +250,17 @@ GgufWriteSummary write_gguf(const ModelWeights& w, const std::string& path, cons
       const size_t rb = quant::row_bytes(p->type, cols);
       std::vector<float> x;
       std::vector<uint8_t> q;
+      if (o.random_blocks && has_random_blocks(p->type)) {
+        const uint64_t per_row = rb / quant::block_bytes(p->type), seed = std::hash<std::string>{}(p->desc.name);
+        for (int64_t r0 = 0; r0 < src.rows; r0 += chunk) {
+          const int64_t n = std::min(chunk, src.rows - r0);
+          q.resize(size_t(n) * rb);
+          random_blocks(p->type, q.data(), uint64_t(r0) * per_row, uint64_t(n) * per_row, seed, 1.0f / std::sqrt(float(cols)));
+          sink(q.data(), q.size());
+        }
+        if (o.on_tensor) o.on_tensor(p->desc, p->type, seconds_since(t1));
+        return;
+      }
       for (int64_t r0 = 0; r0 < src.rows; r0 += chunk) {
         const int64_t n = std::min(chunk, src.rows - r0);
         x.resize(size_t(n * cols));

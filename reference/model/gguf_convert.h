@@ -24,6 +24,10 @@ struct GgufWriteOptions {
   std::string name = "model";                        // general.name
   int64_t context_length = 262144;                   // qwen35moe.context_length (max_position_embeddings)
   std::vector<int32_t> rope_sections{11, 11, 10, 0};  // qwen35moe.rope.dimension_sections (mrope_section)
+  // Quantized tensors (q8_0 and K-quants) as random blocks (model/quant_source.h: values of about the source's
+  // 1/sqrt(cols) spread) instead of the source's values quantized: a synthetic model written at disk speed, for
+  // benchmarks, where quantizing 35 B values would take minutes. The f32 tensors (norms, router, gates) as usual.
+  bool random_blocks = false;
   // After each tensor: its layout entry, its type and the seconds it took.
   std::function<void(const GgufTensorDesc&, quant::Type, double)> on_tensor;
 };

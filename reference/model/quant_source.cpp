@@ -9,6 +9,17 @@ namespace hl {
 
 namespace {
 
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+namespace {
+
 class QuantSource final : public TensorSource {
  public:
   QuantSource(std::string name, int64_t rows, int64_t cols, quant::Type t)
@@ -59,8 +70,11 @@ std::shared_ptr<const TensorSource> quantized_source(std::string name, const Ten
   return s;
 }
 
-std::shared_ptr<const TensorSource> random_quantized_source(std::string name, int64_t rows, int64_t cols, quant::Type t,
-                                                            uint64_t seed, float std) {
+bool has_random_blocks(quant::Type t) {
+  return t == quant::Type::Q8_0 || t == quant::Type::Q4_K || t == quant::Type::Q5_K || t == quant::Type::Q6_K;
+}
+
+void random_blocks(quant::Type t, uint8_t* raw, uint64_t first, uint64_t count, uint64_t seed, float std) {
   // Where each block's f16 scales sit and the value spread per unit of d (uniform q, scales and mins; the
   // K-quant affine types get dmin = mean(sc * q) / mean(m) * d, which centres the values):
   //   q8_0 d*q, q in [-128, 128): 74 d;  q4_K d*sc*q - dmin*m, q < 16, sc, m < 64: 273 d, dmin = 7.5 d;
@@ -75,30 +89,32 @@ std::shared_ptr<const TensorSource> random_quantized_source(std::string name, in
     case quant::Type::Q4_K: f = {0, 2, 273.f, 7.5f}; break;
     case quant::Type::Q5_K: f = {0, 2, 530.f, 15.5f}; break;
     case quant::Type::Q6_K: f = {208, 0, 1365.f, 0.f}; break;
-    default: {
-      const auto src = synthetic_source(name, rows, cols, seed, {SynthInit::Normal, 0.f, std});
-      return quantized_source(std::move(name), *src, t);
+    default: fail("random blocks of type {}: only q8_0, q4_K, q5_K and q6_K", quant::type_name(t));
+  }
+  const size_t bb = quant::block_bytes(t);
+  const uint16_t d = quant::fp32_to_fp16(std / f.spread), dmin = quant::fp32_to_fp16(std / f.spread * f.dmin_ratio);
+  const uint64_t key = splitmix64(seed);
+#pragma omp parallel for schedule(static) if (count > 4096)
+  for (int64_t i = 0; i < int64_t(count); ++i) {
+    uint8_t* p = raw + size_t(i) * bb;
+    const uint64_t b = first + uint64_t(i);
+    for (size_t j = 0; j < bb; j += 8) {  // counter-based: word j / 8 of block b
+      const uint64_t r = splitmix64(key + (b * 32 + j / 8) * 0x9e3779b97f4a7c15ull);
+      std::memcpy(p + j, &r, std::min<size_t>(8, bb - j));
     }
+    std::memcpy(p + f.d, &d, 2);
+    if (f.dmin) std::memcpy(p + f.dmin, &dmin, 2);
+  }
+}
+
+std::shared_ptr<const TensorSource> random_quantized_source(std::string name, int64_t rows, int64_t cols, quant::Type t,
+                                                            uint64_t seed, float std) {
+  if (!has_random_blocks(t)) {
+    const auto src = synthetic_source(name, rows, cols, seed, {SynthInit::Normal, 0.f, std});
+    return quantized_source(std::move(name), *src, t);
   }
   auto s = std::make_shared<QuantSource>(std::move(name), rows, cols, t);
-  const size_t bb = quant::block_bytes(t), blocks = s->raw().size() / bb;
-  const uint16_t d = quant::fp32_to_fp16(std / f.spread), dmin = quant::fp32_to_fp16(std / f.spread * f.dmin_ratio);
-  uint8_t* raw = s->raw().data();
-  const int64_t chunk = 4096;  // blocks per generator
-#pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < (int64_t(blocks) + chunk - 1) / chunk; ++c) {
-    std::seed_seq ss{seed, uint64_t(c)};
-    std::mt19937_64 g(ss);
-    for (int64_t b = c * chunk; b < std::min<int64_t>(int64_t(blocks), (c + 1) * chunk); ++b) {
-      uint8_t* p = raw + size_t(b) * bb;
-      for (size_t i = 0; i < bb; i += 8) {
-        const uint64_t r = g();
-        std::memcpy(p + i, &r, std::min<size_t>(8, bb - i));
-      }
-      std::memcpy(p + f.d, &d, 2);
-      if (f.dmin) std::memcpy(p + f.dmin, &dmin, 2);
-    }
-  }
+  random_blocks(t, s->raw().data(), 0, s->raw().size() / quant::block_bytes(t), seed, std);
   return s;
 }
 

@@ -20,5 +20,10 @@ std::shared_ptr<const TensorSource> quantized_source(std::string name, const Ten
 // Deterministic in seed.
 std::shared_ptr<const TensorSource> random_quantized_source(std::string name, int64_t rows, int64_t cols, quant::Type t,
                                                             uint64_t seed, float std);
+// The blocks behind it: blocks [first, first + count) of a stream of random blocks of type t (Q8_0, Q4_K, Q5_K or
+// Q6_K; Error otherwise) written to raw; each byte a function of (seed, its position), so any run of blocks is
+// the same whether made at once or in pieces, and in parallel.
+void random_blocks(quant::Type t, uint8_t* raw, uint64_t first, uint64_t count, uint64_t seed, float std);
+bool has_random_blocks(quant::Type t);
 
 }  // namespace hl
