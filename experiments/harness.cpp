@@ -105,6 +105,7 @@ Ceilings load_or_measure_ceilings(gpu::Device& dev, const Options& opt) {
   c.read_gbps = j.at("ceilings").at("read_GBps");
   c.copy_gbps = j.at("ceilings").at("copy_GBps");
   c.f32_tflops = j.at("ceilings").at("f32_TFLOPs");
+  c.f16_matrix_tflops = j.at("ceilings").value("f16_matrix_TFLOPs", 0.0);
   c.source = fmt::format("bandwidth experiment of {} (commit {})", j.value("date", "?"), j.value("commit", "?"));
   return c;
 }
@@ -173,7 +174,9 @@ json roofline(const Cost& c, double seconds, const Ceilings& ceil, const Project
   r["GBps"] = c.bytes / seconds / 1e9;
   r["TFLOPs"] = c.flops / seconds / 1e12;
   if (!on_gpu) return r;
-  const double peak_flops = (prec == "f16" ? ceil.f32_tflops * 4 : ceil.f32_tflops) * 1e12;  // f16: see bandwidth.md
+  // f16: the measured matrix ceiling (cooperative matrices), else 4x the f32 rate (packed f16 arithmetic).
+  const double peak_flops = (prec == "f16" ? (ceil.f16_matrix_tflops > 0 ? ceil.f16_matrix_tflops : ceil.f32_tflops * 4)
+                                           : ceil.f32_tflops) * 1e12;
   const double t_mem = c.bytes / (ceil.read_gbps * 1e9), t_cmp = peak_flops > 0 ? c.flops / peak_flops : 0;
   const double floor = std::max(t_mem, t_cmp);
   r["bound"] = t_mem >= t_cmp ? "memory" : "compute";
@@ -352,7 +355,7 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
           r["where"] = "GPU (Halide's Vulkan runtime)";
           r["timing"] = "steady clock: pipeline call until its outputs are synced (host<->device copies excluded)";
         }
-        r.update(roofline(c.cost, s, cx.ceil, proj, part.flops_precision, !on_cpu));
+        r.update(roofline(c.cost, s, cx.ceil, proj, v->cooperative_matrices ? "f16" : part.flops_precision, !on_cpu));
         if (on_cpu)  // the device's roofline and the RDNA4 projection do not apply to a CPU run: null
           for (const char* k : {"bound", "roofline_us", "fraction_of_ceiling", "rdna4_floor_us", "rdna4_projected_us"}) r[k] = nullptr;
         jc["results"].push_back(r);
@@ -458,7 +461,7 @@ static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt) {
     e.custom(cx, report);
   } else {
     report["ceilings"] = {{"read_GBps", cx.ceil.read_gbps}, {"copy_GBps", cx.ceil.copy_gbps}, {"f32_TFLOPs", cx.ceil.f32_tflops},
-                          {"source", cx.ceil.source}};
+                          {"f16_matrix_TFLOPs", cx.ceil.f16_matrix_tflops}, {"source", cx.ceil.source}};
     report["timing_floor_us"] = timing_floor_us(dev);
     for (const Part& p : e.parts(cx)) {
       report["tolerances"][p.op] = p.tolerance;

@@ -51,6 +51,7 @@ struct Options {
 
 struct Ceilings {
   double read_gbps = 0, copy_gbps = 0, f32_tflops = 0;
+  double f16_matrix_tflops = 0;  // 0: not measured (no cooperative matrices)
   std::string source;  // where they came from (the bandwidth report and its date)
 };
 

@@ -137,6 +137,7 @@ struct Variant {
   // lower precision (int8 activations, f16 matrix inputs); 0 = none beyond f32 rounding. Checks use the
   // larger of this and their own tolerance, and reports print it.
   double precision_tolerance = 0;
+  bool cooperative_matrices = false;  // its products run on matrix units: reports hold it to the f16 matrix ceiling
   // Why this variant cannot run on `dev` ("" = it can). Called only when needs_device.
   std::function<std::string(const Device& dev)> unavailable;
   std::function<void(VariantCtx&, OpArgs&)> run;

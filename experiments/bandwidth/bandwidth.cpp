@@ -1,7 +1,9 @@
 // bandwidth: the device's measured ceilings, the roofline every other report divides by.
-// read: one pass over a large buffer (bytes = size); copy: size read + size written; f32 FMA peak.
+// read: one pass over a large buffer (bytes = size); copy: size read + size written; f32 FMA peak; the f16 matrix
+// peak on cooperative matrices where the device has them.
 // Buffers are far larger than any cache (1 GiB; QUICK: 64 MiB). Median of 20 timed runs after warm-up.
 #include "experiments/harness.h"
+#include "ops/vulkan_variant.h"
 
 namespace hl::exp {
 
@@ -57,8 +59,22 @@ void run(Context& cx, nlohmann::json& report) {
       {{{"label", "read"}, {"bytes", double(bytes)}, {"time_us", t_read * 1e-3}, {"GBps", read}},
        {{"label", "copy"}, {"bytes", 2.0 * double(bytes)}, {"time_us", t_copy * 1e-3}, {"GBps", copy}},
        {{"label", "f32 fma"}, {"flops", flops}, {"time_us", t_fma * 1e-3}, {"TFLOPs", tflops}}});
-  std::printf("%s: read %.1f GB/s, copy %.1f GB/s (read + write), f32 FMA %.2f TFLOP/s (%zu MiB buffers)\n",
-              d.info().name.c_str(), read, copy, tflops, bytes >> 20);
+  // The f16 matrix ceiling, where the device has cooperative matrices: four subgroups per workgroup, each four
+  // independent 16x16x16 products per round (peak_f16_cm.comp).
+  double f16 = 0;
+  if (gpu::coopmat_unavailable(d, false).empty()) {
+    const uint32_t wgm = 4 * d.info().max_subgroup_size, groups_m = 16384;
+    Fma fm16{cx.quick ? 256u : 2048u, 0.5f, 0.001f};
+    gpu::BufferPtr sink16 = d.alloc(size_t(groups_m) * wgm * 4);
+    const auto& pm = d.pipeline("peak_f16_cm", {{0, wgm}}, 1, sizeof fm16, d.info().subgroup_size_control && d.info().compute_full_subgroups);
+    const double t_m = time([&] { d.dispatch(pm, {sink16}, fm16, groups_m); });
+    const double mflops = double(groups_m) * 4 * fm16.iters * 4 * 8192;
+    f16 = mflops / t_m * 1e-3;
+    report["ceilings"]["f16_matrix_TFLOPs"] = f16;
+    report["cases"].push_back({{"label", "f16 matrix (cooperative, f32 accumulation)"}, {"flops", mflops}, {"time_us", t_m * 1e-3}, {"TFLOPs", f16}});
+  }
+  std::printf("%s: read %.1f GB/s, copy %.1f GB/s (read + write), f32 FMA %.2f TFLOP/s, f16 matrix %.1f TFLOP/s (%zu MiB buffers)\n",
+              d.info().name.c_str(), read, copy, tflops, f16, bytes >> 20);
 }
 
 }  // namespace

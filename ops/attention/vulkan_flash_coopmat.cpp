@@ -125,6 +125,7 @@ void register_attention_vulkan_flash_coopmat(Registry& r) {
                              "matrices (f16 Q, K, V, P; f32 online softmax and accumulation); T = 1: decode_split",
                              flash_coopmat, false, false, unavailable);
   // f16 inputs: ~6e-4 relative L2 expected (derivation in ops/attention/test_tiled.cpp).
+  v.cooperative_matrices = true;
   v.precision_tolerance = 2e-3;
   v.delegate = [](VariantCtx&, const OpArgs& a) { return a.in("q").rows() <= 1 ? "vulkan:decode_split" : ""; };
   // 8 computing subgroups on Hopper: 512 queries over 4096 keys twice as fast as with 4.

@@ -132,7 +132,8 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
         },
         false, false, [prefix](const Device& d) { return qgemm_unavailable(d, prefix); });
     v.status = "experimental";
-    v.precision_tolerance = kQgemmTolerance;
+    v.cooperative_matrices = true;
+  v.precision_tolerance = kQgemmTolerance;
     v.weight_types = {quant::Type::F32, quant::Type::F16, quant::Type::Q8_0, quant::Type::Q4_K, quant::Type::Q5_K,
                       quant::Type::Q6_K};
     // A rows x output columns per tile, computing subgroups (each a strip of cols / subgroups columns over all rows);

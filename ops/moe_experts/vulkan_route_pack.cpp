@@ -309,6 +309,7 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
                               "f32 per subgroup; activations and weights rounded to f16, f32 accumulation)",
                               route_pack_coopmat_experts, false, false, route_pack::coopmat_unavailable);
   // f16 inputs: ~5e-4 relative L2 expected (derivation in ops/moe_experts/test_route_pack.cpp).
+  cm.cooperative_matrices = true;
   cm.precision_tolerance = route_pack::kCoopmatTolerance;
   cm.delegate = decode_to_per_token;
   // Packed rows per tile (the tile list's unit; tokens per expert at T = 512 are about 16), output columns per tile,

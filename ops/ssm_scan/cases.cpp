@@ -44,7 +44,7 @@ std::vector<Case> cases(Scale s) {
     return v;
   }
   const int64_t nk = s == Scale::Quick ? 2 : 16;
-  for (int64_t T : s == Scale::Quick ? std::vector<int64_t>{1, 16, 64} : std::vector<int64_t>{1, 16, 64, 256, 1024, 4096})
+  for (int64_t T : s == Scale::Quick ? std::vector<int64_t>{1, 16, 64} : std::vector<int64_t>{1, 16, 64, 256, 512, 1024, 4096})
     v.push_back(scan_case(T, nk, 2 * nk, 128, 128, false));
   return v;
 }

@@ -243,6 +243,7 @@ void register_ssm_scan_vulkan_chunked(Registry& r) {
                               "subgroup); gamma, the solve and the carried state in f32",
                               ssm_chunked_coopmat, false, false, cm_unavailable);
   cm.delegate = decode_to_block_resident;
+  cm.cooperative_matrices = true;
   cm.precision_tolerance = kSsmCoopmatTolerance;  // f16 matrix inputs: ~5e-4 measured (derivation above)
   r.add_variant(std::move(cm));
 }
