@@ -77,9 +77,6 @@ void flash_coopmat(VariantCtx& c, OpArgs& a) {
   // The registry's availability check is not on every path that can run a variant (tests, plans): say why here.
   if (auto why = unavailable(d); !why.empty())
     fail("attention vulkan:flash_coopmat cannot run on {}: {}", d.info().name, why);
-  const int64_t nq = a.iparam("n_q_heads");
-  if (nq > 0 && q.cols() % nq == 0 && (q.cols() / nq) % 16)
-    return Registry::get().variant("attention", "vulkan:tiled").run(c, a);
   const AttnShape s = attention_append_kv(d, a);
   const Shape t = shape(d, s.D);
   const bool emul = emulated(d);
@@ -127,7 +124,12 @@ void register_attention_vulkan_flash_coopmat(Registry& r) {
   // f16 inputs: ~6e-4 relative L2 expected (derivation in ops/attention/test_tiled.cpp).
   v.cooperative_matrices = true;
   v.precision_tolerance = 2e-3;
-  v.delegate = [](VariantCtx&, const OpArgs& a) { return a.in("q").rows() <= 1 ? "vulkan:decode_split" : ""; };
+  // Decode: flash-decoding; head dims that are not multiples of 16: the f32 tiles.
+  v.delegate = [](VariantCtx&, const OpArgs& a) -> std::string {
+    if (a.in("q").rows() <= 1) return "vulkan:decode_split";
+    const int64_t nq = a.iparam("n_q_heads");
+    return nq > 0 && a.in("q").cols() % nq == 0 && (a.in("q").cols() / nq) % 16 ? "vulkan:tiled" : "";
+  };
   // 8 computing subgroups on Hopper: 512 queries over 4096 keys twice as fast as with 4.
   v.tunables = {{"attention.flash_coopmat.rows", 32},         {"attention.flash_coopmat.keys", 32},
                 {"attention.flash_coopmat.subgroups", 4, {{"nvidia-hopper", 8}}},

@@ -21,9 +21,10 @@ std::vector<Part> parts(const Context& cx) {
         if (p.group.find("q6_K") != std::string::npos)  // planar rows: q6_K only
           for (const char* v : {"vulkan:qmatvec_planar", "vulkan:qmatvec_planar_i8"}) p.variants.push_back(v);
       } else {
-        p.variants = {"reference", "vulkan:auto", "vulkan:qcols"};
+        p.variants = {"reference", "vulkan:auto", "vulkan:qcols", "vulkan:qgemm_coopmat"};
       }
-      p.sweeps = {{op + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}}};
+      p.sweeps = {{op + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}},
+                  {op + ".qgemm_coopmat.warp_rows", {1, 2}}, {op + ".qgemm_coopmat.warp_cols", {1, 2, 4}}};
       if (decode) {
         p.sweeps[op + ".qmatvec.rows"] = {2, 4, 8, 16};  // rows staged per workgroup (occupancy)
         p.sweeps[op + ".qmatvec.pass"] = {1, 2, 4};  // rows a subgroup decodes per load of x

@@ -1,8 +1,9 @@
 // The quantized GEMM on cooperative matrices (ops/shaders/qgemm_cm.glsl): matmul's and lm_head's
-// vulkan:qgemm_coopmat over a prompt chunk's rows, and moe_experts' vulkan:route_pack_coopmat over route-packed
-// rows. Tunables <prefix>rows (A rows per tile), cols (output columns per tile), subgroups (computing subgroups
-// per workgroup), cm_emulate (1: the same kernel with emulated matrices, qgemm_cm_emul.comp: the test hook that
-// runs it on devices without cooperative matrices).
+// vulkan:qgemm_coopmat over a prompt chunk's rows (qgemm_cm.comp: each subgroup 64 x 64 outputs), and moe_experts'
+// vulkan:route_pack_coopmat over route-packed rows (qgemm_gate_cm.comp: 32 x 32 of gate and of up;
+// qgemm_down_cm.comp: 32 x 64). Tunables <prefix>warp_rows, warp_cols (the grid of subgroups per workgroup: the
+// tile is that many subgroup blocks), cm_emulate (1: the same kernels with emulated matrices, *_emul.comp: the test
+// hook that runs them on devices without cooperative matrices).
 #pragma once
 #include "ops/moe_experts/route_pack.h"
 
@@ -15,11 +16,17 @@ struct QgemmWeight {
 };
 QgemmWeight qgemm_weight(VariantCtx& c, const WeightRef& w, const std::string& what);
 
+// Which kernel: dense rows, route_pack's gate/up with SwiGLU, or its down pass.
+enum class QgemmKernel { Dense, Gate, Down };
 struct QgemmTile {
-  uint32_t rows, cols, subgroups, depth, wg;
+  uint32_t sr, sc;      // subgroup grid
+  uint32_t rows, cols;  // the tile: 16 MR SR x 16 MC SC
+  uint32_t wg;
 };
-// The tile for these weights on d: the tunables, shrunk where shared memory is short; depth 128 with a Q6_K weight.
-QgemmTile qgemm_tile(const Device& d, const std::string& prefix, bool gated, uint32_t type0, uint32_t type1);
+// The tile on d: the tunables' subgroup grid, narrowed where shared memory is short.
+QgemmTile qgemm_tile(const Device& d, const std::string& prefix, QgemmKernel k);
+// Whether gate and up can share one pass: the same order of values within a 32-value unit.
+bool qgemm_same_unit_order(uint32_t type0, uint32_t type1);
 std::string qgemm_unavailable(const Device& d, const std::string& prefix);  // "" where it can run (emulated too)
 // Its relative-L2 bound against the f32 reference (Variant::precision_tolerance): A and the weights rounded to
 // f16 (each product off by up to 2^-11 relative, independent over K terms), f32 accumulation: ~5e-4 expected.
@@ -27,7 +34,7 @@ inline constexpr double kQgemmTolerance = 3e-3;
 
 // Dense: y [T, N] = x [T, K] w^T.
 Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const QgemmWeight& w, uint32_t N);
-// Routed over p (packed in tiles of qgemm_tile(...).rows rows): gated, h [T k, N] (packed order) =
+// Routed over p (packed in tiles of qgemm_tile(..., Gate).rows rows): gated, h [T k, N] (packed order) =
 // silu(x w0_e^T) * (x w1_e^T) with x's row of each entry's token; else ye [T k, N] (entry order) = a w0_e^T with a
 // the packed rows. K = the weights' columns.
 void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed& p, bool gated, const Tensor& a,

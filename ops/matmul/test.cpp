@@ -31,7 +31,7 @@ TEST_CASE("vk ops: qgemm_coopmat with emulated matrices, every weight type", "[v
     const std::string p = std::string(op) + ".qgemm_coopmat.";
     for (bool small : {false, true}) {
       std::map<std::string, uint32_t> t{{p + "cm_emulate", 1}};
-      if (small) t.insert({{p + "rows", 16}, {p + "cols", 32}, {p + "subgroups", 2}});
+      if (small) t.insert({{p + "warp_rows", 1}, {p + "warp_cols", 1}});
       const vk::ScopedTuning tune(device().ctx().profile(), t);
       INFO(op << (small ? " small tiles" : " default tiles"));
       CHECK(check_variant_on_cases(op, "vulkan:qgemm_coopmat") > 1e-5);

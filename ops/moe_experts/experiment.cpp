@@ -12,7 +12,13 @@ Experiment moe_experiment() {
           [](const Context& cx) {
             std::vector<Part> parts;
             for (const char* op : {"moe_router", "moe_experts", "shared_expert"})
-              for (Part& p : op_parts(op, cx)) parts.push_back(std::move(p));
+              for (Part& p : op_parts(op, cx)) {
+                // The cooperative-matrix grouped GEMM's grid of subgroups (32 x 32 blocks of gate and up each).
+                if (std::string(op) == "moe_experts")
+                  p.sweeps = {{"moe_experts.route_pack_coopmat.warp_rows", {1, 2}},
+                              {"moe_experts.route_pack_coopmat.warp_cols", {2, 4, 8}}};
+                parts.push_back(std::move(p));
+              }
             return parts;
           },
           {}};

@@ -138,11 +138,10 @@ Mat<float> entry_outputs(gpu::WeightStore& ws, const std::map<std::string, Weigh
   return want;
 }
 
-// Small cooperative-matrix tiles (16 rows, 32 columns, 2 subgroups): partial tiles everywhere, K not a multiple of
-// the depth.
-const std::map<std::string, uint32_t> kSmallCmTiles = {{"moe_experts.route_pack_coopmat.rows", 16},
-                                                       {"moe_experts.route_pack_coopmat.cols", 32},
-                                                       {"moe_experts.route_pack_coopmat.subgroups", 2}};
+// Small cooperative-matrix tiles (one subgroup per workgroup: 32 rows by 32 columns of gate and up, 64 of down):
+// more column tiles, partial ones everywhere.
+const std::map<std::string, uint32_t> kSmallCmTiles = {{"moe_experts.route_pack_coopmat.warp_rows", 1},
+                                                       {"moe_experts.route_pack_coopmat.warp_cols", 1}};
 
 // Relative L2 of the cooperative-matrix grouped GEMM's per-entry outputs (stage 4) against the host, on d, for
 // fresh routes, x and weights of case c with T tokens (REQUIREs finite outputs).
@@ -365,15 +364,17 @@ TEST_CASE("vk route_pack_coopmat: emulated matrices, stage 4 and the whole varia
   const vk::ScopedTuning emulate(device().ctx().profile(),
                                  {{"moe_experts.route_pack_coopmat.cm_emulate", 1}, {"moe_experts.route_pack.min_tokens", 1}});
   const std::vector<QuantCase> cases = gemm_cases();
-  // (case, small tiles): f32, the GGUF mix (q4_K/q6_K), mixed q5_K/q8_0/f16, q8_0 rows ending in a partial slice.
-  // The GEMM reads whole 32-value units (H and F multiples of 32: every model's), so not the odd f32 shapes.
-  const std::pair<size_t, bool> runs[] = {{1, true}, {1, false}, {3, true}, {4, true}, {6, true}};
+  // (case, small tiles): f32, the GGUF mix (q4_K/q6_K), q8_0 everywhere. The GEMM reads whole 32-value units (H and
+  // F multiples of 32: every model's), so not the odd f32 shapes, and gate and up in one pass need one order of
+  // values within a unit (every model's gate and up share a type): q5_K gate beside a q8_0 up is refused, clearly.
+  const std::pair<size_t, bool> runs[] = {{1, true}, {1, false}, {3, true}, {6, true}};
   for (const auto& [i, small] : runs) {
     const vk::ScopedTuning tune(device().ctx().profile(), small ? kSmallCmTiles : std::map<std::string, uint32_t>{});
     INFO((small ? "small tiles" : "default tiles"));
     const double e = coopmat_gemm_error(device(), g, cases[i], 5);
     CHECK(e <= kCoopmatTol);
   }
+  CHECK_THROWS_WITH(coopmat_gemm_error(device(), g, cases[4], 5), Catch::Contains("order the values of a unit differently"));
   const double e = coopmat_vs_reference(device(), experts_args(g, kShapes[1], 16));
   INFO("whole variant, E 32, T 16: rel L2 " << e);
   CHECK(e <= kCoopmatTol);

@@ -237,8 +237,7 @@ Tensor scatter(Device& d, const Tensor& ye, const Tensor& weight) {
 }
 
 uint32_t cm_tile_rows(const Device& d) {
-  const uint32_t q6 = uint32_t(quant::Type::Q6_K);
-  return qgemm_tile(d, route_pack::kCmTune, true, q6, q6).rows;  // the gated pass at depth 128: what fits every pass
+  return qgemm_tile(d, route_pack::kCmTune, QgemmKernel::Gate).rows;  // the down pass's tiles have as many rows
 }
 
 std::string coopmat_unavailable(const Device& d) { return qgemm_unavailable(d, route_pack::kCmTune); }
@@ -274,12 +273,26 @@ std::string decode_to_per_token(VariantCtx& c, const OpArgs& a) {
 
 // vulkan:route_pack: decode as above; prompt chunks on cooperative matrices where the device has them (tunable
 // moe_experts.route_pack.coopmat, 1), else its own scalar grouped GEMM.
+// Whether the cooperative-matrix GEMM takes these experts: whole 32-value units, decodable types, gate and up in one
+// order of values.
+bool coopmat_fits(const OpArgs& a) {
+  const WeightRef &g = a.weight("gate"), &u = a.weight("up"), &dn = a.weight("down");
+  return g.cols % 32 == 0 && dn.cols % 32 == 0 && vk_quant_decodes(g) && vk_quant_decodes(u) && vk_quant_decodes(dn) &&
+         qgemm_same_unit_order(uint32_t(g.storage_type()), uint32_t(u.storage_type()));
+}
+
 std::string route_pack_pick(VariantCtx& c, const OpArgs& a) {
   if (auto to = decode_to_per_token(c, a); !to.empty()) return to;
   const Device& d = c.device();
-  const bool cm = d.tune("moe_experts.route_pack.coopmat") && d.tune(std::string(route_pack::kCmTune) + "cm_emulate") == 0 &&
-                  route_pack::coopmat_unavailable(d).empty();
+  const bool cm = coopmat_fits(a) && d.tune("moe_experts.route_pack.coopmat") &&
+                  d.tune(std::string(route_pack::kCmTune) + "cm_emulate") == 0 && route_pack::coopmat_unavailable(d).empty();
   return cm ? "vulkan:route_pack_coopmat" : "";
+}
+
+// vulkan:route_pack_coopmat: decode as route_pack; experts its GEMM does not take: route_pack's scalar GEMM.
+std::string route_pack_coopmat_pick(VariantCtx& c, const OpArgs& a) {
+  if (auto to = decode_to_per_token(c, a); !to.empty()) return to;
+  return coopmat_fits(a) ? "" : "vulkan:route_pack";
 }
 
 }  // namespace
@@ -311,11 +324,11 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
   // f16 inputs: ~5e-4 relative L2 expected (derivation in ops/moe_experts/test_route_pack.cpp).
   cm.cooperative_matrices = true;
   cm.precision_tolerance = route_pack::kCoopmatTolerance;
-  cm.delegate = decode_to_per_token;
-  // Packed rows per tile (the tile list's unit; tokens per expert at T = 512 are about 16), output columns per tile,
-  // computing subgroups (each a strip of cols / subgroups columns over all rows); cm_emulate 1: the test hook.
-  cm.tunables = {{std::string(route_pack::kCmTune) + "rows", 32}, {std::string(route_pack::kCmTune) + "cols", 64},
-                 {std::string(route_pack::kCmTune) + "subgroups", 4}, {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
+  cm.delegate = route_pack_coopmat_pick;
+  // The grid of subgroups per workgroup: 1 x 4 makes tiles of 32 packed rows (tokens per expert at T = 512 are about
+  // 16) by 128 columns of gate and up, or 256 of down; cm_emulate 1: the test hook.
+  cm.tunables = {{std::string(route_pack::kCmTune) + "warp_rows", 1}, {std::string(route_pack::kCmTune) + "warp_cols", 4},
+                 {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
   r.add_variant(std::move(cm));
 }
 

@@ -33,7 +33,13 @@ const uint HL_CM_ROW_MAJOR = 0u, HL_CM_COL_MAJOR = 1u;  // MemoryLayout operands
 // of at least 8 invocations: the host checks).
 #define hl_cm_acc float[32]
 #define HL_CM_AT(mem_layout, stride, r, c) ((mem_layout) == HL_CM_ROW_MAJOR ? (r) * (stride) + (c) : (c) * (stride) + (r))
-#define HL_CM_LOAD_A(dst, arr, i, mem_layout, stride) dst = uvec4(HL_CM_ID_##arr, i, mem_layout, stride)
+// Arrays of vectors (HL_CM_VEC components per element, as the real loads count them): offsets and strides in
+// elements, kept here in scalars.
+#ifndef HL_CM_VEC
+#define HL_CM_VEC 1u
+#endif
+#define HL_CM_LOAD_A(dst, arr, i, mem_layout, stride) \
+  dst = uvec4(HL_CM_ID_##arr, (i) * HL_CM_VEC, mem_layout, (stride) * HL_CM_VEC)
 #define HL_CM_LOAD_B HL_CM_LOAD_A
 #define HL_CM_STORE(arr, i, m, mem_layout, stride)                                                     \
   for (uint hl_e = gl_SubgroupInvocationID, hl_j = 0u; hl_e < 256u; hl_e += gl_SubgroupSize, ++hl_j) \

@@ -10,7 +10,10 @@ Experiment ssm_scan_experiment() {
           [](const Context& cx) {
             std::vector<Part> parts = op_parts("ssm_scan", cx);
             for (Part& p : parts)
-              p.sweeps = {{"ssm_scan.chunked.chunk", {16, 32, 64, 128}}, {"ssm_scan.chunked_coopmat.chunk", {16, 32, 64, 128}}};
+              p.sweeps = {{"ssm_scan.chunked.chunk", {16, 32, 64, 128}}, {"ssm_scan.chunked_coopmat.chunk", {16, 32, 64, 128}},
+                          // value columns per workgroup, invocations per column, tokens staged at a time
+                          {"ssm_scan.block_resident.cols", {16, 32, 64}}, {"ssm_scan.block_resident.split", {4, 8, 16}},
+                          {"ssm_scan.block_resident.stage", {8, 16, 32}}};
             return parts;
           },
           {}};

@@ -234,8 +234,11 @@ void register_ssm_scan_vulkan_chunked(Registry& r) {
   // C tokens per chunk (16, 32, 64 or 128); output tile (BM = BN, capped at C) of the per-chunk products; outputs per
   // invocation along each side of a tile; value columns per workgroup of the state pass; tokens per pass (scratch
   // grows with it); fewer tokens than min_tokens: block_resident.
+  // On Hopper the recurrent block_resident kernel outruns the chunked form up to 4096 tokens (and beyond: it is linear
+  // in T like the chunked one): prompt chunks take it there.
   ch.tunables = {{"ssm_scan.chunked.chunk", 64}, {"ssm_scan.chunked.tile", 64},       {"ssm_scan.chunked.micro", 4},
-                 {"ssm_scan.chunked.cols", 32},  {"ssm_scan.chunked.segment", 2048}, {"ssm_scan.chunked.min_tokens", 2}};
+                 {"ssm_scan.chunked.cols", 32},  {"ssm_scan.chunked.segment", 2048},
+                 {"ssm_scan.chunked.min_tokens", 2, {{"nvidia-hopper", 1u << 30}}}};
   r.add_variant(std::move(ch));
   Variant cm = vulkan_variant("ssm_scan", "vulkan:chunked_coopmat",
                               "vulkan:chunked with its products (K K^T, Q K^T, T [beta V | beta K], [Q | P] [S_c ; "

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The full-size end-to-end batch on a lent GPU machine (the `device` tool), hybridlab and llama.cpp on the same
+# GGUF in one call (the same clocks):
+#   synth      the full-size synthetic Q4_K_M model (hybridlab synth --random-blocks: seconds, not minutes);
+#   peers      llama.cpp's llama-bench on it (its Vulkan backend: NV coopmat2 default, KHR coopmat only, no matrix
+#              units), pp512 and tg128, JSON; then its per-op times inside the pp512 graph (GGML_VK_PERF_LOGGER);
+#   bench      hybridlab bench with PLAN (pp512, tg128 and the per-op breakdown);
+#   exps       experiments (EXPS: 'name:limit:cases:tag:runs' ..., as scripts/device_kernels.sh);
+#   oracle     the plan's logits against the oracle's on the same file (72-token prompt, 4 decode steps).
+# Expects .devrun/ (hybridlab and its libraries), .gl/ (Debian's Vulkan loader .debs), .peers/ (llama.cpp's Vulkan
+# build tarball and add_vocab.py) carried. Writes $OUT/log.txt, $OUT/*.log, $OUT/*.json and $OUT/e2e.tar.gz.
+#   usage: [STEPS="synth peers bench exps oracle"] [PLAN='*=vulkan'] [EXPS=...] scripts/device_e2e.sh
+set -u
+for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done
+ldconfig
+export HYBRIDLAB_ROOT=$PWD HYBRIDLAB_PYTHON=python3
+[ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+bin=$PWD/.devrun/hybridlab
+libs=$PWD/.devrun/lib
+model=/tmp/hl/qwen36-35b-a3b-seed1-q4_k_m-random.gguf
+plan=${PLAN:-*=vulkan}
+log=$OUT/log.txt
+mkdir -p /tmp/hl /tmp/llama
+step() {  # step NAME LIMIT_S CMD...: runs CMD under a time limit, output to $OUT/NAME.log, its tail to the log
+  local name=$1 limit=$2 start=$(date +%s); shift 2
+  echo "== $name (limit $limit s): $*"
+  timeout "$limit" "$@" > "$OUT/$name.log" 2>&1
+  echo "exit $? after $(( $(date +%s) - start )) s"
+  tail -${TAIL:-30} "$OUT/$name.log"
+}
+llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' build
+  local name=$1 limit=$2; shift 2
+  local envs=(); while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+  step "$name" "$limit" env LD_LIBRARY_PATH=/tmp/llama "${envs[@]}" /tmp/llama/llama-bench -m /tmp/hl/model-vocab.gguf "$@"
+}
+{
+  echo "== machine: $(nproc) CPUs, $(free -g | awk '/Mem/ {print $2}') GiB; disk $(df -h /tmp | tail -1)"
+  LD_LIBRARY_PATH=$libs $bin devices 2>&1 | head -4
+  for s in ${STEPS:-synth peers bench exps oracle}; do
+    case $s in
+      synth)
+        [ -f "$model" ] || LD_LIBRARY_PATH=$libs step synth 240 $bin synth --preset qwen36-35b-a3b --seed 1 --quant q4_k_m --random-blocks --out "$model"
+        ls -la "$model" ;;
+      peers)
+        [ -x /tmp/llama/llama-bench ] || tar xJf .peers/llama-vulkan-*.tar.xz -C /tmp/llama
+        [ -f /tmp/hl/model-vocab.gguf ] || step add_vocab 120 python3 .peers/add_vocab.py "$model" /tmp/hl/model-vocab.gguf
+        llama llama-cm2 150 -- -ngl 99 -p 512 -n 128 -r 3 -o json
+        llama llama-khr 120 GGML_VK_DISABLE_COOPMAT2=1 -- -ngl 99 -p 512 -n 0 -r 3 -o json
+        llama llama-scalar 120 GGML_VK_DISABLE_COOPMAT2=1 GGML_VK_DISABLE_COOPMAT=1 -- -ngl 99 -p 512 -n 0 -r 2 -o json
+        TAIL=80 llama llama-perf-cm2 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 512 -n 0 -r 1
+        TAIL=80 llama llama-perf-khr 120 GGML_VK_PERF_LOGGER=1 GGML_VK_DISABLE_COOPMAT2=1 -- -ngl 99 -p 512 -n 0 -r 1 ;;
+      bench)
+        LD_LIBRARY_PATH=$libs step bench 240 $bin bench --model "$model" --ops "$plan" -p ${BENCH_P:-512} -n ${BENCH_N:-128} \
+          --runs "${RUNS:-3}" ${TAG:+--tag "$TAG"} ;;
+      exps)
+        for spec in ${EXPS:-}; do
+          IFS=: read -r e limit cases tag runs <<< "$spec"
+          args=(--full); [ -n "${cases:-}" ] && args+=(--cases "$cases"); [ -n "${tag:-}" ] && args+=(--tag "$tag")
+          [ -n "${runs:-}" ] && args+=(--runs "$runs")
+          LD_LIBRARY_PATH=$libs TAIL=25 step "exp-$e${tag:+-$tag}" "$limit" $bin experiment "$e" "${args[@]}"
+        done ;;
+      oracle)
+        python3 -c "print(' '.join(str((i * 7919 + 13) % 248320) for i in range(72)))" > /tmp/hl/prompt.txt
+        echo "$(cat /tmp/hl/prompt.txt) 314 15926 5358 97932" > /tmp/hl/tokens.txt
+        LD_LIBRARY_PATH=$libs step oracle "${ORACLE_LIMIT:-240}" $bin run --model "$model" --tokens /tmp/hl/tokens.txt \
+          --out /tmp/hl/logits.safetensors --ops "$plan" --decode-from 72 --check-oracle ;;
+    esac
+    tar czf "$OUT/e2e.tar.gz" reports  # after each step: a batch cut short still returns what it finished
+  done
+} > "$log" 2>&1
+tar czf "$OUT/e2e.tar.gz" reports
+tail -150 "$log"
