@@ -149,7 +149,8 @@ void Registry::add_variant(Variant v) {
   if (v.family_default) v.status = "default";
   else if (v.status != "baseline" && v.status != "experimental")
     fail("variant '{}' of op '{}': status '{}' (baseline or experimental; family defaults are 'default')", v.name, v.op, v.status);
-  if (v.delegate && !v.run)
+  v.delegates_only = v.delegate && !v.run;
+  if (v.delegates_only)
     v.run = [op = v.op, delegate = v.delegate, self = v.name](VariantCtx& c, OpArgs& a) {
       const std::string to = delegate(c, a);
       if (to.empty() || to == self) fail("variant '{}' of op '{}' delegates to itself and has no kernel of its own", self, op);

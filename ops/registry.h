@@ -145,6 +145,7 @@ struct Variant {
   // these arguments ("" = run itself). Registry::resolve follows it, so the executor runs, times, validates and
   // reports the kernel that actually ran. Without `run`, running the variant runs what this picks.
   std::function<std::string(VariantCtx&, const OpArgs&)> delegate;
+  bool delegates_only = false;  // it has no kernel of its own (set by the registry when delegate comes without run)
   std::vector<Tunable> tunables;
 };
 

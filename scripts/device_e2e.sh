@@ -2,13 +2,16 @@
 # The full-size end-to-end batch on a lent GPU machine (the `device` tool), hybridlab and llama.cpp on the same
 # GGUF in one call (the same clocks):
 #   synth      the full-size synthetic Q4_K_M model (hybridlab synth --random-blocks: seconds, not minutes);
+#   cuda       starts building llama.cpp's llama-bench with CUDA in the background (.peers/build_cuda.sh, ~4 min of the
+#              CPUs); peers-cuda, later, runs it on the file if the build finished;
 #   peers      llama.cpp's llama-bench on it (its Vulkan backend: NV coopmat2 default, KHR coopmat only, no matrix
-#              units), pp512 and tg128, JSON; then its per-op times inside the pp512 graph (GGML_VK_PERF_LOGGER);
+#              units), pp512 and tg128, JSON; PERF=1: also its per-op times inside the pp512 graph (GGML_VK_PERF_LOGGER);
 #   bench      hybridlab bench with PLAN (pp512, tg128 and the per-op breakdown);
-#   exps       experiments (EXPS: 'name:limit:cases:tag:runs' ..., as scripts/device_kernels.sh);
+#   exps       experiments (EXPS: 'name:limit:cases:tag:runs;...', as scripts/device_kernels.sh, ';'-separated);
 #   oracle     the plan's logits against the oracle's on the same file (72-token prompt, 4 decode steps).
 # Expects .devrun/ (hybridlab and its libraries), .gl/ (Debian's Vulkan loader .debs), .peers/ (llama.cpp's Vulkan
-# build tarball and add_vocab.py) carried. Writes $OUT/log.txt, $OUT/*.log, $OUT/*.json and $OUT/e2e.tar.gz.
+# build tarball, add_vocab.py, the CUDA source and build script) carried. Writes $OUT/log.txt and $OUT/e2e.tar.gz
+# (reports/ and every step's log under logs/).
 #   usage: [STEPS="synth peers bench exps oracle"] [PLAN='*=vulkan'] [EXPS=...] scripts/device_e2e.sh
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done
@@ -21,12 +24,13 @@ model=/tmp/hl/qwen36-35b-a3b-seed1-q4_k_m-random.gguf
 plan=${PLAN:-*=vulkan}
 log=$OUT/log.txt
 mkdir -p /tmp/hl /tmp/llama
-step() {  # step NAME LIMIT_S CMD...: runs CMD under a time limit, output to $OUT/NAME.log, its tail to the log
+mkdir -p logs
+step() {  # step NAME LIMIT_S CMD...: runs CMD under a time limit, output to logs/NAME.log, its tail to the log
   local name=$1 limit=$2 start=$(date +%s); shift 2
   echo "== $name (limit $limit s): $*"
-  timeout "$limit" "$@" > "$OUT/$name.log" 2>&1
+  timeout "$limit" "$@" > "logs/$name.log" 2>&1
   echo "exit $? after $(( $(date +%s) - start )) s"
-  tail -${TAIL:-30} "$OUT/$name.log"
+  tail -${TAIL:-30} "logs/$name.log"
 }
 llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' build
   local name=$1 limit=$2; shift 2
@@ -36,8 +40,14 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
 {
   echo "== machine: $(nproc) CPUs, $(free -g | awk '/Mem/ {print $2}') GiB; disk $(df -h /tmp | tail -1)"
   LD_LIBRARY_PATH=$libs $bin devices 2>&1 | head -4
-  for s in ${STEPS:-synth peers bench exps oracle}; do
+  for s in ${STEPS:-synth cuda bench peers exps oracle peers-cuda}; do
     case $s in
+      cuda)
+        (setsid bash .peers/build_cuda.sh /tmp/llcuda > logs/build_cuda.log 2>&1 &) ;;
+      peers-cuda)
+        if [ -x /tmp/llcuda/build/bin/llama-bench ]; then
+          step llama-cuda 120 /tmp/llcuda/build/bin/llama-bench -m /tmp/hl/model-vocab.gguf -ngl 99 -p 512 -n 128 -r 3 -o json
+        else echo "== peers-cuda: the CUDA build has not finished"; tail -5 logs/build_cuda.log; fi ;;
       synth)
         [ -f "$model" ] || LD_LIBRARY_PATH=$libs step synth 240 $bin synth --preset qwen36-35b-a3b --seed 1 --quant q4_k_m --random-blocks --out "$model"
         ls -la "$model" ;;
@@ -45,15 +55,18 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
         [ -x /tmp/llama/llama-bench ] || tar xJf .peers/llama-vulkan-*.tar.xz -C /tmp/llama
         [ -f /tmp/hl/model-vocab.gguf ] || step add_vocab 120 python3 .peers/add_vocab.py "$model" /tmp/hl/model-vocab.gguf
         llama llama-cm2 150 -- -ngl 99 -p 512 -n 128 -r 3 -o json
-        llama llama-khr 120 GGML_VK_DISABLE_COOPMAT2=1 -- -ngl 99 -p 512 -n 0 -r 3 -o json
+        llama llama-khr 120 GGML_VK_DISABLE_COOPMAT2=1 -- -ngl 99 -p 512 -n 128 -r 3 -o json
         llama llama-scalar 120 GGML_VK_DISABLE_COOPMAT2=1 GGML_VK_DISABLE_COOPMAT=1 -- -ngl 99 -p 512 -n 0 -r 2 -o json
-        TAIL=80 llama llama-perf-cm2 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 512 -n 0 -r 1
-        TAIL=80 llama llama-perf-khr 120 GGML_VK_PERF_LOGGER=1 GGML_VK_DISABLE_COOPMAT2=1 -- -ngl 99 -p 512 -n 0 -r 1 ;;
+        if [ "${PERF:-0}" = 1 ]; then
+          TAIL=80 llama llama-perf-cm2 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 512 -n 0 -r 1
+          TAIL=80 llama llama-perf-khr 120 GGML_VK_PERF_LOGGER=1 GGML_VK_DISABLE_COOPMAT2=1 -- -ngl 99 -p 512 -n 0 -r 1
+        fi ;;
       bench)
         LD_LIBRARY_PATH=$libs step bench 240 $bin bench --model "$model" --ops "$plan" -p ${BENCH_P:-512} -n ${BENCH_N:-128} \
           --runs "${RUNS:-3}" ${TAG:+--tag "$TAG"} ;;
       exps)
-        for spec in ${EXPS:-}; do
+        IFS=';' read -r -a specs <<< "${EXPS:-}"
+        for spec in "${specs[@]}"; do
           IFS=: read -r e limit cases tag runs <<< "$spec"
           args=(--full); [ -n "${cases:-}" ] && args+=(--cases "$cases"); [ -n "${tag:-}" ] && args+=(--tag "$tag")
           [ -n "${runs:-}" ] && args+=(--runs "$runs")
@@ -65,8 +78,8 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
         LD_LIBRARY_PATH=$libs step oracle "${ORACLE_LIMIT:-240}" $bin run --model "$model" --tokens /tmp/hl/tokens.txt \
           --out /tmp/hl/logits.safetensors --ops "$plan" --decode-from 72 --check-oracle ;;
     esac
-    tar czf "$OUT/e2e.tar.gz" reports  # after each step: a batch cut short still returns what it finished
+    tar czf "$OUT/e2e.tar.gz" reports logs  # after each step: a batch cut short still returns what it finished
   done
 } > "$log" 2>&1
-tar czf "$OUT/e2e.tar.gz" reports
+tar czf "$OUT/e2e.tar.gz" reports logs
 tail -150 "$log"

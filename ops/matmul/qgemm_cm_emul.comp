@@ -1,9 +1,10 @@
-// qgemm_cm.comp with emulated matrices (the kernel: ops/shaders/qgemm_cm.glsl): each subgroup 64 x 64 outputs.
+// qgemm_cm.comp with emulated matrices (the kernel: ops/shaders/qgemm_cm.glsl): each subgroup 32 x 64 outputs.
 #version 450
 #extension GL_GOOGLE_include_directive : require  // glslangValidator (glslc enables it itself)
 #define HL_CM_EMULATE 1  // emulated matrices, for devices without them (a test hook)
-#define QG_MR 4
+#define QG_MR 2
 #define QG_MC 4
+#define QG_U 2
 #define QG_GATED_ACC 0
 #define HL_CM_VEC 4u
 #include "qgemm_cm.glsl"

@@ -18,16 +18,19 @@ struct Shape {
 };
 Shape shape(QgemmKernel k) {
   switch (k) {
-    case QgemmKernel::Dense: return {4, 4, false, "qgemm_cm"};
+    case QgemmKernel::Dense: return {2, 4, false, "qgemm_cm"};
     case QgemmKernel::Gate: return {2, 2, true, "qgemm_gate_cm"};
     default: return {2, 4, false, "qgemm_down_cm"};
   }
 }
 
-// Staged A and weight units (rows of 40 halves), the epilogue scratch, the row offsets.
+// Values per K step (qgemm_cm.glsl QG_U units of 32): K must be a multiple.
+constexpr uint32_t kStep = 64;
+
+// Staged A and weight rows (the step's values and 8 of padding, f16), the epilogue scratch, the row offsets.
 uint64_t shared_bytes(const QgemmTile& t, bool gated) {
   const uint64_t g = gated ? 2 : 1;
-  return 80ull * (t.rows + g * t.cols) + 1024ull * t.sr * t.sc * g + 4ull * t.rows;
+  return 2ull * (kStep + 8) * (t.rows + g * t.cols) + 1024ull * t.sr * t.sc * g + 4ull * t.rows;
 }
 
 // lavapipe (Mesa 22.3) silently ends an invocation's loops after 65535 iterations: refuse what could reach that
@@ -35,9 +38,9 @@ uint64_t shared_bytes(const QgemmTile& t, bool gated) {
 void check_loops(const Device& d, const QgemmTile& t, const Shape& s, uint64_t K) {
   if (d.info().driver_id != VK_DRIVER_ID_MESA_LLVMPIPE) return;
   const uint64_t per = 256 / std::max(1u, d.info().min_subgroup_size), g = s.gated ? 2 : 1;
-  const uint64_t stage = (t.rows * 8 + t.wg - 1) / t.wg + g * ((t.cols + t.wg - 1) / t.wg);
-  const uint64_t mma = 2 * s.mr * s.mc * g * (1 + per);
-  const uint64_t loops = 64 + K / 32 * (2 + stage + mma) + s.mr * s.mc * (4 + 2 * per);
+  const uint64_t stage = (t.rows * kStep / 4 + t.wg - 1) / t.wg + g * ((t.cols * kStep / 32 + t.wg - 1) / t.wg);
+  const uint64_t mma = kStep / 16 * s.mr * s.mc * g * (1 + per);
+  const uint64_t loops = 64 + K / kStep * (2 + stage + mma) + s.mr * s.mc * (4 + 2 * per);
   if (loops > 60000)
     fail("qgemm_coopmat: K = {} would run ~{} loop iterations per invocation, past lavapipe's limit of 65535", K, loops);
 }
@@ -94,7 +97,7 @@ Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const 
   const Shape s = shape(QgemmKernel::Dense);
   const QgemmTile t = qgemm_tile(d, prefix, QgemmKernel::Dense);
   const uint32_t T = u32(x.rows()), K = u32(x.cols());
-  if (K % 32) fail("qgemm_coopmat: {} input columns, not whole 32-value units", K);  // the weights' units
+  if (K % kStep) fail("qgemm_coopmat: {} input columns, not a multiple of {}", K, kStep);  // whole steps of units
   check_loops(d, t, s, K);
   const Push pc{1, K, N, 1, (N + t.cols - 1) / t.cols, w.row_bytes, w.row_bytes, T};
   Tensor y = Tensor::device(d, T, N);
@@ -111,7 +114,7 @@ void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed
   const QgemmTile t = qgemm_tile(d, prefix, k);
   if (uint64_t(p.tile_rows) != t.rows)
     fail("qgemm_coopmat: routes packed in tiles of {} rows, the kernel's tiles have {}", p.tile_rows, t.rows);
-  if (K % 32) fail("qgemm_coopmat: a reduction of {} values, not whole 32-value units", K);  // the weights' units
+  if (K % kStep) fail("qgemm_coopmat: a reduction of {} values, not a multiple of {}", K, kStep);  // whole steps
   if (gated && !qgemm_same_unit_order(w0.type, w1.type))
     fail("qgemm_coopmat: gate ({}) and up ({}) order the values of a unit differently; one pass needs one order",
          quant::type_name(quant::Type(w0.type)), quant::type_name(quant::Type(w1.type)));
@@ -146,14 +149,14 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     // Shapes it does not take (rows of a partial 32-value unit): the scalar kernels, through vulkan:auto.
     v.delegate = [](VariantCtx&, const OpArgs& a) -> std::string {
       const WeightRef& w = a.weight("w");
-      return w.cols % 32 == 0 ? "" : w.quantized() ? "vulkan:qcols" : "vulkan:tiled";
+      return w.cols % 64 == 0 ? "" : w.quantized() ? "vulkan:qcols" : "vulkan:tiled";
     };
     v.status = "experimental";
     v.cooperative_matrices = true;
     v.precision_tolerance = kQgemmTolerance;
     v.weight_types = {quant::Type::F32, quant::Type::F16, quant::Type::Q8_0, quant::Type::Q4_K, quant::Type::Q5_K,
                       quant::Type::Q6_K};
-    // The grid of subgroups, each 64 x 64 outputs: 2 x 2 makes 128 x 128 tiles (24 KB of shared memory).
+    // The grid of subgroups, each 32 x 64 outputs: 2 x 2 makes 64 x 128 tiles (31 KB of shared memory).
     v.tunables = {{prefix + "warp_rows", 2}, {prefix + "warp_cols", 2}, {prefix + "cm_emulate", 0}};
     r.add_variant(std::move(v));
   }

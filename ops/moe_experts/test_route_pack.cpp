@@ -88,7 +88,7 @@ struct QuantCase {
 const QuantCase kQuantCases[] = {{{Type::Q4_K, Type::Q4_K, Type::Q6_K}, {8, 2, 256, 256}},
                                  {{Type::Q5_K, Type::Q8_0, Type::F16}, {8, 2, 256, 256}},
                                  {{Type::Q4_K, Type::Q6_K, Type::F32}, {6, 3, 256, 40}},
-                                 {{Type::Q8_0, Type::Q8_0, Type::Q8_0}, {5, 2, 160, 96}}};
+                                 {{Type::Q8_0, Type::Q8_0, Type::Q8_0}, {5, 2, 192, 128}}};
 
 constexpr double kCoopmatTol = gpu::route_pack::kCoopmatTolerance;  // f16 inputs, f32 accumulation (derivation above)
 
@@ -343,7 +343,7 @@ TEST_CASE("vk route_pack_coopmat: stage 4, grouped GEMM per entry on cooperative
   for (const auto* tiles : {static_cast<const std::map<std::string, uint32_t>*>(nullptr), &kSmallCmTiles})
     for (const auto& c : gemm_cases())
       for (int T : {1, 5, 64}) {
-        if ((tiles && T != 5) || c.shape.H % 32 || c.shape.F % 32) continue;  // whole 32-value units only
+        if ((tiles && T != 5) || c.shape.H % 64 || c.shape.F % 64) continue;  // whole steps of two units only
         const vk::ScopedTuning tune(d->ctx().profile(), tiles ? *tiles : std::map<std::string, uint32_t>{});
         INFO((tiles ? "small tiles" : "default tiles"));
         const double e = coopmat_gemm_error(*d, g, c, T);
@@ -364,8 +364,8 @@ TEST_CASE("vk route_pack_coopmat: emulated matrices, stage 4 and the whole varia
   const vk::ScopedTuning emulate(device().ctx().profile(),
                                  {{"moe_experts.route_pack_coopmat.cm_emulate", 1}, {"moe_experts.route_pack.min_tokens", 1}});
   const std::vector<QuantCase> cases = gemm_cases();
-  // (case, small tiles): f32, the GGUF mix (q4_K/q6_K), q8_0 everywhere. The GEMM reads whole 32-value units (H and
-  // F multiples of 32: every model's), so not the odd f32 shapes, and gate and up in one pass need one order of
+  // (case, small tiles): f32, the GGUF mix (q4_K/q6_K), q8_0 everywhere. The GEMM reads whole steps of two 32-value units (H
+  // and F multiples of 64: every model's), so not the odd f32 shapes, and gate and up in one pass need one order of
   // values within a unit (every model's gate and up share a type): q5_K gate beside a q8_0 up is refused, clearly.
   const std::pair<size_t, bool> runs[] = {{1, true}, {1, false}, {3, true}, {6, true}};
   for (const auto& [i, small] : runs) {
@@ -387,7 +387,7 @@ TEST_CASE("vk route_pack_coopmat: the whole variant against the reference, and d
   const vk::ScopedTuning tune(d->ctx().profile(), {{"moe_experts.route_pack.min_tokens", 1}});
   for (const Shape& s : kShapes)
     for (int T : kTokens) {
-      if (s.H % 32 || s.F % 32) continue;  // the GEMM reads whole 32-value units
+      if (s.H % 64 || s.F % 64) continue;  // the GEMM reads whole steps of two 32-value units
       INFO("E " << s.E << ", k " << s.k << ", H " << s.H << ", F " << s.F << ", T " << T);
       const gpu::OpArgs a = experts_args(g, s, T);
       const double e = coopmat_vs_reference(*d, a);
@@ -406,7 +406,7 @@ TEST_CASE("vk route_pack_coopmat: the whole variant against the reference, and d
     }
   for (const auto& [types, s] : kQuantCases)
     for (int T : {5, 64}) {
-      if (s.H % 32 || s.F % 32) continue;
+      if (s.H % 64 || s.F % 64) continue;
       INFO(quant::type_name(types[0]) << "/" << quant::type_name(types[1]) << "/" << quant::type_name(types[2]) << ", E "
                                       << s.E << ", k " << s.k << ", H " << s.H << ", F " << s.F << ", T " << T);
       const double e = coopmat_vs_reference(*d, experts_args(g, s, T, types));

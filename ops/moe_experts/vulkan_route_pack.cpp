@@ -273,11 +273,11 @@ std::string decode_to_per_token(VariantCtx& c, const OpArgs& a) {
 
 // vulkan:route_pack: decode as above; prompt chunks on cooperative matrices where the device has them (tunable
 // moe_experts.route_pack.coopmat, 1), else its own scalar grouped GEMM.
-// Whether the cooperative-matrix GEMM takes these experts: whole 32-value units, decodable types, gate and up in one
-// order of values.
+// Whether the cooperative-matrix GEMM takes these experts: whole steps of two 32-value units, decodable types, gate and
+// up in one order of values.
 bool coopmat_fits(const OpArgs& a) {
   const WeightRef &g = a.weight("gate"), &u = a.weight("up"), &dn = a.weight("down");
-  return g.cols % 32 == 0 && dn.cols % 32 == 0 && vk_quant_decodes(g) && vk_quant_decodes(u) && vk_quant_decodes(dn) &&
+  return g.cols % 64 == 0 && dn.cols % 64 == 0 && vk_quant_decodes(g) && vk_quant_decodes(u) && vk_quant_decodes(dn) &&
          qgemm_same_unit_order(uint32_t(g.storage_type()), uint32_t(u.storage_type()));
 }
 
@@ -325,9 +325,9 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
   cm.cooperative_matrices = true;
   cm.precision_tolerance = route_pack::kCoopmatTolerance;
   cm.delegate = route_pack_coopmat_pick;
-  // The grid of subgroups per workgroup: 1 x 4 makes tiles of 32 packed rows (tokens per expert at T = 512 are about
-  // 16) by 128 columns of gate and up, or 256 of down; cm_emulate 1: the test hook.
-  cm.tunables = {{std::string(route_pack::kCmTune) + "warp_rows", 1}, {std::string(route_pack::kCmTune) + "warp_cols", 4},
+  // The grid of subgroups per workgroup: 1 x 2 makes tiles of 32 packed rows (tokens per expert at T = 512 are about
+  // 16) by 64 columns of gate and up, or 128 of down; cm_emulate 1: the test hook.
+  cm.tunables = {{std::string(route_pack::kCmTune) + "warp_rows", 1}, {std::string(route_pack::kCmTune) + "warp_cols", 2},
                  {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
   r.add_variant(std::move(cm));
 }

@@ -7,10 +7,10 @@
 // rows (output columns), with SR x SC subgroups, each a QG_MR x QG_MC block of 16 x 16 accumulators (per weight;
 // GATED: gate and up, the SwiGLU's two products, h = silu(gate) * up in the epilogue). QG_MR and QG_MC are
 // compile-time (the accumulators stay in registers: every loop over them unrolls); SR and SC are specialization
-// constants. The K loop stages one 32-value unit of every A row and weight row per step, in the unit's own value
-// order (a ggml unit is two runs of 16 values, apart in K-quants): the weight unit as decoded, the A row gathered
-// at the same K offsets, so every block type streams 32 values a step; gate and up must share that order (the
-// host checks). Shared tiles are f16vec4 arrays, written 8 bytes at a time, rows padded to 40 halves.
+// constants. The K loop stages QG_U 32-value units of every A row and weight row per step, each in the unit's own
+// value order (a ggml unit is two runs of 16 values, apart in K-quants): the weight unit as decoded, the A row
+// gathered at the same K offsets, so every block type streams whole units; gate and up must share that order (the
+// host checks). Shared tiles are f16vec4 arrays, written 8 bytes at a time, rows padded by 8 halves.
 // The epilogue goes through a 16 x 16 f32 scratch per subgroup: only rows inside the tile's range and columns
 // below N are written.
 //
@@ -20,7 +20,8 @@
 //
 // The host sizes the workgroup as SR SC subgroups of the device's largest subgroup size with full subgroups, so
 // every subgroup block has its subgroup whatever size the device runs (a spare subgroup only stages and writes);
-// every branch around a cooperative-matrix operation is subgroup-uniform. Include after defining QG_MR and QG_MC.
+// every branch around a cooperative-matrix operation is subgroup-uniform. Include after defining QG_MR, QG_MC, QG_U
+// and QG_GATED_ACC.
 #ifndef HL_QGEMM_CM_GLSL
 #define HL_QGEMM_CM_GLSL
 #extension GL_EXT_control_flow_attributes : require
@@ -60,7 +61,8 @@ layout(push_constant) uniform Push {
 #define HLQ_UVEC4(buf, i) ((buf) == 0u ? w04[i] : w14[i])
 #include "quant_blocks.glsl"
 
-const uint KP = 10u;  // f16vec4 per staged row: 32 values and 8 of padding (40 halves: 16-byte aligned rows)
+const uint KU = 32u * QG_U;      // values per K step: QG_U units
+const uint KP = KU / 4u + 2u;    // f16vec4 per staged row: the step's values and 8 of padding (16-byte aligned rows)
 const uint NACC = QG_MR * QG_MC;
 
 shared f16vec4 as[BR * KP];
@@ -78,19 +80,38 @@ float hl_cm_read(uint id, uint i) {
 }
 #endif
 
-// Unit u of weight row `row` (byte offset) of buffer buf, decoded into tile row c in the unit's value order.
-void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint c) {
-  vec4 v[8];
-  if (ok) {
+// Unit u of weight row `row` (byte offset) of buffer buf, decoded into f16vec4s [at, at + 8) of its tile in the
+// unit's value order (lo run, then hi run), four values at a time (few live registers beside the accumulators).
+void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
+  if (!ok) {
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+      if (buf == 0u) ws0[at + i] = f16vec4(0.0);
+      else ws1[at + i] = f16vec4(0.0);
+    }
+    return;
+  }
+  if (type == HLQ_F16 || type == HLQ_F32) {
     vec4 q[8], ms;
     hlq_unit(type, buf, row, u, q, ms);
-    hlq_dequant(q, ms, v);
-  } else {
-    [[unroll]] for (uint i = 0u; i < 8u; ++i) v[i] = vec4(0.0);
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+      if (buf == 0u) ws0[at + i] = f16vec4(q[i]);
+      else ws1[at + i] = f16vec4(q[i]);
+    }
+    return;
   }
-  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-    if (buf == 0u) ws0[c * KP + i] = f16vec4(v[i]);
-    else ws1[c * KP + i] = f16vec4(v[i]);
+  uvec4 lo, hi;
+  vec4 ms;
+  float bias;
+  hlq_unit_packed(type, buf, row, u, lo, hi, ms, bias);
+  [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+    const f16vec4 l = f16vec4(ms.x * hlq_bytes(lo[k], bias) - ms.y), h = f16vec4(ms.z * hlq_bytes(hi[k], bias) - ms.w);
+    if (buf == 0u) {
+      ws0[at + k] = l;
+      ws0[at + 4u + k] = h;
+    } else {
+      ws1[at + k] = l;
+      ws1[at + 4u + k] = h;
+    }
   }
 }
 
@@ -123,26 +144,26 @@ void main() {
   [[unroll]] for (uint i = 0u; i < NACC; ++i) accu[i] = hl_cm_fill(0.0);
 #endif
 
-  const uint units = pc.K / 32u;
-  for (uint u = 0u; u < units; ++u) {
-    barrier();  // arow written / the previous unit consumed
-    // A: BR rows x this unit's two runs of 16 values (at the weight unit's K offsets) as vec4s, f32 -> f16.
-    const uvec2 runs = hlq_unit_runs(TYPE0, u) / 4u;
-    for (uint i = lid; i < BR * 8u; i += WG) {
-      const uint r = i / 8u, j = i % 8u;
-      const uint at = (j < 4u ? runs.x : runs.y) + j % 4u;
+  const uint units = pc.K / 32u;  // a multiple of QG_U (the host checks)
+  for (uint u0 = 0u; u0 < units; u0 += QG_U) {
+    barrier();  // arow written / the previous step consumed
+    // A: BR rows x the step's units, each its two runs of 16 values (at the weight unit's K offsets), f32 -> f16.
+    for (uint i = lid; i < BR * 8u * QG_U; i += WG) {
+      const uint r = i / (8u * QG_U), j = i % (8u * QG_U), uu = j / 8u;
+      const uvec2 runs = hlq_unit_runs(TYPE0, u0 + uu) / 4u;
+      const uint at = ((j % 8u) < 4u ? runs.x : runs.y) + j % 4u;
       as[r * KP + j] = f16vec4(arow[r] != ROUTE_NONE ? a4[arow[r] + at] : vec4(0.0));
     }
-    // Weights: BN rows, this unit of each, decoded.
-    for (uint c = lid; c < BN; c += WG) {
-      const uint n = n0 + c;
+    // Weights: BN rows x the step's units, decoded.
+    for (uint i = lid; i < BN * QG_U; i += WG) {
+      const uint c = i / QG_U, uu = i % QG_U, n = n0 + c;
       const bool ok = n < pc.N;
-      stage_unit(TYPE0, 0u, ok, (wrow0 + n) * pc.rb0, u, c);
-      if (GATED == 1u) stage_unit(TYPE1, 1u, ok, (wrow0 + n) * pc.rb1, u, c);
+      stage_unit(TYPE0, 0u, ok, (wrow0 + n) * pc.rb0, u0 + uu, c * KP + 8u * uu);
+      if (GATED == 1u) stage_unit(TYPE1, 1u, ok, (wrow0 + n) * pc.rb1, u0 + uu, c * KP + 8u * uu);
     }
-    barrier();  // the unit is staged
+    barrier();  // the step is staged
     if (computes) {
-      [[unroll]] for (uint kk = 0u; kk < 32u; kk += 16u) {
+      [[unroll]] for (uint kk = 0u; kk < KU; kk += 16u) {
         hl_cm_a am[QG_MR];
         [[unroll]] for (uint i = 0u; i < QG_MR; ++i)
           HL_CM_LOAD_A(am[i], as, (r0 + 16u * i) * KP + kk / 4u, HL_CM_ROW_MAJOR, KP);

@@ -92,12 +92,12 @@ uvec2 hlq_scale_min_k4(uvec3 s, uint j) {
                (hlq_scale_byte(s, j + 4u) >> 4u) | ((hlq_scale_byte(s, j) >> 6u) << 4u));
 }
 
-// Unit u of the row starting at byte `row`: q[0..3] the lo run, q[4..7] the hi run, and
-// ms = (mul_lo, sub_lo, mul_hi, sub_hi) with mul and sub formed as ggml forms them (d * sc, dmin * m).
-void hlq_unit(uint type, uint buf, uint row, uint u, out vec4 q[8], out vec4 ms) {
+// Unit u of a block-type row (Q8_0, K-quants) starting at byte `row`, still packed: the lo and hi runs' 16 bytes
+// each (value = mul * (byte - bias) - sub per run), and ms = (mul_lo, sub_lo, mul_hi, sub_hi) formed as ggml forms
+// them (d * sc, dmin * m). For kernels that unpack a few values at a time (fewer live registers).
+void hlq_unit_packed(uint type, uint buf, uint row, uint u, out uvec4 lo, out uvec4 hi, out vec4 ms, out float bias) {
   const uint j = u % hlq_units_per_block(type), b = row + (u / hlq_units_per_block(type)) * hlq_block_bytes(type);
-  uvec4 lo, hi;
-  float bias = 0.0;
+  bias = 0.0;
   if (type == HLQ_Q4_K || type == HLQ_Q5_K) {
     // { f16 d, dmin; u8 scales[12]; (Q5_K: u8 qh[32];) u8 qs[128] }: value 64g + 32h + l is nibble h of
     // qs[32g + l] (Q5_K: plus bit 2g + h of qh[l] as bit 4), sub-block 2g + h.
@@ -127,15 +127,21 @@ void hlq_unit(uint type, uint buf, uint row, uint u, out vec4 q[8], out vec4 ms)
     const uint si = b + 192u + 8u * h + 2u * kk + (l0 >> 4u);
     ms = vec4(d * hlq_i8(buf, si), 0.0, d * hlq_i8(buf, si + 4u), 0.0);
     bias = 32.0;
-  } else if (type == HLQ_Q8_0) {
-    // { f16 d; i8 qs[32] }: value d * q; bytes biased by 128 (xor) to read them unsigned.
+  } else {
+    // Q8_0 { f16 d; i8 qs[32] }: value d * q; bytes biased by 128 (xor) to read them unsigned.
     const float d = hlq_f16(buf, b);
     lo = hlq_load16(type, buf, b + 2u) ^ 0x80808080u;
     hi = hlq_load16(type, buf, b + 18u) ^ 0x80808080u;
     ms = vec4(d, 0.0, d, 0.0);
     bias = 128.0;
-  } else {  // F16, F32: the values themselves
-    const uint w = b >> 2u;
+  }
+}
+
+// Unit u of the row starting at byte `row`: q[0..3] the lo run, q[4..7] the hi run, and
+// ms = (mul_lo, sub_lo, mul_hi, sub_hi) with mul and sub formed as ggml forms them (d * sc, dmin * m).
+void hlq_unit(uint type, uint buf, uint row, uint u, out vec4 q[8], out vec4 ms) {
+  if (type == HLQ_F16 || type == HLQ_F32) {  // the values themselves
+    const uint w = (row + u * hlq_block_bytes(type)) >> 2u;
     for (uint k = 0u; k < 8u; ++k)
       q[k] = type == HLQ_F16 ? vec4(unpackHalf2x16(HLQ_WORD(buf, w + 2u * k)), unpackHalf2x16(HLQ_WORD(buf, w + 2u * k + 1u)))
                              : uintBitsToFloat(uvec4(HLQ_WORD(buf, w + 4u * k), HLQ_WORD(buf, w + 4u * k + 1u),
@@ -143,6 +149,9 @@ void hlq_unit(uint type, uint buf, uint row, uint u, out vec4 q[8], out vec4 ms)
     ms = vec4(1.0, 0.0, 1.0, 0.0);
     return;
   }
+  uvec4 lo, hi;
+  float bias;
+  hlq_unit_packed(type, buf, row, u, lo, hi, ms, bias);
   for (uint k = 0u; k < 4u; ++k) {
     q[k] = hlq_bytes(lo[k], bias);
     q[k + 4u] = hlq_bytes(hi[k], bias);

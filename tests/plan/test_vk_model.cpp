@@ -90,7 +90,7 @@ TEST_CASE("vk model: the cooperative-matrix prefill variants against transformer
     CHECK(st.nonfinite == 0);
   }
   for (auto& [op, v] : f16_ops) CHECK(ex.validation().count(op));  // each f16 op ran and was checked
-  // The kernels that ran: route_pack_coopmat's GEMM reads whole 32-value units, which the tiny model's experts (width
+  // The kernels that ran: route_pack_coopmat's GEMM reads whole steps of 64 values, which the tiny model's experts (width
   // 48) are not: it hands them to route_pack's scalar GEMM, and the report names that kernel.
   CHECK(ex.validation().at("moe_experts").variants.count("vulkan:route_pack"));
   CHECK(ex.validation().at("ssm_scan").max_rel_l2 > 1e-5);         // with its f16 roundings: not the f32 kernel
