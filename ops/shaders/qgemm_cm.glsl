@@ -99,6 +99,35 @@ void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
     }
     return;
   }
+  if (type == HLQ_Q4_K) {
+    // The common case, in packed f16 arithmetic: two nibbles at a time into the halves of a word as f16 1024 + q
+    // (exact), minus 1024, times the run's scale minus its min: about one instruction per value. The scale and min
+    // are rounded to f16 first (within the kernel's f16 tolerance).
+    const uint j = u % 8u, b = row + (u / 8u) * 144u, g = j >> 1u;
+    const uvec4 head = hlq_load16(type, buf, b);
+    const vec2 dm = unpackHalf2x16(head.x);
+    const uvec2 sa = hlq_scale_min_k4(head.yzw, 2u * g), sb = hlq_scale_min_k4(head.yzw, 2u * g + 1u);
+    const f16vec2 s_lo = f16vec2(dm.x * float(sa.x)), m_lo = f16vec2(dm.y * float(sa.y));
+    const f16vec2 s_hi = f16vec2(dm.x * float(sb.x)), m_hi = f16vec2(dm.y * float(sb.y));
+    const uvec4 qs = hlq_load16(type, buf, b + 16u + 32u * g + 16u * (j & 1u));
+    const f16vec2 k1024 = f16vec2(1024.0);
+    [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+      const uint w = qs[k];
+      const f16vec2 l0 = unpackFloat2x16((w & 0x0000000Fu) | ((w & 0x00000F00u) << 8u) | 0x64006400u) - k1024;
+      const f16vec2 l1 = unpackFloat2x16(((w >> 16u) & 0x0000000Fu) | ((w >> 8u) & 0x000F0000u) | 0x64006400u) - k1024;
+      const f16vec2 h0 = unpackFloat2x16(((w >> 4u) & 0x0000000Fu) | ((w << 4u) & 0x000F0000u) | 0x64006400u) - k1024;
+      const f16vec2 h1 = unpackFloat2x16(((w >> 20u) & 0x0000000Fu) | ((w >> 12u) & 0x000F0000u) | 0x64006400u) - k1024;
+      const f16vec4 l = f16vec4(l0 * s_lo - m_lo, l1 * s_lo - m_lo), h = f16vec4(h0 * s_hi - m_hi, h1 * s_hi - m_hi);
+      if (buf == 0u) {
+        ws0[at + k] = l;
+        ws0[at + 4u + k] = h;
+      } else {
+        ws1[at + k] = l;
+        ws1[at + 4u + k] = h;
+      }
+    }
+    return;
+  }
   uvec4 lo, hi;
   vec4 ms;
   float bias;
