@@ -80,6 +80,17 @@ float hl_cm_read(uint id, uint i) {
 }
 #endif
 
+// Quad k of a unit's low half (values 4k..4k+3) and of its high half (16 + 4k..).
+void store_halves(uint buf, uint at, uint k, f16vec4 l, f16vec4 h) {
+  if (buf == 0u) {
+    ws0[at + k] = l;
+    ws0[at + 4u + k] = h;
+  } else {
+    ws1[at + k] = l;
+    ws1[at + 4u + k] = h;
+  }
+}
+
 // Unit u of weight row `row` (byte offset) of buffer buf, decoded into f16vec4s [at, at + 8) of its tile in the
 // unit's value order (lo run, then hi run), four values at a time (few live registers beside the accumulators).
 void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
@@ -118,13 +129,7 @@ void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
       const f16vec2 h0 = unpackFloat2x16(((w >> 4u) & 0x0000000Fu) | ((w << 4u) & 0x000F0000u) | 0x64006400u) - k1024;
       const f16vec2 h1 = unpackFloat2x16(((w >> 20u) & 0x0000000Fu) | ((w >> 12u) & 0x000F0000u) | 0x64006400u) - k1024;
       const f16vec4 l = f16vec4(l0 * s_lo - m_lo, l1 * s_lo - m_lo), h = f16vec4(h0 * s_hi - m_hi, h1 * s_hi - m_hi);
-      if (buf == 0u) {
-        ws0[at + k] = l;
-        ws0[at + 4u + k] = h;
-      } else {
-        ws1[at + k] = l;
-        ws1[at + 4u + k] = h;
-      }
+      store_halves(buf, at, k, l, h);
     }
     return;
   }
@@ -134,13 +139,7 @@ void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
   hlq_unit_packed(type, buf, row, u, lo, hi, ms, bias);
   [[unroll]] for (uint k = 0u; k < 4u; ++k) {
     const f16vec4 l = f16vec4(ms.x * hlq_bytes(lo[k], bias) - ms.y), h = f16vec4(ms.z * hlq_bytes(hi[k], bias) - ms.w);
-    if (buf == 0u) {
-      ws0[at + k] = l;
-      ws0[at + 4u + k] = h;
-    } else {
-      ws1[at + k] = l;
-      ws1[at + 4u + k] = h;
-    }
+    store_halves(buf, at, k, l, h);
   }
 }
 
