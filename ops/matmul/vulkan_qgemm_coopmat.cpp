@@ -24,7 +24,8 @@ Shape shape(QgemmKernel k) {
   }
 }
 
-// Values per K step (qgemm_cm.glsl QG_U units of 32): K must be a multiple.
+// The largest K step of the kernels (qgemm_cm.glsl QG_U units of 32: 2 dense, 1 routed): K must be a multiple;
+// shared memory is sized for it.
 constexpr uint32_t kStep = 64;
 
 // Staged A and weight rows (the step's values and 8 of padding, f16), the epilogue scratch, the row offsets.
