@@ -13,6 +13,8 @@
 # build tarball, add_vocab.py, the CUDA source and build script) carried. Writes $OUT/log.txt and $OUT/e2e.tar.gz
 # (reports/ and every step's log under logs/).
 #   usage: [STEPS="synth peers bench exps oracle"] [PLAN='*=vulkan'] [EXPS=...] scripts/device_e2e.sh
+# Then, here: scripts/end_to_end_report.py --bench <bench JSON> --oracle logs/oracle.log --bandwidth <bandwidth.json>
+#   --peer 'LABEL=logs/llama-<name>.log' ... --out reports/<device>/end_to_end.md
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done
 ldconfig

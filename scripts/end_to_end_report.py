@@ -1,18 +1,31 @@
 #!/usr/bin/env python3
 """reports/<device>/end_to_end.md: the full-size model's bench, its per-op breakdown, the decode roofline, the
-correctness check against the oracle and an RDNA4 projection (scripts/device_end_to_end.sh makes the inputs).
+correctness check against the oracle, and the peers measured in the same device call (llama.cpp's llama-bench JSON, as
+scripts/device_e2e.sh writes them) side by side with ratios.
 
-  end_to_end_report.py --bench BENCH.json --oracle ORACLE.log [--synth SYNTH.log] --bandwidth BANDWIDTH.json --out MD
+  end_to_end_report.py --bench BENCH.json --oracle ORACLE.log [--synth SYNTH.log] --bandwidth BANDWIDTH.json
+                       [--peer 'LABEL=LLAMA_BENCH.json|.log' ...] --out MD
 """
 import argparse
 import json
 import re
 
-# Published R9700 numbers for this model (../shared/ANCHORS.md): the seed's llama.cpp HIP baseline and ZINC.
-R9700 = {"pp512": 2752, "pp2048": 2651, "pp4096": 2531, "tg128": 78.5}
-ZINC_DECODE = 166.8
-RDNA4_GBPS, RDNA4_F32_TFLOPS = 640.0, 47.8  # experiments/harness.h Projection
-TARGETS = {"pp512": ("prefill", 10000.0), "tg128": ("decode", None)}  # decode target: 60% of the roofline
+
+def llama_bench_rows(path):
+    """llama-bench -o json output (alone or after its log lines): {"pp512": row, "tg128": row}."""
+    text = open(path).read()
+    start = text.find("[") if text.lstrip().startswith("[") else text.find("\n[")
+    if start < 0:
+        raise SystemExit(f"end_to_end_report.py: {path}: no llama-bench JSON array")
+    try:
+        rows = json.loads(text[start:])
+    except json.JSONDecodeError as e:
+        raise SystemExit(f"end_to_end_report.py: {path}: llama-bench JSON does not parse: {e}")
+    out = {}
+    for row in rows:
+        label = f"pp{row['n_prompt']}" if row["n_gen"] == 0 else f"tg{row['n_gen']}"
+        out[label] = row
+    return out
 
 GROUPS = [
     ("projections", {"matmul", "lm_head"}),
@@ -39,12 +52,19 @@ def main():
     ap.add_argument("--bandwidth", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--note", action="append", default=[], help="a line for the report's header (how the run was made)")
+    ap.add_argument("--peer", action="append", default=[], metavar="LABEL=JSON",
+                    help="llama-bench JSON (or its log) measured in the same device call on the same GGUF")
     ap.add_argument("--ablation", action="append", default=[], metavar="WHAT=JSON",
                     help="a bench JSON of the same model with one change, described by WHAT")
     a = ap.parse_args()
     b = json.load(open(a.bench))
     bw = {c["label"]: c for c in json.load(open(a.bandwidth))["cases"]}
     read_gbps, f32_tflops = bw["read"]["GBps"], bw["f32 fma"]["TFLOPs"]
+    f16_tflops = next((c["TFLOPs"] for label, c in bw.items() if label.startswith("f16 matrix")), None)
+    peers = []
+    for spec in a.peer:
+        label, path = spec.split("=", 1)
+        peers.append((label, llama_bench_rows(path)))
     cost = b["model"]["per_token"]
     bytes_tok, flops_tok = cost["decode_bytes_per_token"], cost["matmul_flops_per_token"]
     oracle = open(a.oracle).read()
@@ -55,7 +75,8 @@ def main():
     w(f"# Full-size end to end on {dev['name']}\n")
     w("The whole Qwen3.6-35B-A3B shape (40 layers: 30 Gated DeltaNet + 10 gated attention, 256 experts top-8 plus the shared "
       "expert, vocab 248320) from a synthetic Q4_K_M GGUF written on the GPU machine by `hybridlab synth`, every op on Vulkan, "
-      "measured with `hybridlab bench` (scripts/device_end_to_end.sh).\n")
+      "measured with `hybridlab bench` (scripts/device_e2e.sh)" + (", beside llama.cpp's llama-bench on the same file in the "
+      "same device call" if peers else "") + ".\n")
     w(f"- device: **{dev['name']}**, driver {dev.get('driver')} {dev.get('driver_info', '')}, Vulkan {dev.get('vulkan', '?')}, subgroup {dev.get('subgroup_size', '?')}, profile `{dev.get('profile', '?')}`, commit `{b['commit']}`, {b['date']}")
     w(f"- plan: `{b['plan']}`")
     w(f"- model: `{b['model']['source']}` ({b['model']['origin']}), {b['model']['layers']} layers, vocab {b['model']['vocab']}")
@@ -67,32 +88,26 @@ def main():
     w(f"- per token (from the GGUF's tensor types): a decode step reads {bytes_tok / 1e9:.3f} GB of weights; the projections "
       f"do {flops_tok / 1e9:.2f} GFLOP ({cost['method']})")
     w(f"- ceilings measured on this device (reports/{dev['slug']}/bandwidth.json): read {read_gbps:.0f} GB/s, f32 FMA "
-      f"{f32_tflops:.1f} TFLOP/s")
+      f"{f32_tflops:.1f} TFLOP/s" + (f", f16 matrix (cooperative) {f16_tflops:.1f} TFLOP/s" if f16_tflops else ""))
     for n in a.note:
         w(f"- {n}")
     w("")
 
     w("## Throughput\n")
     w("| test | tok/s (median) | min .. max | ms / token | host ms / token in the steps | dispatches / token | submits / run | "
-      "fraction of roofline | RDNA4 R9700 projection (tok/s) | R9700 published: llama.cpp HIP |")
-    w("|---|---|---|---|---|---|---|---|---|---|")
-    proj = {}
+      "fraction of roofline |")
+    w("|---|---|---|---|---|---|---|---|")
     for t in b["tests"]:
         tps = t["tok_per_s"]["median"]
         if t["phase"] == "decode":
             frac = bytes_tok * tps / (read_gbps * 1e9)
-            pr = frac * RDNA4_GBPS * 1e9 / bytes_tok
             roof = f"{100 * frac:.1f}% of the {read_gbps:.0f} GB/s read roofline ({bytes_tok / 1e9:.2f} GB/token)"
         else:
-            frac = flops_tok * tps / (f32_tflops * 1e12)
-            pr = frac * RDNA4_F32_TFLOPS * 1e12 / flops_tok
-            roof = f"{100 * frac:.1f}% of the f32 FMA roofline (projection flops only)"
-        proj[t["label"]] = pr
-        pub = R9700.get(t["label"])
+            ceiling, what = (f16_tflops, "f16 matrix") if f16_tflops else (f32_tflops, "f32 FMA")
+            roof = f"{100 * flops_tok * tps / (ceiling * 1e12):.2f}% of the {what} roofline (projection flops only)"
         w(f"| {t['label']} | **{tps:.1f}** | {t['tok_per_s']['min']:.1f} .. {t['tok_per_s']['max']:.1f} | "
           f"{t['ms_per_token']:.3f} | {t.get('host_record_ms_per_token', float('nan')):.3f} | {t['dispatches_per_token']:.2f} | "
-          f"{t['submits']} | {roof} | {pr:.0f} | "
-          f"{'' if pub is None else pub}{' (ZINC: ' + str(ZINC_DECODE) + ')' if t['phase'] == 'decode' else ''} |")
+          f"{t['submits']} | {roof} |")
     w("")
     floor = b.get("dispatch_floor_us")
     if floor is not None:
@@ -111,25 +126,35 @@ def main():
                       "(the token- and position-dependent ops: embed, rope, attention with its KV cache); the rest are "
                       "command buffer segments submitted again.")
         w("")
-    w("The RDNA4 column is a **projection, not a measurement**: the same fraction of the R9700's roofline (640 GB/s for "
-      "decode; 47.8 TFLOP/s f32 for prefill) as reached here. No RDNA4 card was used.\n")
+    w("No RDNA4 projection here: the bandwidth-scaled one this report used to print was off by 7x for llama.cpp's decode, "
+      "whose R9700 numbers are published; a per-op model calibrated on the peers is still to be built.\n")
 
-    w("## Against the targets (issue 9)\n")
-    w("| target | goal | measured | met |")
-    w("|---|---|---|---|")
     tests = {t["label"]: t for t in b["tests"]}
-    goal_decode = 0.6 * read_gbps * 1e9 / bytes_tok
-    if "tg128" in tests or any(t["phase"] == "decode" for t in b["tests"]):
-        td = next(t for t in b["tests"] if t["phase"] == "decode")
-        v = td["tok_per_s"]["median"]
-        w(f"| decode, 60% of the bandwidth roofline | {goal_decode:.0f} tok/s | {v:.1f} tok/s "
-          f"({100 * v / goal_decode * 0.6:.1f}% of the roofline) | {'yes' if v >= goal_decode else 'no'} |")
-    if "pp512" in tests:
-        v = tests["pp512"]["tok_per_s"]["median"]
-        w(f"| prefill pp512 | 10000 tok/s | {v:.1f} tok/s | {'yes' if v >= 10000 else 'no'} |")
+    if peers:
+        w("## Beside the peers (same device call, same GGUF)\n")
+        labels = [t["label"] for t in b["tests"]]
+        w("| engine | " + " | ".join(f"{l} tok/s" for l in labels) + " | " +
+          " | ".join(f"hybridlab / engine, {l}" for l in labels) + " |")
+        w("|---|" + "---|" * (2 * len(labels)))
+        w("| hybridlab (this plan) | " + " | ".join(f"**{tests[l]['tok_per_s']['median']:.1f}**" for l in labels) + " | " +
+          " | ".join("1.00" for _ in labels) + " |")
+        for label, rows in peers:
+            cells, ratios = [], []
+            for l in labels:
+                row = rows.get(l)
+                if row is None:
+                    cells.append("-")
+                    ratios.append("-")
+                else:
+                    cells.append(f"{row['avg_ts']:.1f} +- {row['stddev_ts']:.1f}")
+                    ratios.append(f"{tests[l]['tok_per_s']['median'] / row['avg_ts']:.2f}")
+            w(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+        builds = sorted({f"{r['backends']} {r['build_commit']}" for _, rows in peers for r in rows.values()})
+        w(f"\nllama.cpp builds: {', '.join(builds)}; llama-bench reports the mean and standard deviation of its runs, "
+          "hybridlab the median.\n")
+
     fallback = "no per-token fallback" in oracle
-    w(f"| no per-token fallback in prefill | none | {'none (plan executor usage report)' if fallback else 'see the oracle log'} | "
-      f"{'yes' if fallback else 'no'} |\n")
+    w(f"Per-token fallback in prefill: {'none (plan executor usage report)' if fallback else 'see the oracle log'}.\n")
 
     if a.ablation:
         w("## One change at a time\n")

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# scripts/end_to_end_report.py on recorded inputs (an H200 bench JSON and bandwidth report, a llama-bench log, an
+# oracle log): the peers' table and its ratios, the f16 matrix roofline, and one-line errors on bad peer files.
+#   usage: test_end_to_end_report.sh ROOT
+set -u
+root=$1
+py=${HYBRIDLAB_PYTHON:-python3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+report() { "$py" "$root/scripts/end_to_end_report.py" --bench "$root/reports/nvidia-h200/bench-full-q4_k_m-random-blocks.json" \
+  --oracle "$root/tests/reports/data/oracle.log" --bandwidth "$root/reports/nvidia-h200/bandwidth.json" --out "$tmp/e2e.md" "$@"; }
+
+report --peer "KHR only=$root/tests/reports/data/llama-khr.log" > "$tmp/out" 2>&1 || fail "report: $(cat "$tmp/out")"
+# hybridlab pp512 1704.8 and tg128 147.9 (bench JSON medians) against llama-bench's means 4145.7 and 143.1.
+grep -qF "| KHR only | 4145.7 +- 83.0 | 143.1 +- 3.1 | 0.41 | 1.03 |" "$tmp/e2e.md" || fail "peer row: $(grep 'KHR only' "$tmp/e2e.md")"
+grep -qF "| hybridlab (this plan) | **1704.8** | **147.9** |" "$tmp/e2e.md" || fail "hybridlab row"
+# 5.89 GFLOP per token x 1704.8 tok/s against 638.5 TFLOP/s.
+grep -qF "1.57% of the f16 matrix roofline" "$tmp/e2e.md" || fail "f16 roofline: $(grep '^| pp512' "$tmp/e2e.md")"
+grep -qF "relative L2 1.598e-01" "$tmp/e2e.md" || fail "oracle lines"
+
+# Bad peer inputs: one line on stderr, non-zero exit, no report.
+printf 'ggml_vulkan: no json here\n' > "$tmp/none.log"
+printf 'log line\n[ {"n_prompt": 512, \n' > "$tmp/cut.log"
+for bad in none cut; do
+  rm -f "$tmp/e2e.md"
+  if report --peer "x=$tmp/$bad.log" > "$tmp/out" 2>&1; then fail "$bad: accepted"; fi
+  [ "$(wc -l < "$tmp/out")" -eq 1 ] || fail "$bad: not one line: $(cat "$tmp/out")"
+  grep -q "^end_to_end_report.py: .*$bad.log" "$tmp/out" || fail "$bad: $(cat "$tmp/out")"
+  [ ! -e "$tmp/e2e.md" ] || fail "$bad: wrote a report"
+done
+echo "end_to_end_report: ok"
