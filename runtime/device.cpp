@@ -311,7 +311,7 @@ void Device::submit(const std::shared_ptr<Segment>& s, bool replayed) {
   if (capturing_) fail("Device::submit(segment) during a capture");
   // Queued behind what the stream holds, not submitted on its own: a replayed step's segments and live ops go to
   // the GPU in a few vkQueueSubmits (at flush(), every device.stream.flush_dispatches dispatches) rather than one
-  // per segment (the H200 ran 43 submissions per decode token that way, 6% slower than recording the step anew).
+  // per segment (dozens of submissions per decode token, slower than recording the step anew).
   barrier_if_pending();  // the stream's part ends ordered, as a segment does
   if (stream_ && !stream_->empty()) {
     queued_.push_back(stream_.get());

@@ -13,8 +13,8 @@
 // Each lane always takes the same slots of a row (C lanes per row, C the next power of two of the slots over
 // SPL, at most the subgroup), so for one token its x stays in registers for the whole kernel (XR slots per
 // lane; more, or more tokens, read x from memory). Any subgroup size works.
-// Measured (H200, Q6_K lm_head 2048 -> 248320): 145 us, 64.5% of the read ceiling, with subgroup workers on
-// one-row tiles (reports/nvidia-h200/matmul-quant-decode-staged.md); DEPTH 2-3 and SPL 2-4 were slower.
+// The Hopper profile's subgroup workers on one-row tiles were its best on the lm_head; deeper staging and more
+// slots per lane were slower (the matmul experiment sweeps them).
 #version 450
 #extension GL_KHR_shader_subgroup_shuffle : require
 layout(local_size_x_id = 0) in;

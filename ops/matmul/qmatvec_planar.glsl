@@ -3,8 +3,8 @@
 // 16-byte stride), so every lane's weight bytes come in aligned 16-byte loads.
 //
 // Why: in ggml's own layout a Q6_K block is 210 bytes, so every field after the first block is only 2-byte
-// aligned and a lane needs five 4-byte loads for 16 bytes: on the H200 the load instructions, not the bytes,
-// bound the kernels that read that layout (qmatvec_direct 226 us, 41% of the read ceiling, on the lm_head).
+// aligned and a lane needs five 4-byte loads for 16 bytes: the load instructions, not the bytes, bound the
+// kernels that read that layout (reports/<device>/matmul.md, the lm_head cases).
 // Planar, the same bytes are three 16-byte loads, one 8-byte and one 4-byte load per 64 values.
 //
 // A chunk is 64 values of a row: block b, half h, l0 = 0 or 16 (chunk c = 4b + 2h + l0/16), the four runs

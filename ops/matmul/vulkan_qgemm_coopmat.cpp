@@ -158,8 +158,8 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     v.weight_types = {quant::Type::F32, quant::Type::F16, quant::Type::Q8_0, quant::Type::Q4_K, quant::Type::Q5_K,
                       quant::Type::Q6_K};
     // The grid of subgroups, each 32 x 64 outputs: 2 x 2 makes 64 x 128 tiles (31 KB of shared memory). More token rows
-    // per tile decode each weight unit for more tokens: on the H200 (decode-bound) 2 rows of subgroups ran 1.4-1.8x
-    // faster than 1; Hopper takes 4 (128 x 128 tiles, 45 KB).
+    // per tile decode each weight unit for more tokens, which pays where the decode bounds the kernel; Hopper takes 4
+    // (128 x 128 tiles, 45 KB). The matmul experiment sweeps both.
     v.tunables = {{prefix + "warp_rows", 2, {{"nvidia-hopper", 4}}}, {prefix + "warp_cols", 2}, {prefix + "cm_emulate", 0}};
     r.add_variant(std::move(v));
   }

@@ -24,7 +24,7 @@
 //     spread over only 32 heads x 128 / cols column blocks (128 workgroups at cols = 32).
 // In all 18.4 GFLOP, 1.2x the recurrence's ~7 d_k d_v flops per token and head (15 GFLOP), but as products
 // that reuse every operand from registers and shared memory (RM x RN or MV x RN per invocation) rather
-// than a reduction per token. So f32 FMA throughput bounds it (0.33 ms at the H200's measured 55 TFLOP/s),
+// than a reduction per token. So f32 FMA throughput bounds it,
 // then the scratch traffic (U, W, A, P, T, S_c: ~0.2 GB written and read per 2048-token pass, ~0.2 ms at
 // 4.4 TB/s over 4096 tokens); the sequential state pass holds 4.3 of the 9.2 GMAC and bounds the time
 // when the heads' column blocks do not fill the GPU (few heads, or short passes).
