@@ -26,6 +26,7 @@ Progress block_progress(const std::string& cmd, int n_layers) {
 void report(const std::string& cmd, const std::string& from, const std::string& out, const GgufWriteSummary& s) {
   std::printf("hybridlab %s: %s -> %s: %s in %.1f s\n", cmd.c_str(), from.c_str(), out.c_str(), s.describe().c_str(),
               s.seconds);
+  std::printf("hybridlab %s: vocabulary %s\n", cmd.c_str(), s.vocab.c_str());
 }
 
 // The oracle over the first n layers of a GGUF file on a fixed 16-token prompt: the RMS of the hidden state after
@@ -57,8 +58,9 @@ void add_gguf_commands(CLI::App& app) {
   convert->add_option("--out", c->out, "output .gguf file")->required();
   convert->add_option("--quant", c->quant, "f32, f16, q8_0 (convert_hf_to_gguf --outtype) or q4_k_m (llama-quantize)");
   convert->callback([c] {
-    GgufWriteOptions o = gguf_options_for_hf(c->model, gguf_quant_from_name(c->quant));
+    const GgufQuant q = gguf_quant_from_name(c->quant);
     const ModelWeights w = load_hf(c->model);
+    GgufWriteOptions o = gguf_options_for_hf(c->model, q, w.cfg.vocab);
     o.on_tensor = block_progress("convert", w.cfg.n_layers);
     report("convert", c->model, c->out, write_gguf(w, c->out, o));
   });

@@ -4,6 +4,8 @@
 
 #include "model/config.h"
 #include "model/gguf_model.h"
+#include "model/gguf_vocab.h"
+#include "quant/gguf.h"
 #include "quant/blocks.h"
 #include "ops/cases.h"
 #include "tools/commands.h"
@@ -33,6 +35,9 @@ void add_model_commands(CLI::App& app) {
       std::printf("%d tensors, %.1f MB of tensor data:", n, bytes * 1e-6);
       for (auto& [t, v] : types) std::printf(" %d %s (%.1f MB)", v.first, t.c_str(), v.second * 1e-6);
       std::printf("\n");
+      const quant::Reader file(m->model);
+      const auto vocab = read_gguf_vocab(file.metadata(), w.cfg.vocab);
+      std::printf("vocabulary: %s\n", vocab ? vocab->describe().c_str() : "none (llama.cpp will not load this file)");
       return;
     }
     const ModelConfig c = m->model.empty() ? ModelConfig::preset(m->preset) : ModelConfig::from_file(m->model + "/config.json");

@@ -2,18 +2,21 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <type_traits>
 #include <variant>
 
 #include <fmt/ranges.h>
 
 #include "model/gguf_blocks.h"
+#include "model/gguf_vocab.h"
 #include "quant/gguf.h"
 
 namespace hl {
@@ -145,7 +148,10 @@ class GgufConfigReader {
     c.shared_ffn = num("expert_shared_feed_forward_length");
     const quant::TensorInfo* embd = f_.find_tensor("token_embd.weight");
     if (!embd) fail("'{}': missing tensor 'token_embd.weight'", f_.path());
+    if (embd->ne[1] < 1 || embd->ne[1] > INT_MAX)
+      fail("'{}': token_embd.weight has {} rows, expected 1 to {}", f_.path(), embd->ne[1], INT_MAX);
     c.vocab = int(embd->ne[1]);
+    read_gguf_vocab(m_, c.vocab);  // llama.cpp's checks of the tokenizer metadata, if the file has one
     c.layer_kinds = layer_kinds(blocks, c.n_layers);
     try {
       c.validate();

@@ -123,8 +123,8 @@ ok synth "$bin" synth --preset tiny --seed 3 --quant q4_k_m --out "$t/synth.gguf
 grep -q "hidden RMS after layer 1" "$t/out" || { echo "FAIL synth --check printed no hidden-state RMS"; fails=$((fails + 1)); }
 ok run-synth-gguf "$bin" run --model "$t/synth.gguf" --layers 2 --tokens "$t/tok.txt" --out "$t/s.safetensors"
 ok info-gguf "$bin" info --model "$t/tiny-q4km.gguf"
-if ! grep -q "4 layers" "$t/out" || ! grep -q "76 tensors" "$t/out"; then
-  echo "FAIL info-gguf: want the config and 76 tensors, got: $(cat "$t/out")"; fails=$((fails + 1))
+if ! grep -q "4 layers" "$t/out" || ! grep -q "76 tensors" "$t/out" || ! grep -q "vocabulary: gpt2/qwen2, 512 tokens" "$t/out"; then
+  echo "FAIL info-gguf: want the config, 76 tensors and the placeholder vocabulary, got: $(cat "$t/out")"; fails=$((fails + 1))
 fi
 head -c 100000 "$t/tiny.gguf" >"$t/truncated.gguf"
 echo "not a gguf" >"$t/junk.gguf"
