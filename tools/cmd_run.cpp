@@ -50,6 +50,10 @@ struct LayerTimer {
 // The plan's logits against the oracle's (f32, same tokens and chunking): relative L2 and argmax agreement over
 // the prompt rows and over the decode rows separately (decode rows carry every earlier step's state).
 void check_oracle(const Mat<float>& logits, const Mat<float>& ref, int64_t decode_from) {
+  // NaN compares unequal to everything: a relative L2 of NaN and an argmax agreement of 1 would read as a pass.
+  const int64_t bad_plan = logits.size() - logits.array().isFinite().count(), bad_ref = ref.size() - ref.array().isFinite().count();
+  if (bad_plan || bad_ref)
+    fail("check-oracle: no comparison: the plan's logits hold {} NaN/Inf values, the oracle's {}", bad_plan, bad_ref);
   const int64_t n = logits.rows(), K = decode_from < 0 ? n : std::min(decode_from, n);
   auto line = [&](const char* what, int64_t r0, int64_t rows) {
     if (rows <= 0) return;
@@ -82,11 +86,13 @@ void cmd_run(const ModelArgs& m, const PlanArgs& pa, const std::string& tokens_p
     std::fprintf(stderr, "%s", plan.notes().c_str());
     if (dev) std::fprintf(stderr, "hybridlab run: device %s (%s)\n", dev->info().name.c_str(), dev->info().driver_info.c_str());
     gpu::PlanExecutor ex(plan, dev.get(), o.scan, pa.validate);
+    ex.set_allow_nonfinite(o.allow_nonfinite);
     logits = run_with(ex, w, tokens, o);
     std::fprintf(stderr, "hybridlab run: plan %s\n%s", plan_text.c_str(), ex.usage_report().c_str());
     if (oracle) {
       RunOptions ro = o;
       ro.on_hidden = nullptr;
+      ro.allow_nonfinite = true;  // a NaN in the oracle's logits is reported by check_oracle, beside the plan's
       const auto t1 = Clock::now();
       const Mat<float> ref = run_reference(w, tokens, ro);
       std::fprintf(stderr, "check-oracle: the oracle (f32, host) took %.1f s\n", seconds_since(t1));
@@ -134,6 +140,9 @@ void add_run_command(CLI::App& app) {
   run->add_option("--precision", a->precision, "f32 or f64 (the oracle only)")->check(CLI::IsMember({"f32", "f64"}));
   run->add_option("--ssm-chunk", a->ro.scan.chunk, "chunk size of the chunked delta rule (default 64)");
   run->add_flag("--timings", a->timings, "print the wall time per layer kind of every step");
+  run->add_flag("--allow-nonfinite", a->ro.allow_nonfinite,
+                "let NaN/Inf values flow through the ops into the logits (default: the first op that makes one, or "
+                "logits that hold one, stop the run with an error naming it)");
   run->add_flag("--check-oracle", a->oracle,
                 "then run the oracle (f32, host) on the same tokens and print the logits' relative L2 and argmax "
                 "agreement, prompt and decode rows apart (no per-op shadow: cheaper than --validate at full size)");

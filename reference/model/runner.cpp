@@ -7,10 +7,10 @@ namespace hl {
 
 Mat<float> run_reference(const ModelWeights& w, const std::vector<int32_t>& tokens, const RunOptions& o) {
   if (o.precision == Precision::F64) {
-    RefExecutor<double> ex(o.scan);
+    RefExecutor<double> ex(o.scan, o.allow_nonfinite);
     return run_with(ex, w, tokens, o);
   }
-  RefExecutor<float> ex(o.scan);
+  RefExecutor<float> ex(o.scan, o.allow_nonfinite);
   return run_with(ex, w, tokens, o);
 }
 

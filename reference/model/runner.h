@@ -15,6 +15,9 @@ struct RunOptions {
   int64_t decode_from = -1;   // K; -1: every token is prompt
   Precision precision = Precision::F32;
   ScanOptions scan;
+  // Let NaN/Inf flow through the ops and into the logits (experiments) instead of stopping at the first op that
+  // makes one (the oracle) or at logits that hold one (any executor).
+  bool allow_nonfinite = false;
   // Called after the embedding (0), after each layer i (i + 1) and after the final norm, e.g. for timing.
   std::function<void(int)> on_hidden;
 };
@@ -29,6 +32,10 @@ template <class Ex> Mat<float> run_tokens(Forward<Ex>& fwd, const std::vector<in
   Mat<float> logits;
   auto append = [&](const auto& step_logits, int64_t row) {
     const Mat<float> l = fwd.executor().to_host(step_logits);
+    // The last line of defence for executors that do not check every op (a Vulkan plan without --validate).
+    if (!o.allow_nonfinite && !l.allFinite())
+      fail("non-finite values: the logits of positions {}..{} hold {} NaN/Inf of {} values (--validate names the op that "
+           "made them; --allow-nonfinite writes them)", row, row + l.rows() - 1, l.size() - l.array().isFinite().count(), l.size());
     if (logits.size() == 0) logits.resize(n, l.cols());
     logits.middleRows(row, l.rows()) = l;
   };

@@ -12,6 +12,19 @@ ok() {  # ok NAME CMD...: must exit 0
   local name=$1; shift
   if ! "$@" >"$t/out" 2>"$t/err"; then echo "FAIL $name: exit $? : $(cat "$t/err")"; fails=$((fails + 1)); else echo "ok   $name"; fi
 }
+# bad_after NAME EXPECTED-SUBSTRING CMD...: must exit non-zero with its one error line last, after progress lines
+# (a plan prints its device first)
+bad_after() {
+  local name=$1 want=$2; shift 2
+  "$@" >"$t/out" 2>"$t/err"
+  local rc=$? errors
+  errors=$(grep -c "^hybridlab: error:" "$t/err")
+  if [ $rc -eq 0 ] || [ $rc -ge 128 ] || [ "$errors" -ne 1 ] || ! tail -1 "$t/err" | grep -q "^hybridlab: error: .*$want"; then
+    echo "FAIL $name: exit $rc, want a last line with '$want', got: $(cat "$t/err")"; fails=$((fails + 1))
+  else
+    echo "ok   $name: $(tail -1 "$t/err")"
+  fi
+}
 bad() {  # bad NAME EXPECTED-SUBSTRING CMD...: must exit non-zero with one error line containing the substring
   local name=$1 want=$2; shift 2
   "$@" >"$t/out" 2>"$t/err"
@@ -183,5 +196,24 @@ if "$bin" ops 2>/dev/null | grep -q "halide-vulkan:rmsnorm:gpu_tuned"; then
     env HL_VK_LAYERS=VK_LAYER_hybridlab_does_not_exist "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/x.safetensors" \
     --ops 'rmsnorm=halide-vulkan:rmsnorm:gpu_tuned'
 fi
+
+# ---- issue 23: NaN weights (layer 0's router): named by op and layer, non-zero exit; --allow-nonfinite lets them through.
+mkdir -p "$t/nan" && cp "$tiny/config.json" "$t/nan/" && python3 - "$tiny/model.safetensors" "$t/nan/model.safetensors" <<'EOF2'
+import json, struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+n = struct.unpack_from('<Q', b, 0)[0]
+lo, hi = json.loads(b[8:8 + n])['model.layers.0.mlp.gate.weight']['data_offsets']
+b[8 + n + lo:8 + n + hi] = struct.pack('<f', float('nan')) * ((hi - lo) // 4)
+open(sys.argv[2], 'wb').write(b)
+EOF2
+bad nan-oracle "non-finite values: op matmul at layer 0 (gated-deltanet) produced 64 NaN/Inf of 64 values" run_tiny --model "$t/nan"
+bad nan-oracle-f64 "non-finite values: op matmul at layer 0 (gated-deltanet)" run_tiny --model "$t/nan" --precision f64
+bad_after nan-validate "non-finite values: op matmul (vulkan:[a-z_0-9]*) at layer 0 (gated-deltanet) produced 64 NaN/Inf of 64 values in 'y'" \
+  run_tiny --model "$t/nan" --ops '*=vulkan' --validate
+bad_after nan-check-oracle "non-finite values: the logits of positions 0..7 hold 4096 NaN/Inf of 4096 values" \
+  run_tiny --model "$t/nan" --ops '*=vulkan' --check-oracle
+bad_after nan-check-oracle-allowed "check-oracle: no comparison: the plan's logits hold 4096 NaN/Inf values" \
+  run_tiny --model "$t/nan" --ops '*=vulkan' --check-oracle --allow-nonfinite
+ok nan-allowed run_tiny --model "$t/nan" --allow-nonfinite
 
 [ $fails -eq 0 ] && echo "all CLI checks passed" || { echo "$fails CLI checks failed"; exit 1; }
