@@ -216,4 +216,40 @@ bad_after nan-check-oracle-allowed "check-oracle: no comparison: the plan's logi
   run_tiny --model "$t/nan" --ops '*=vulkan' --check-oracle --allow-nonfinite
 ok nan-allowed run_tiny --model "$t/nan" --allow-nonfinite
 
+# ---- issue 23: counts from a file, checked against the tensors it holds before anything is allocated. The commands
+# that blew up run under 4 GB of address space, so a regression fails fast here.
+limited() { ( ulimit -v 4000000; "$@" ); }
+python3 - "$t/tiny.gguf" "$t/g-blocks.gguf" <<'EOF2'
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+key = b'qwen35moe.block_count'
+p = b.index(struct.pack('<Q', len(key)) + key) + 8 + len(key)
+assert struct.unpack_from('<I', b, p)[0] == 4  # u32
+struct.pack_into('<I', b, p + 4, 2000000000)
+open(sys.argv[2], 'wb').write(b)
+EOF2
+bad gguf-block-count "qwen35moe.block_count is 2000000000 but the file holds tensors of 4 blocks" limited "$bin" info --model "$t/g-blocks.gguf"
+bad gguf-block-count-run "qwen35moe.block_count is 2000000000 but the file holds tensors of 4 blocks" limited run_gguf "$t/g-blocks.gguf"
+layers_config() {  # layers_config DIR N: hf-tiny with num_hidden_layers N and no layer_types (the schedule from the count)
+  ckpt "$1" && ln -s "$tiny/model.safetensors" "$1/model.safetensors" && python3 - "$tiny/config.json" "$1/config.json" "$2" <<'EOF2'
+import json, sys
+c = json.load(open(sys.argv[1]))
+del c['layer_types']
+c['num_hidden_layers'] = int(sys.argv[3])
+json.dump(c, open(sys.argv[2], 'w'))
+EOF2
+}
+layers_config "$t/layers2g" 2000000000 && layers_config "$t/layers9" 9
+bad config-layer-count "num_hidden_layers 2000000000 is not in \[1, 65536\]" limited "$bin" info --model "$t/layers2g"
+bad config-layer-count-run "num_hidden_layers 2000000000 is not in \[1, 65536\]" limited run_tiny --model "$t/layers2g"
+bad config-layers-present "config.json has num_hidden_layers 9 but the checkpoint holds tensors of 4 layers" limited run_tiny --model "$t/layers9"
+
+# Safetensors whose tensors overlap or repeat a name.
+ckpt "$t/overlap" && st "$t/overlap/model.safetensors" \
+  '{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}}' 24
+ckpt "$t/repeat" && st "$t/repeat/model.safetensors" \
+  '{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"a":{"dtype":"F32","shape":[4],"data_offsets":[16,32]}}' 32
+bad safetensors-overlap "the data of tensors 'a' and 'b' overlap" run_tiny --model "$t/overlap"
+bad safetensors-repeat "tensor 'a' appears twice in the header" run_tiny --model "$t/repeat"
+
 [ $fails -eq 0 ] && echo "all CLI checks passed" || { echo "$fails CLI checks failed"; exit 1; }

@@ -568,3 +568,29 @@ TEST_CASE("gguf vocabulary: a tokenizer llama.cpp could not load is a one-line e
   std::ofstream(junk + "/tokenizer.json") << "{\"model\": ";
   CHECK_THAT(vocab_error(junk), Catch::Contains("is not valid JSON"));
 }
+
+TEST_CASE("gguf: counts in the metadata are checked against the tensors and the embedding before use", "[gguf][errors]") {
+  const std::string good = tiny_gguf(GgufQuant::F32);
+  struct Bad {
+    std::string file, want;
+  };
+  const std::vector<Bad> cases = {
+      {rewrite(good, tmp("blocks.gguf"), [](quant::Writer& w) { w.set("qwen35moe.block_count", uint32_t(2000000000)); }),
+       "qwen35moe.block_count is 2000000000 but the file holds tensors of 4 blocks"},
+      {rewrite(good, tmp("blocks5.gguf"), [](quant::Writer& w) { w.set("qwen35moe.block_count", uint32_t(5)); }),
+       "qwen35moe.block_count is 5 but the file holds tensors of 4 blocks"},
+      {rewrite(good, tmp("tokens.gguf"),
+               [](quant::Writer& w) { w.set("tokenizer.ggml.tokens", quant::Value::array_of<std::string>({"a", "b"})); }),
+       "tokenizer.ggml.tokens has 2 entries for an embedding of 512 rows"},
+      {rewrite(good, tmp("vocab_size.gguf"), [](quant::Writer& w) { w.set("qwen35moe.vocab_size", uint32_t(1000)); }),
+       "qwen35moe.vocab_size = 1000 but token_embd.weight has 512 rows"},
+      {rewrite(good, tmp("eos.gguf"), [](quant::Writer& w) { w.set("tokenizer.ggml.eos_token_id", uint32_t(512)); }),
+       "tokenizer.ggml.eos_token_id = 512 is outside the 512 tokens"},
+  };
+  for (const Bad& b : cases) {
+    const std::string e = load_error(b.file);
+    INFO(e);
+    CHECK(e.find(b.want) != std::string::npos);
+    CHECK(e.find('\n') == std::string::npos);
+  }
+}

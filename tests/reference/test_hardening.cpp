@@ -282,6 +282,54 @@ TEST_CASE("hardening: validate names the op whose reference cannot run on the in
                                   "inputs the plan's variants made") && Catch::Contains("-1"));
 }
 
+TEST_CASE("hardening: safetensors whose tensors overlap or repeat a name are refused", "[hardening][io]") {
+  const std::string a = R"("a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]})";
+  const std::string overlap = write_bytes("overlap.safetensors",
+      safetensors_bytes("{" + a + R"(,"b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}})", 24));
+  CHECK_THAT(message_of([&] { SafetensorsFile::open(overlap); }), Catch::Contains("the data of tensors 'a' and 'b' overlap"));
+  const std::string twice = write_bytes("twice.safetensors",
+      safetensors_bytes("{" + a + R"(,"a":{"dtype":"F32","shape":[4],"data_offsets":[16,32]}})", 32));
+  CHECK_THAT(message_of([&] { SafetensorsFile::open(twice); }), Catch::Contains("tensor 'a' appears twice in the header"));
+  // Adjacent, empty and unordered tensors are fine.
+  const std::string fine = write_bytes("fine.safetensors", safetensors_bytes(
+      R"({"b":{"dtype":"F32","shape":[4],"data_offsets":[16,32]},"e":{"dtype":"F32","shape":[0],"data_offsets":[16,16]},)" + a + "}", 32));
+  CHECK(SafetensorsFile::open(fine).tensors().size() == 3);
+}
+
+TEST_CASE("hardening: GGUF tensors whose data overlap are refused", "[hardening][gguf]") {
+  quant::Writer w;
+  const std::vector<float> x(64, 1.0f);
+  w.add_tensor("a", quant::Type::F32, {64}, x.data(), 256);
+  w.add_tensor("b", quant::Type::F32, {64}, x.data(), 256);
+  std::vector<uint8_t> bytes = w.write_to_memory();
+  // b's info: name length 1, "b", n_dims 1, ne[0], type, then its offset, set here to a's (0).
+  const std::vector<uint8_t> info{1, 0, 0, 0, 0, 0, 0, 0, 'b', 1, 0, 0, 0};
+  const auto it = std::search(bytes.begin(), bytes.end(), info.begin(), info.end());
+  REQUIRE(it != bytes.end());
+  const size_t offset_at = size_t(it - bytes.begin()) + info.size() + 8 + 4;
+  uint64_t off = 0;
+  std::memcpy(&off, &bytes[offset_at], 8);
+  REQUIRE(off == 256);
+  std::memset(&bytes[offset_at], 0, 8);
+  CHECK_THAT(message_of([&] { quant::Reader::from_bytes(bytes, "overlap.gguf"); }),
+             Catch::Contains("overlap.gguf: the data of tensors 'a' and 'b' overlap"));
+}
+
+TEST_CASE("hardening: a config's layer count is bounded before its schedule is built", "[hardening][config]") {
+  std::ifstream f(test::hf_tiny() + "/model/config.json");
+  nlohmann::json j = nlohmann::json::parse(f);
+  j.erase("layer_types");
+  j["num_hidden_layers"] = 2000000000;
+  CHECK_THAT(message_of([&] { ModelConfig::from_json(j); }), Catch::Contains("num_hidden_layers 2000000000 is not in [1, 65536]"));
+  j["num_hidden_layers"] = 4;
+  j["rope_parameters"]["partial_rotary_factor"] = 1e300;  // head_dim times it, rounded, would not fit an int
+  CHECK_THAT(message_of([&] { ModelConfig::from_json(j); }), Catch::Contains("partial_rotary_factor 1e+300 is not in [0, 1]"));
+  j["rope_parameters"]["partial_rotary_factor"] = 0.25;
+  j["linear_num_value_heads"] = 1 << 20;
+  j["linear_value_head_dim"] = 1 << 20;
+  CHECK_THAT(message_of([&] { ModelConfig::from_json(j); }), Catch::Contains("overflow"));
+}
+
 // ---- plans: variants unavailable on the device --------------------------------------------------------------
 
 TEST_CASE("hardening: a variant unavailable on the device is a one-line plan error", "[hardening][plan]") {
