@@ -252,4 +252,13 @@ ckpt "$t/repeat" && st "$t/repeat/model.safetensors" \
 bad safetensors-overlap "the data of tensors 'a' and 'b' overlap" run_tiny --model "$t/overlap"
 bad safetensors-repeat "tensor 'a' appears twice in the header" run_tiny --model "$t/repeat"
 
+# ---- issue 23: `devices` with the driver's manifest installed twice (say in /etc and in /usr/share): each device once.
+lvp=$(ls /usr/share/vulkan/icd.d/lvp_icd*.json 2>/dev/null | head -1)
+if [ -n "$lvp" ]; then
+  cp "$lvp" "$t/icd-a.json" && cp "$lvp" "$t/icd-b.json"
+  ok devices-twice env VK_DRIVER_FILES="$t/icd-a.json:$t/icd-b.json" VK_ICD_FILENAMES="$t/icd-a.json:$t/icd-b.json" "$bin" devices
+  n=$(grep -c '^[0-9]*: .*\[' "$t/out")
+  [ "$n" = 1 ] || { echo "FAIL devices-twice: want 1 device, got $n: $(cat "$t/out")"; fails=$((fails + 1)); }
+fi
+
 [ $fails -eq 0 ] && echo "all CLI checks passed" || { echo "$fails CLI checks failed"; exit 1; }
