@@ -261,4 +261,17 @@ if [ -n "$lvp" ]; then
   [ "$n" = 1 ] || { echo "FAIL devices-twice: want 1 device, got $n: $(cat "$t/out")"; fails=$((fails + 1)); }
 fi
 
+# ---- issue 23: experiment options that match nothing, name a path or run nothing: refused before anything runs.
+rep=$t/reports
+bad runs-zero "--runs: Value 0 not in range 1 to 1000000" limited "$bin" experiment norms --runs 0 --out "$rep"
+bad runs-negative "--runs: Value -3 not in range 1 to 1000000" limited "$bin" experiment norms --runs -3 --out "$rep"
+bad quick-full "--quick excludes --full" "$bin" experiment norms --quick --full --out "$rep"
+bad tag-path "--tag '../../evil': a tag is a name" "$bin" experiment norms --tag ../../evil --out "$rep"
+bad tag-empty "--tag '': give a value or leave the option out" "$bin" experiment norms --tag '' --out "$rep"
+bad variant-unknown "--variant 'vulkan:nope': experiment norms has no such variant" "$bin" experiment norms --variant vulkan:nope --out "$rep"
+bad cases-none "--cases 'zzz': matches none of experiment norms's cases" "$bin" experiment norms --cases zzz --out "$rep"
+bad cases-regex "--cases '(\[': not a valid regular expression" "$bin" experiment norms --cases '([' --out "$rep"
+bad out-unmakeable "--out '/proc/hybridlab-no': cannot create the report directory" "$bin" experiment norms --out /proc/hybridlab-no
+if [ -n "$(find "$rep" -name '*.json' 2>/dev/null)" ]; then echo "FAIL a refused experiment wrote a report"; fails=$((fails + 1)); fi
+
 [ $fails -eq 0 ] && echo "all CLI checks passed" || { echo "$fails CLI checks failed"; exit 1; }
