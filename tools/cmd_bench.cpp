@@ -33,6 +33,7 @@ struct BenchArgs {
   int runs = 3;
   uint64_t token_seed = 1;
   bool no_breakdown = false, no_replay = false;
+  bool tag_given = false;
 };
 
 // One test: a prompt of `tokens` ids through prefill (pp), or `tokens` greedy decode steps (tg).
@@ -254,9 +255,15 @@ void print_breakdown(const std::string& label, const json& b) {
 
 void cmd_bench(const BenchArgs& a) {
   const std::vector<int64_t> lengths = parse_lengths(a.prompts);
-  if (a.gen < 0) fail("-n: the number of generated tokens must be >= 0 (0: no decode test)");
+  if (a.gen < 0 || a.gen > (1 << 24))
+    fail("-n: the number of generated tokens must be >= 0 and <= 16777216 (0: no decode test), got {}", a.gen);
   if (a.chunk < 0) fail("--prefill-chunk must be >= 0 (0: the whole prompt in one chunk)");
+  if (a.tag_given && a.tag.empty()) fail("--tag '': give a name or leave the option out");
   if (a.runs < 1) fail("--runs must be >= 1");
+  a.model.check();
+  a.plan.check();
+  if (!a.tag.empty()) check_name(a.tag, "--tag");
+  check_output_dir(a.out);  // before the computation, not after it
   const ModelWeights w = a.model.load();
   auto dev = a.plan.open_device();
   const gpu::Plan plan = gpu::Plan::parse(a.plan.ops, dev.get());
@@ -349,8 +356,7 @@ void cmd_bench(const BenchArgs& a) {
 
   const std::string dir = a.out + "/" + report["device"]["slug"].get<std::string>();
   const std::string path = dir + "/bench-" + (a.tag.empty() ? model_name(a.model) : a.tag) + ".json";
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  check_output_dir(dir);
   std::ofstream f(path);
   if (!(f << report.dump(2) << "\n")) fail("cannot write '{}'", path);
   std::printf("\nwrote %s\n", path.c_str());
@@ -372,11 +378,14 @@ void add_bench_command(CLI::App& app) {
   b->add_option("--runs", a->runs, "timed runs per test, after one warm-up (default 3; the median is reported)");
   b->add_option("--token-seed", a->token_seed, "seed of the synthetic token ids (default 1)");
   b->add_option("--out", a->out, "reports directory (default reports): writes <out>/<device-slug>/bench-<tag|model>.json");
-  b->add_option("--tag", a->tag, "report name: bench-<tag>.json instead of bench-<model>.json");
+  auto* tag = b->add_option("--tag", a->tag, "report name: bench-<tag>.json instead of bench-<model>.json");
   b->add_flag("--no-breakdown", a->no_breakdown, "skip the profiled run of each test (no per-op breakdown)");
   b->add_flag("--no-replay", a->no_replay,
               "decode every step through the forward pass (default: the second step is captured and the rest replay it)");
-  b->callback([a] { cmd_bench(*a); });
+  b->callback([a, tag] {
+    a->tag_given = tag->count() > 0;
+    cmd_bench(*a);
+  });
 }
 
 }  // namespace hl::cli

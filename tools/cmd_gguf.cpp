@@ -59,6 +59,7 @@ void add_gguf_commands(CLI::App& app) {
   convert->add_option("--quant", c->quant, "f32, f16, q8_0 (convert_hf_to_gguf --outtype) or q4_k_m (llama-quantize)");
   convert->callback([c] {
     const GgufQuant q = gguf_quant_from_name(c->quant);
+    check_output_file(c->out);
     const ModelWeights w = load_hf(c->model);
     GgufWriteOptions o = gguf_options_for_hf(c->model, q, w.cfg.vocab);
     o.on_tensor = block_progress("convert", w.cfg.n_layers);
@@ -76,15 +77,16 @@ void add_gguf_commands(CLI::App& app) {
   synth->add_option("--seed", s->seed, "seed of the synthetic weights");
   synth->add_option("--quant", s->quant, "f32, f16, q8_0 or q4_k_m (default)");
   synth->add_option("--out", s->out, "output .gguf file")->required();
-  synth->add_option("--layers", s->layers, "write only the first N blocks");
+  auto* layers = synth->add_option("--layers", s->layers, "write only the first N blocks");
   synth->add_option("--check", s->check, "then run the oracle over the first N layers of the file and print the "
                                          "hidden-state RMS after each");
-  synth->callback([s] {
+  synth->callback([s, layers] {
     GgufWriteOptions o;
     o.quant = gguf_quant_from_name(s->quant);
     ModelConfig cfg = ModelConfig::preset(s->preset);
-    if (s->layers) {
-      if (s->layers < 0 || s->layers > cfg.n_layers) fail("--layers {}: the preset has {} layers", s->layers, cfg.n_layers);
+    check_output_file(s->out);
+    if (layers->count()) {
+      if (s->layers < 1 || s->layers > cfg.n_layers) fail("--layers {}: the preset has {} layers (give 1 to {})", s->layers, cfg.n_layers, cfg.n_layers);
       cfg.n_layers = s->layers;
       cfg.layer_kinds.resize(size_t(s->layers));
     }

@@ -18,7 +18,7 @@ void add_model_commands(CLI::App& app) {
   info->add_option("--model", m->model, "HF checkpoint directory or .gguf file");
   info->add_option("--preset", m->preset, "built-in config");
   info->callback([m] {
-    if (m->model.empty() == m->preset.empty()) fail("give exactly one of --model PATH or --preset NAME");
+    m->check();
     if (!m->model.empty() && is_gguf_path(m->model)) {  // the config from its metadata, and its tensor types
       ModelWeights w = load_gguf(m->model);
       std::printf("%s\n", w.cfg.summary().c_str());
@@ -53,6 +53,7 @@ void add_model_commands(CLI::App& app) {
   golden->add_option("--out", g->dir, "output directory");
   golden->add_option("--seed", g->seed, "seed of the inputs");
   golden->callback([g] {
+    check_output_dir(g->dir);
     write_op_goldens(g->dir, g->seed);
     std::printf("wrote %zu op cases to %s\n", op_cases().size(), g->dir.c_str());
   });

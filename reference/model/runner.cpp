@@ -1,5 +1,6 @@
 #include "model/runner.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -17,6 +18,8 @@ Mat<float> run_reference(const ModelWeights& w, const std::vector<int32_t>& toke
 std::vector<int32_t> read_token_file(const std::string& path) {
   std::ifstream f(path);
   if (!f) fail("cannot open token file '{}'", path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail("token file '{}' is a directory", path);
   std::vector<int32_t> ids;
   std::string word;
   while (f >> word) {

@@ -27,6 +27,7 @@ template <class Ex> Mat<float> run_tokens(Forward<Ex>& fwd, const std::vector<in
   const int64_t n = int64_t(tokens.size());
   const int64_t K = o.decode_from < 0 ? n : o.decode_from;
   if (K > n) fail("--decode-from {} is beyond the {} tokens", K, n);
+  if (o.decode_from < -1) fail("--decode-from {}: give a token index from 0 to the number of tokens", o.decode_from);
   if (o.prefill_chunk < 0) fail("--prefill-chunk must be >= 0");
   const int64_t chunk = o.prefill_chunk == 0 ? std::max<int64_t>(K, 1) : o.prefill_chunk;
   Mat<float> logits;

@@ -197,28 +197,24 @@ if "$bin" ops 2>/dev/null | grep -q "halide-vulkan:rmsnorm:gpu_tuned"; then
     --ops 'rmsnorm=halide-vulkan:rmsnorm:gpu_tuned'
 fi
 
-# ---- issue 23: NaN weights (layer 0's router): named by op and layer, non-zero exit; --allow-nonfinite lets them through.
-mkdir -p "$t/nan" && cp "$tiny/config.json" "$t/nan/" && python3 - "$tiny/model.safetensors" "$t/nan/model.safetensors" <<'EOF2'
-import json, struct, sys
-b = bytearray(open(sys.argv[1], 'rb').read())
-n = struct.unpack_from('<Q', b, 0)[0]
-lo, hi = json.loads(b[8:8 + n])['model.layers.0.mlp.gate.weight']['data_offsets']
-b[8 + n + lo:8 + n + hi] = struct.pack('<f', float('nan')) * ((hi - lo) // 4)
-open(sys.argv[2], 'wb').write(b)
-EOF2
-bad nan-oracle "non-finite values: op matmul at layer 0 (gated-deltanet) produced 64 NaN/Inf of 64 values" run_tiny --model "$t/nan"
-bad nan-oracle-f64 "non-finite values: op matmul at layer 0 (gated-deltanet)" run_tiny --model "$t/nan" --precision f64
-bad_after nan-validate "non-finite values: op matmul (vulkan:[a-z_0-9]*) at layer 0 (gated-deltanet) produced 64 NaN/Inf of 64 values in 'y'" \
-  run_tiny --model "$t/nan" --ops '*=vulkan' --validate
-bad_after nan-check-oracle "non-finite values: the logits of positions 0..7 hold 4096 NaN/Inf of 4096 values" \
-  run_tiny --model "$t/nan" --ops '*=vulkan' --check-oracle
-bad_after nan-check-oracle-allowed "check-oracle: no comparison: the plan's logits hold 4096 NaN/Inf values" \
-  run_tiny --model "$t/nan" --ops '*=vulkan' --check-oracle --allow-nonfinite
-ok nan-allowed run_tiny --model "$t/nan" --allow-nonfinite
-
-# ---- issue 23: counts from a file, checked against the tensors it holds before anything is allocated. The commands
-# that blew up run under 4 GB of address space, so a regression fails fast here.
+# ---- issue 23: bad inputs as a new user tried them. Each crashed, hung, grew without bound or answered wrong before;
+# the commands that blew up run under 4 GB of address space (and the binary alone under a time limit), so a regression
+# fails fast here.
 limited() { ( ulimit -v 4000000; "$@" ); }
+rep=$t/reports
+bad runs-zero "--runs: Value 0 not in range 1 to 1000000" limited "$bin" experiment norms --runs 0 --out "$rep"
+bad runs-negative "--runs: Value -3 not in range 1 to 1000000" limited "$bin" experiment norms --runs -3 --out "$rep"
+bad quick-full "--quick excludes --full" "$bin" experiment norms --quick --full --out "$rep"
+bad tag-path "--tag '../../evil': a tag is a name" "$bin" experiment norms --tag ../../evil --out "$rep"
+bad tag-empty "--tag '': give a value or leave the option out" "$bin" experiment norms --tag '' --out "$rep"
+bad variant-unknown "--variant 'vulkan:nope': experiment norms has no such variant" "$bin" experiment norms --variant vulkan:nope --out "$rep"
+bad cases-none "--cases 'zzz': matches none of experiment norms's cases" "$bin" experiment norms --cases zzz --out "$rep"
+bad cases-regex "--cases '(\[': not a valid regular expression" "$bin" experiment norms --cases '([' --out "$rep"
+bad out-unmakeable "--out '/proc/hybridlab-no': cannot create the report directory" "$bin" experiment norms --out /proc/hybridlab-no
+if [ -n "$(find "$rep" -name '*.json' 2>/dev/null)" ]; then echo "FAIL a refused experiment wrote a report"; fails=$((fails + 1)); fi
+bad bench-tag-path "--tag '../x': a name" "$bin" bench --model "$tiny" -p 8 -n 2 --tag ../x --out "$rep"
+
+# Counts from a file, checked against the tensors it holds before anything is allocated.
 python3 - "$t/tiny.gguf" "$t/g-blocks.gguf" <<'EOF2'
 import struct, sys
 b = bytearray(open(sys.argv[1], 'rb').read())
@@ -244,7 +240,49 @@ bad config-layer-count "num_hidden_layers 2000000000 is not in \[1, 65536\]" lim
 bad config-layer-count-run "num_hidden_layers 2000000000 is not in \[1, 65536\]" limited run_tiny --model "$t/layers2g"
 bad config-layers-present "config.json has num_hidden_layers 9 but the checkpoint holds tensors of 4 layers" limited run_tiny --model "$t/layers9"
 
-# Safetensors whose tensors overlap or repeat a name.
+# NaN weights (layer 0's router): named by op and layer, non-zero exit; --allow-nonfinite lets them through.
+mkdir -p "$t/nan" && cp "$tiny/config.json" "$t/nan/" && python3 - "$tiny/model.safetensors" "$t/nan/model.safetensors" <<'EOF2'
+import json, struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+n = struct.unpack_from('<Q', b, 0)[0]
+lo, hi = json.loads(b[8:8 + n])['model.layers.0.mlp.gate.weight']['data_offsets']
+b[8 + n + lo:8 + n + hi] = struct.pack('<f', float('nan')) * ((hi - lo) // 4)
+open(sys.argv[2], 'wb').write(b)
+EOF2
+bad nan-oracle "non-finite values: op matmul at layer 0 (gated-deltanet) produced 64 NaN/Inf of 64 values" run_tiny --model "$t/nan"
+bad nan-oracle-f64 "non-finite values: op matmul at layer 0 (gated-deltanet)" run_tiny --model "$t/nan" --precision f64
+bad_after nan-validate "non-finite values: op matmul (vulkan:[a-z_0-9]*) at layer 0 (gated-deltanet) produced 64 NaN/Inf of 64 values in 'y'" \
+  run_tiny --model "$t/nan" --ops '*=vulkan' --validate
+bad_after nan-check-oracle "non-finite values: the logits of positions 0..7 hold 4096 NaN/Inf of 4096 values" \
+  run_tiny --model "$t/nan" --ops '*=vulkan' --check-oracle
+bad_after nan-check-oracle-allowed "check-oracle: no comparison: the plan's logits hold 4096 NaN/Inf values" \
+  run_tiny --model "$t/nan" --ops '*=vulkan' --check-oracle --allow-nonfinite
+ok nan-allowed run_tiny --model "$t/nan" --allow-nonfinite
+
+# --out in a missing directory: refused before a full-size layer is synthesised (it took 11 s and 4.5 GB before).
+bad out-missing-dir "--out '$t/no/such/x.safetensors': cannot create the file: cannot write in directory '$t/no/such', which does not exist" \
+  limited timeout 20 "$bin" run --preset qwen36-35b-a3b --layers 1 --tokens "$t/tok.txt" --out "$t/no/such/x.safetensors"
+bad out-directory "cannot write there: it is a directory" "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t"
+bad convert-out-missing "cannot write in directory '$t/no/such', which does not exist" "$bin" convert --model "$tiny" --out "$t/no/such/x.gguf"
+bad synth-out-missing "cannot write in directory '$t/no/such', which does not exist" \
+  limited timeout 20 "$bin" synth --preset qwen36-35b-a3b --out "$t/no/such/x.gguf"
+bad bench-out-unmakeable "--out '/proc/hybridlab-no': cannot create the directory" "$bin" bench --model "$tiny" -p 8 -n 2 --out /proc/hybridlab-no
+
+# Accepted silently before: an empty plan, zero layers, a negative decode start, --quick with --full (above).
+bad ops-empty "--ops '' names no op=variant pair" run_tiny --model "$tiny" --ops ''
+bad ops-commas "--ops ' , ' names no op=variant pair" run_tiny --model "$tiny" --ops ' , '
+bad bench-ops-empty "--ops '' names no op=variant pair" "$bin" bench --model "$tiny" -p 8 -n 2 --ops ''
+bad layers-zero "--layers 0: give at least 1 layer" run_tiny --model "$tiny" --layers 0
+bad layers-negative "--layers -2: give at least 1 layer" run_tiny --model "$tiny" --layers -2
+bad synth-layers-zero "--layers 0: the preset has 4 layers" "$bin" synth --preset tiny --out "$t/x.gguf" --layers 0
+bad decode-from-negative "--decode-from -1: give a token index from 0 to the number of tokens" run_tiny --model "$tiny" --decode-from -1
+bad prefill-chunk-negative "--prefill-chunk -1: give 0 (one chunk) or a positive chunk size" run_tiny --model "$tiny" --prefill-chunk -1
+bad ssm-chunk-zero "--ssm-chunk: Value 0 not in range 1 to 65536" run_tiny --model "$tiny" --ssm-chunk 0
+bad tokens-directory "token file '$t' is a directory" "$bin" run --model "$tiny" --tokens "$t" --out "$t/x.safetensors"
+bad weight-cache-env "HYBRIDLAB_WEIGHT_CACHE_MB='-1': give a size in MB" \
+  env HYBRIDLAB_WEIGHT_CACHE_MB=-1 "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/x.safetensors"
+bad weight-cache-env-unit "HYBRIDLAB_WEIGHT_CACHE_MB='8G': give a size in MB" \
+  env HYBRIDLAB_WEIGHT_CACHE_MB=8G "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/x.safetensors"
 ckpt "$t/overlap" && st "$t/overlap/model.safetensors" \
   '{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}}' 24
 ckpt "$t/repeat" && st "$t/repeat/model.safetensors" \
@@ -252,7 +290,7 @@ ckpt "$t/repeat" && st "$t/repeat/model.safetensors" \
 bad safetensors-overlap "the data of tensors 'a' and 'b' overlap" run_tiny --model "$t/overlap"
 bad safetensors-repeat "tensor 'a' appears twice in the header" run_tiny --model "$t/repeat"
 
-# ---- issue 23: `devices` with the driver's manifest installed twice (say in /etc and in /usr/share): each device once.
+# `devices` with the driver's manifest installed twice (say in /etc and in /usr/share): each device once.
 lvp=$(ls /usr/share/vulkan/icd.d/lvp_icd*.json 2>/dev/null | head -1)
 if [ -n "$lvp" ]; then
   cp "$lvp" "$t/icd-a.json" && cp "$lvp" "$t/icd-b.json"
@@ -261,17 +299,11 @@ if [ -n "$lvp" ]; then
   [ "$n" = 1 ] || { echo "FAIL devices-twice: want 1 device, got $n: $(cat "$t/out")"; fails=$((fails + 1)); }
 fi
 
-# ---- issue 23: experiment options that match nothing, name a path or run nothing: refused before anything runs.
-rep=$t/reports
-bad runs-zero "--runs: Value 0 not in range 1 to 1000000" limited "$bin" experiment norms --runs 0 --out "$rep"
-bad runs-negative "--runs: Value -3 not in range 1 to 1000000" limited "$bin" experiment norms --runs -3 --out "$rep"
-bad quick-full "--quick excludes --full" "$bin" experiment norms --quick --full --out "$rep"
-bad tag-path "--tag '../../evil': a tag is a name" "$bin" experiment norms --tag ../../evil --out "$rep"
-bad tag-empty "--tag '': give a value or leave the option out" "$bin" experiment norms --tag '' --out "$rep"
-bad variant-unknown "--variant 'vulkan:nope': experiment norms has no such variant" "$bin" experiment norms --variant vulkan:nope --out "$rep"
-bad cases-none "--cases 'zzz': matches none of experiment norms's cases" "$bin" experiment norms --cases zzz --out "$rep"
-bad cases-regex "--cases '(\[': not a valid regular expression" "$bin" experiment norms --cases '([' --out "$rep"
-bad out-unmakeable "--out '/proc/hybridlab-no': cannot create the report directory" "$bin" experiment norms --out /proc/hybridlab-no
-if [ -n "$(find "$rep" -name '*.json' 2>/dev/null)" ]; then echo "FAIL a refused experiment wrote a report"; fails=$((fails + 1)); fi
+# --timings: decode steps of the tiny model take well under a millisecond per layer; printed, not rounded to 0.
+ok timings run_tiny --model "$tiny" --timings --decode-from 5
+if ! grep -q "step 4 (1 tokens):  gated-deltanet [0-9.e+-]* ms/layer  full-attention [0-9.e+-]* ms/layer" "$t/err" ||
+   grep -q "0.000 s/layer\| 0 ms/layer" "$t/err"; then
+  echo "FAIL timings: want every step's time per layer in ms, none zero: $(cat "$t/err")"; fails=$((fails + 1))
+fi
 
 [ $fails -eq 0 ] && echo "all CLI checks passed" || { echo "$fails CLI checks failed"; exit 1; }

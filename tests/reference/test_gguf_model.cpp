@@ -594,3 +594,29 @@ TEST_CASE("gguf: counts in the metadata are checked against the tensors and the 
     CHECK(e.find('\n') == std::string::npos);
   }
 }
+
+TEST_CASE("gguf: convert's config.json fields beyond their GGUF types are one-line errors", "[gguf][errors]") {
+  std::ifstream in(test::hf_tiny() + "/model/config.json");
+  const nlohmann::json base = nlohmann::json::parse(in);
+  auto error = [&](const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+    const fs::path dir = tmp(name);
+    fs::create_directories(dir);
+    nlohmann::json j = base;
+    edit(j);
+    std::ofstream(dir / "config.json") << j.dump();
+    try {
+      gguf_options_for_hf(dir.string(), GgufQuant::F32, 512);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  CHECK_THAT(error("ctx", [](nlohmann::json& j) { j["max_position_embeddings"] = 1ll << 33; }),
+             Catch::Contains("max_position_embeddings 8589934592 is not in [0, 2^32)"));
+  CHECK_THAT(error("ctx-neg", [](nlohmann::json& j) { j["max_position_embeddings"] = -5; }), Catch::Contains("max_position_embeddings -5"));
+  CHECK_THAT(error("mrope", [](nlohmann::json& j) { j["rope_parameters"]["mrope_section"] = {11, "a"}; }),
+             Catch::Contains("mrope_section must be up to 4 non-negative integers"));
+  CHECK_THAT(error("mrope5", [](nlohmann::json& j) { j["rope_parameters"]["mrope_section"] = {1, 2, 3, 4, 5}; }),
+             Catch::Contains("mrope_section must be up to 4 non-negative integers"));
+  CHECK(error("fine", [](nlohmann::json& j) { j["rope_parameters"]["mrope_section"] = {11, 11, 10}; }) == "(accepted)");
+}
