@@ -1,5 +1,6 @@
 #include "model/gguf_vocab.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -81,10 +82,15 @@ bool looks_special(const std::string& t) {
          wraps("<\xef\xbd\x9c", "\xef\xbd\x9c>") || wraps("<unused", ">");
 }
 
+// A string field of an object, or "" when it is absent or not a string (json::value() throws on a wrong type).
+std::string str_field(const json& o, const char* key) {
+  return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
+}
+
 // The split regexes of a pre_tokenizer (a Split, or a Sequence of them), and whether it is byte-level.
 void scan_pre_tokenizer(const json& p, std::vector<std::string>& regexes, bool& byte_level) {
   if (!p.is_object()) return;
-  const std::string type = p.value("type", "");
+  const std::string type = str_field(p, "type");
   if (type == "ByteLevel") byte_level = true;
   if (type == "Split" && p.contains("pattern") && p["pattern"].is_object() && p["pattern"].contains("Regex") &&
       p["pattern"]["Regex"].is_string())
@@ -174,9 +180,9 @@ std::optional<GgufVocab> hf_vocab(const std::string& dir, int64_t n_vocab) {
   if (!tok.is_object()) fail("'{}': not a JSON object", file);
   if (!tok.contains("model") || !tok["model"].is_object()) fail("'{}': no \"model\" object", file);
   const json& model = tok["model"];
-  if (model.value("type", std::string("BPE")) != "BPE")
+  if (model.contains("type") && str_field(model, "type") != "BPE")
     fail("'{}': a {} tokenizer; only byte-level BPE (llama.cpp's gpt2 vocabularies) is written", file,
-         printable(model.value("type", ""), 20));
+         printable(model["type"].is_string() ? model["type"].get<std::string>() : model["type"].type_name(), 20));
   if (!model.contains("vocab") || !model["vocab"].is_object()) fail("'{}': model.vocab is not an object of token -> id", file);
   if (n_vocab < 1) fail("'{}': an embedding of {} rows", file, n_vocab);
 
@@ -187,7 +193,7 @@ std::optional<GgufVocab> hf_vocab(const std::string& dir, int64_t n_vocab) {
   std::vector<int8_t> kind(static_cast<size_t>(n_vocab), 0);  // 0 none, 1 model.vocab, 2 added, 3 added and special
   auto place = [&](const std::string& text, const json& id_field, int8_t k, const char* where) {
     const auto id = id_of(id_field);
-    if (!id || *id < 0) fail("'{}': {} token {} has id {}, not a non-negative integer", file, where, printable(text, 40), id_field.dump());
+    if (!id || *id < 0) fail("'{}': {} token {} has id {}, not a non-negative integer", file, where, printable(text, 40), printable(id_field.dump(), 40));
     if (*id >= n_vocab)
       fail("'{}': {} token {} has id {}, beyond the embedding's {} rows", file, where, printable(text, 40), *id, n_vocab);
     const auto i = size_t(*id);
@@ -309,7 +315,7 @@ std::optional<GgufVocab> hf_vocab(const std::string& dir, int64_t n_vocab) {
     if (tmpl.is_string()) v.chat_template = tmpl.get<std::string>();
     if (tmpl.is_array())
       for (const json& t : tmpl)
-        if (t.is_object() && t.value("name", "") == "default" && t.contains("template") && t["template"].is_string())
+        if (str_field(t, "name") == "default" && t.contains("template") && t["template"].is_string())
           v.chat_template = t["template"].get<std::string>();
   }
   const fs::path config_path = fs::path(dir) / "config.json";
@@ -325,6 +331,13 @@ std::optional<GgufVocab> hf_vocab(const std::string& dir, int64_t n_vocab) {
         if (f) set_special(k, id_of(*f), config_path.string());
       }
   }
+  // In the order of the keys (bos, eos, unk, ...), whichever file named them: as read_gguf_vocab reads them back.
+  auto rank = [](const std::string& kind) {
+    for (size_t i = 0; i < std::size(kSpecialKeys); ++i)
+      if (kind == kSpecialKeys[i].first) return i;
+    return std::size(kSpecialKeys);
+  };
+  std::stable_sort(v.special_ids.begin(), v.special_ids.end(), [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
   v.check(n_vocab);
   return v;
 }

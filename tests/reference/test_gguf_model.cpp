@@ -546,7 +546,7 @@ TEST_CASE("gguf vocabulary: a tokenizer llama.cpp could not load is a one-line e
   };
   const std::vector<Bad> cases = {
       {"beyond", {}, 300, "added token '<|endoftext|>' has id 500, beyond the embedding's 300 rows"},
-      {"negative", [](nlohmann::json& j) { j["model"]["vocab"]["th"] = -4; }, 512, "token 'th' has id -4"},
+      {"negative", [](nlohmann::json& j) { j["model"]["vocab"]["th"] = -4; }, 512, "token 'th' has id '-4'"},
       {"twice", [](nlohmann::json& j) { j["added_tokens"][1]["content"] = "<|endoftext|>"; }, 512,
        "token '<|endoftext|>' appears twice"},
       {"clash", [](nlohmann::json& j) { j["added_tokens"][0]["id"] = 256; }, 512, "id 256 names both 'th' and '<|endoftext|>'"},
