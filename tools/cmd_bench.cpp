@@ -111,8 +111,10 @@ class Bench {
         const int64_t len = std::min(chunk, t.tokens - p);
         // Only the last row's logits, left where made (llama-bench's pp: the prompt's logits are not read).
         const auto s0 = Clock::now();
-        fwd.step({prompt.begin() + p, prompt.begin() + p + len}, Phase::Prefill, Forward<gpu::PlanExecutor>::Logits::Last);
+        const Tensor last = fwd.step({prompt.begin() + p, prompt.begin() + p + len}, Phase::Prefill,
+                                     Forward<gpu::PlanExecutor>::Logits::Last);
         r.record_s += std::chrono::duration<double>(Clock::now() - s0).count();
+        if (check_finite_) require_finite(last, "the prompt's last token");
       }
     } else {
       int32_t tok = id(rng);  // the first decode step starts from one random token at position 0
@@ -126,6 +128,7 @@ class Bench {
                               : i == 1          ? fwd.capture_decode(tok)
                                                 : fwd.replay_decode(tok);
         r.record_s += std::chrono::duration<double>(Clock::now() - s0).count();
+        if (check_finite_ && i == 0) require_finite(logits, "the first decode step");
         r.generated.push_back(tok = next_token(logits));
       }
     }
@@ -139,6 +142,16 @@ class Bench {
       r.barriers = dev_->stats().barriers - s0.barriers + dev_->stats().replayed_barriers - s0.replayed_barriers;
     }
     return r;
+  }
+
+  // The warm-up run checks the logits it makes (one row downloaded per check): NaN weights would otherwise give
+  // tok/s and greedy tokens (the argmax of NaN rows) as if nothing were wrong. The timed runs check nothing.
+  void set_check_finite(bool on) { check_finite_ = on; }
+  void require_finite(const Tensor& logits, const char* what) {
+    const Mat<float>& l = logits.f32();
+    if (!l.allFinite())
+      fail("non-finite values: the logits of {} hold {} NaN/Inf of {} values (run --validate to name the op that made them)",
+           what, l.size() - l.array().isFinite().count(), l.size());
   }
 
   // Greedy: the argmax of a decode step's logits, on the device when they are there (one id downloaded).
@@ -188,7 +201,7 @@ class Bench {
   const ModelWeights& w_;
   gpu::PlanExecutor& ex_;
   gpu::Device* dev_;
-  bool profiling_ = false;
+  bool profiling_ = false, check_finite_ = false;
   gpu::PlanExecutor::OpTime argmax_time_;
 };
 
@@ -313,7 +326,9 @@ void cmd_bench(const BenchArgs& a) {
   for (const Test& t : tests) {
     // The memory plan of this test's forward passes: KV caches for every position it reaches, states on the device.
     ex.set_context_capacity(dev ? t.tokens + 1 : 0);
-    bench.run(t);  // warm-up: materialises and uploads the weights, compiles the pipelines
+    bench.set_check_finite(true);
+    bench.run(t);  // warm-up: materialises and uploads the weights, compiles the pipelines; checks the logits
+    bench.set_check_finite(false);
     std::vector<double> tps, dev_tps;
     std::vector<int32_t> generated;
     uint64_t dispatches = 0, submits = 0, replayed = 0, barriers = 0;

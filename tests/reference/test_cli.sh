@@ -258,6 +258,8 @@ bad_after nan-check-oracle "non-finite values: the logits of positions 0..7 hold
 bad_after nan-check-oracle-allowed "check-oracle: no comparison: the plan's logits hold 4096 NaN/Inf values" \
   run_tiny --model "$t/nan" --ops '*=vulkan' --check-oracle --allow-nonfinite
 ok nan-allowed run_tiny --model "$t/nan" --allow-nonfinite
+bad bench-nan "non-finite values: the logits of the prompt's last token hold 512 NaN/Inf of 512 values" \
+  "$bin" bench --model "$t/nan" -p 8 -n 2 --no-breakdown --out "$rep"
 
 # --out in a missing directory: refused before a full-size layer is synthesised (it took 11 s and 4.5 GB before).
 bad out-missing-dir "--out '$t/no/such/x.safetensors': cannot create the file: cannot write in directory '$t/no/such', which does not exist" \
