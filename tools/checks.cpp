@@ -27,14 +27,17 @@ void check_output_dir(const std::string& dir, const char* option) {
   if (dir.empty()) fail("{} '': give a directory", option);
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) fail("{} '{}': cannot create the directory: {}", option, dir, ec ? ec.message() : "not a directory");
+  if (ec || !fs::is_directory(dir))
+    fail("{} '{}': cannot create the directory: {}", option, dir, ec ? ec.message() : "not a directory");
   if (::access(dir.c_str(), W_OK | X_OK) != 0) fail("{} '{}': the directory is not writable", option, dir);
 }
 
 void check_name(const std::string& name, const char* option) {
-  const bool ok = !name.empty() && name.size() <= 64 && name[0] != '.' &&
-                  std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '_' || c == '.'; });
-  if (!ok) fail("{} {}: a name (letters, digits, '-', '_', '.'; not a path), at most 64 characters", option, quant::printable(name, 40));
+  const bool ok = !name.empty() && name.size() <= 64 && name[0] != '.' && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '-' || c == '_' || c == '.';
+  });
+  if (!ok)
+    fail("{} {}: a name (letters, digits, '-', '_', '.'; not a path), at most 64 characters", option, quant::printable(name, 40));
 }
 
 }  // namespace hl::cli

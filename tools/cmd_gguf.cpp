@@ -86,7 +86,8 @@ void add_gguf_commands(CLI::App& app) {
     ModelConfig cfg = ModelConfig::preset(s->preset);
     check_output_file(s->out);
     if (layers->count()) {
-      if (s->layers < 1 || s->layers > cfg.n_layers) fail("--layers {}: the preset has {} layers (give 1 to {})", s->layers, cfg.n_layers, cfg.n_layers);
+      if (s->layers < 1 || s->layers > cfg.n_layers)
+        fail("--layers {}: the preset has {} layers (give 1 to {})", s->layers, cfg.n_layers, cfg.n_layers);
       cfg.n_layers = s->layers;
       cfg.layer_kinds.resize(size_t(s->layers));
     }

@@ -46,7 +46,8 @@ struct LayerTimer {
           if (cfg->layer_kinds[size_t(i)] == k) sum += steps[s][size_t(i)], ++n;
         // Milliseconds with 3 significant digits: a decode step of a small model takes microseconds per layer,
         // which a fixed "0.000 s" rounded away.
-        if (n) line += fmt::format("  {} {:.3g} ms/layer", k == LayerKind::FullAttention ? "full-attention" : "gated-deltanet", 1e3 * sum / n);
+        const char* kind = k == LayerKind::FullAttention ? "full-attention" : "gated-deltanet";
+        if (n) line += fmt::format("  {} {:.3g} ms/layer", kind, 1e3 * sum / n);
       }
       std::fprintf(stderr, "hybridlab run: step %zu (%lld tokens):%s\n", s + 1, (long long)tokens, line.c_str());
     }

@@ -193,7 +193,9 @@ std::optional<GgufVocab> hf_vocab(const std::string& dir, int64_t n_vocab) {
   std::vector<int8_t> kind(static_cast<size_t>(n_vocab), 0);  // 0 none, 1 model.vocab, 2 added, 3 added and special
   auto place = [&](const std::string& text, const json& id_field, int8_t k, const char* where) {
     const auto id = id_of(id_field);
-    if (!id || *id < 0) fail("'{}': {} token {} has id {}, not a non-negative integer", file, where, printable(text, 40), printable(id_field.dump(), 40));
+    if (!id || *id < 0)
+      fail("'{}': {} token {} has id {}, not a non-negative integer", file, where, printable(text, 40),
+           printable(id_field.dump(), 40));
     if (*id >= n_vocab)
       fail("'{}': {} token {} has id {}, beyond the embedding's {} rows", file, where, printable(text, 40), *id, n_vocab);
     const auto i = size_t(*id);
@@ -337,7 +339,8 @@ std::optional<GgufVocab> hf_vocab(const std::string& dir, int64_t n_vocab) {
       if (kind == kSpecialKeys[i].first) return i;
     return std::size(kSpecialKeys);
   };
-  std::stable_sort(v.special_ids.begin(), v.special_ids.end(), [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
+  std::stable_sort(v.special_ids.begin(), v.special_ids.end(),
+                   [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
   v.check(n_vocab);
   return v;
 }

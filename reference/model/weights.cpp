@@ -241,8 +241,9 @@ class HfReader {
       if (n.compare(0, prefix.size(), prefix) != 0) continue;
       const size_t dot = n.find('.', prefix.size());
       const std::string digits = n.substr(prefix.size(), dot == std::string::npos ? std::string::npos : dot - prefix.size());
-      if (!digits.empty() && digits.size() < 10 && std::all_of(digits.begin(), digits.end(), ::isdigit))
-        seen.insert(std::stoll(digits));
+      const bool number = !digits.empty() && digits.size() < 10 &&
+                          std::all_of(digits.begin(), digits.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
+      if (number) seen.insert(std::stoll(digits));
     }
     return int64_t(seen.size());
   }
