@@ -388,10 +388,10 @@ void add_bench_command(CLI::App& app) {
   a->model.add(b);
   a->plan.add(b, false);
   b->add_option("-p,--prompt", a->prompts, "prompt lengths, comma-separated (default 512)");
-  b->add_option("-n,--gen", a->gen, "greedy decode steps (default 128; 0: no decode test)");
-  b->add_option("--prefill-chunk", a->chunk, "tokens per prefill step (default 512; 0: the whole prompt)");
-  b->add_option("--runs", a->runs, "timed runs per test, after one warm-up (default 3; the median is reported)");
-  b->add_option("--token-seed", a->token_seed, "seed of the synthetic token ids (default 1)");
+  b->add_option("-n,--gen", a->gen, "greedy decode steps (default 128; 0: no decode test)")->check(kWhole);
+  b->add_option("--prefill-chunk", a->chunk, "tokens per prefill step (default 512; 0: the whole prompt)")->check(kWhole);
+  b->add_option("--runs", a->runs, "timed runs per test, after one warm-up (default 3; the median is reported)")->check(kWhole);
+  b->add_option("--token-seed", a->token_seed, "seed of the synthetic token ids (default 1)")->check(kUnsigned);
   b->add_option("--out", a->out, "reports directory (default reports): writes <out>/<device-slug>/bench-<tag|model>.json");
   auto* tag = b->add_option("--tag", a->tag, "report name: bench-<tag>.json instead of bench-<model>.json");
   b->add_flag("--no-breakdown", a->no_breakdown, "skip the profiled run of each test (no per-op breakdown)");

@@ -22,6 +22,7 @@ void add_experiment_commands(CLI::App& app) {
   auto* tag = expc->add_option("--tag", a->o.tag,
                                "write reports/<device>/<name>-<tag>.{json,md} (a partial run beside the full report)");
   expc->add_option("--runs", a->o.runs, "timed runs per variant (median reported; at least 20 for reports)")
+      ->check(kWhole)
       ->check(CLI::Range(1, 1000000));
   expc->add_option("--out", a->o.out_dir, "report directory (default reports)");
   expc->callback([a, variant, cases, tag] {

@@ -74,12 +74,13 @@ void add_gguf_commands(CLI::App& app) {
   };
   auto s = std::make_shared<SynthArgs>();
   synth->add_option("--preset", s->preset, "built-in config: qwen36-35b-a3b or tiny")->required();
-  synth->add_option("--seed", s->seed, "seed of the synthetic weights");
+  synth->add_option("--seed", s->seed, "seed of the synthetic weights")->check(kUnsigned);
   synth->add_option("--quant", s->quant, "f32, f16, q8_0 or q4_k_m (default)");
   synth->add_option("--out", s->out, "output .gguf file")->required();
-  auto* layers = synth->add_option("--layers", s->layers, "write only the first N blocks");
+  auto* layers = synth->add_option("--layers", s->layers, "write only the first N blocks")->check(kWhole);
   synth->add_option("--check", s->check, "then run the oracle over the first N layers of the file and print the "
-                                         "hidden-state RMS after each");
+                                         "hidden-state RMS after each")
+      ->check(kWhole);
   synth->callback([s, layers] {
     GgufWriteOptions o;
     o.quant = gguf_quant_from_name(s->quant);

@@ -51,7 +51,7 @@ void add_model_commands(CLI::App& app) {
   };
   auto g = std::make_shared<Args>();
   golden->add_option("--out", g->dir, "output directory");
-  golden->add_option("--seed", g->seed, "seed of the inputs");
+  golden->add_option("--seed", g->seed, "seed of the inputs")->check(kUnsigned);
   golden->callback([g] {
     check_output_dir(g->dir);
     write_op_goldens(g->dir, g->seed);

@@ -149,10 +149,11 @@ void add_run_command(CLI::App& app) {
   a->plan.add(run);
   run->add_option("--tokens", a->tokens, "token ids separated by whitespace")->required();
   run->add_option("--out", a->out, "output .safetensors (tensor 'logits', F32 [n_tokens, vocab])")->required();
-  run->add_option("--prefill-chunk", a->ro.prefill_chunk, "prompt chunk size (0: one chunk)");
+  run->add_option("--prefill-chunk", a->ro.prefill_chunk, "prompt chunk size (0: one chunk)")->check(kWhole);
   // -1 is RunOptions' "no decode", not a value to give: a negative K is refused like one beyond the tokens.
   auto* decode_from = run->add_option("--decode-from", a->ro.decode_from,
-                                      "tokens [K, end) go one at a time through decode (0 <= K <= tokens)");
+                                      "tokens [K, end) go one at a time through decode (0 <= K <= tokens)")
+                          ->check(kWhole);
   run->add_option("--precision", a->precision, "f32 or f64 (the oracle only)")->check(CLI::IsMember({"f32", "f64"}));
   run->add_option("--ssm-chunk", a->ro.scan.chunk, "chunk size of the chunked delta rule (default 64)")
       ->check(CLI::Range(1, 1 << 16));

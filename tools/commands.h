@@ -2,6 +2,7 @@
 // itself on the app with a callback; main() (tools/hybridlab.cpp) only parses and reports errors.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <string>
 
 #include "runtime/device.h"
@@ -10,6 +11,24 @@
 #include "model/weights.h"
 
 namespace hl::cli {
+
+// Whole numbers exactly as typed. CLI11 alone reads "-1" into an unsigned seed as 2^64 - 1 and saturates an int64 option
+// at 2^63 - 1, silently; these refuse anything that is not a number of the option's kind.
+inline std::string whole_number_error(const std::string& s, bool is_unsigned) {
+  const char* end = s.data() + s.size();
+  if (is_unsigned) {
+    uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), end, v);
+    if (ec == std::errc() && p == end) return "";
+    return "'" + s + "' is not a non-negative whole number below 2^64";
+  }
+  int64_t v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), end, v);
+  if (ec == std::errc() && p == end) return "";
+  return "'" + s + "' is not a whole number within 64 bits";
+}
+inline const CLI::Validator kWhole([](std::string& s) { return whole_number_error(s, false); }, "INT");
+inline const CLI::Validator kUnsigned([](std::string& s) { return whole_number_error(s, true); }, "UINT");
 
 // A file a command will write (--out FILE): checked before any work, so that a typo costs no computation. Its
 // directory must exist and be writable, and the path must not be a directory.
@@ -29,8 +48,8 @@ struct ModelArgs {
   void add(CLI::App* app) {
     app->add_option("--model", model, "HF checkpoint directory (config.json + safetensors) or a qwen35moe .gguf file");
     app->add_option("--preset", preset, "synthetic weights for a built-in config: qwen36-35b-a3b or tiny");
-    app->add_option("--seed", seed, "seed of the synthetic weights");
-    layers_opt = app->add_option("--layers", layers, "run only the first N layers (1 to the model's layers)");
+    app->add_option("--seed", seed, "seed of the synthetic weights")->check(kUnsigned);
+    layers_opt = app->add_option("--layers", layers, "run only the first N layers (1 to the model's layers)")->check(kWhole);
   }
   // Before anything is loaded: the arguments that need no model.
   void check() const {

@@ -280,6 +280,15 @@ bad synth-layers-zero "--layers 0: the preset has 4 layers" "$bin" synth --prese
 bad decode-from-negative "--decode-from -1: give a token index from 0 to the number of tokens" run_tiny --model "$tiny" --decode-from -1
 bad prefill-chunk-negative "--prefill-chunk -1: give 0 (one chunk) or a positive chunk size" run_tiny --model "$tiny" --prefill-chunk -1
 bad ssm-chunk-zero "--ssm-chunk: Value 0 not in range 1 to 65536" run_tiny --model "$tiny" --ssm-chunk 0
+# Whole numbers as typed: CLI11 alone read a seed of -1 as 2^64 - 1 and saturated an int64 at 2^63 - 1, silently.
+bad seed-negative "--seed: '-1' is not a non-negative whole number below 2^64" "$bin" run --preset tiny --seed -1 --tokens "$t/tok.txt" --out "$t/x.safetensors"
+bad seed-overflow "--seed: '99999999999999999999999' is not a non-negative whole number" \
+  "$bin" run --preset tiny --seed 99999999999999999999999 --tokens "$t/tok.txt" --out "$t/x.safetensors"
+bad prefill-chunk-overflow "--prefill-chunk: '99999999999999999999' is not a whole number within 64 bits" \
+  run_tiny --model "$tiny" --prefill-chunk 99999999999999999999
+bad decode-from-fraction "--decode-from: '1.5' is not a whole number" run_tiny --model "$tiny" --decode-from 1.5
+bad synth-seed-negative "--seed: '-2' is not a non-negative whole number" "$bin" synth --preset tiny --seed -2 --out "$t/x.gguf"
+bad bench-token-seed "--token-seed: '-5' is not a non-negative whole number" "$bin" bench --model "$tiny" -p 8 -n 2 --token-seed -5
 bad tokens-directory "token file '$t' is a directory" "$bin" run --model "$tiny" --tokens "$t" --out "$t/x.safetensors"
 bad weight-cache-env "HYBRIDLAB_WEIGHT_CACHE_MB='-1': give a size in MB" \
   env HYBRIDLAB_WEIGHT_CACHE_MB=-1 "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/x.safetensors"
