@@ -42,7 +42,7 @@ SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:strict_
   LD_PRELOAD='$(ASAN_PRELOAD)'
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= safetensors safetensors_index gguf config tokens plan
+FUZZ_TARGETS ?= safetensors safetensors_index gguf config tokens plan tokenizer
 
 .PHONY: all deps configure test test-asan fuzz golden experiment experiments report clean
 

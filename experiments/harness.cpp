@@ -1,6 +1,7 @@
 #include "experiments/harness.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <regex>
 #include <cstdio>
@@ -9,6 +10,8 @@
 #include <thread>
 
 #include <omp.h>
+
+#include "quant/error.h"
 
 #ifdef HYBRIDLAB_HALIDE
 #include "ops/halide/halide.h"
@@ -408,15 +411,73 @@ void write_report(const json& report, const Options& opt) {
   fs::create_directories(dir);
   const std::string path =
       dir + "/" + report["experiment"].get<std::string>() + (opt.tag.empty() ? "" : "-" + opt.tag) + ".json";
-  std::ofstream(path) << report.dump(1) << "\n";
+  if (!(std::ofstream(path) << report.dump(1) << "\n")) fail("cannot write the report '{}'", path);
   const std::string cmd = fmt::format("{} '{}' '{}'", python(), root_path("scripts/report.py"), path);
   if (std::system(cmd.c_str()) != 0) fail("writing the markdown report failed: {}", cmd);
   std::fprintf(stderr, "experiment: wrote %s and %s\n", path.c_str(), (path.substr(0, path.size() - 5) + ".md").c_str());
 }
 
+void check_options(const Options& opt) {
+  if (opt.runs < 1) fail("--runs {}: give at least 1 timed run", opt.runs);
+  if (opt.quick && opt.full) fail("--quick and --full exclude each other");
+  // The tag becomes part of a file name in the report directory: a name, never a path.
+  if (!opt.tag.empty()) {
+    const bool ok = opt.tag.size() <= 64 && opt.tag[0] != '.' && std::all_of(opt.tag.begin(), opt.tag.end(), [](unsigned char c) {
+      return std::isalnum(c) || c == '-' || c == '_' || c == '.';
+    });
+    if (!ok) fail("--tag {}: a tag is a name (letters, digits, '-', '_', '.'; not a path), at most 64 characters",
+                  quant::printable(opt.tag, 40));
+  }
+  if (!opt.cases.empty()) {
+    try {
+      std::regex re(opt.cases);
+    } catch (const std::regex_error& e) {
+      fail("--cases {}: not a valid regular expression ({})", quant::printable(opt.cases, 40), e.what());
+    }
+  }
+  if (opt.out_dir.empty()) fail("--out '': give a report directory");
+  std::error_code ec;
+  fs::create_directories(opt.out_dir, ec);  // made now rather than after the computation, as write_report would
+  if (ec || !fs::is_directory(opt.out_dir))
+    fail("--out '{}': cannot create the report directory{}", opt.out_dir, ec ? ": " + ec.message() : "");
+}
+
+// --variant and --cases against the experiment's own variants and cases, before anything runs: a name that matches
+// nothing would otherwise run only the reference (or nothing) and write that as the report.
+static void check_filters(const Experiment& e, const Context& cx) {
+  const Options& opt = cx.opt;
+  if (opt.only_variant.empty() && opt.cases.empty()) return;
+  if (e.custom) fail("experiment {} times whole passes or the device: --variant and --cases apply to op experiments", e.name);
+  const auto parts = e.parts(cx);
+  std::vector<std::string> variants, labels;
+  for (const Part& p : parts) {
+    for (auto* v : gpu::Registry::get().variants(p.op))
+      if (p.variants.empty() || std::count(p.variants.begin(), p.variants.end(), v->name)) variants.push_back(v->name);
+    for (auto& v : p.extra_variants) variants.push_back(v.name);
+    for (auto& c : p.cases) labels.push_back(c.label);
+  }
+  auto list = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    std::string s;
+    for (auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  };
+  if (!opt.only_variant.empty() && !std::count(variants.begin(), variants.end(), opt.only_variant))
+    fail("--variant {}: experiment {} has no such variant (its variants: {})", quant::printable(opt.only_variant, 60), e.name,
+         list(variants));
+  if (!opt.cases.empty()) {
+    const std::regex re(opt.cases);
+    if (std::none_of(labels.begin(), labels.end(), [&](const std::string& l) { return std::regex_search(l, re); }))
+      fail("--cases {}: matches none of experiment {}'s cases ({} shapes: {})", quant::printable(opt.cases, 40), e.name,
+           cx.quick ? "QUICK" : "full", list(labels));
+  }
+}
+
 json run_experiment(const std::string& name, const Options& opt) { return run_experiment(experiment(name), opt); }
 
 json run_experiment(const Experiment& e, const Options& opt) {
+  check_options(opt);
   gpu::Device dev(vk::ContextOptions{.device = opt.device});
   return run_on(dev, e, opt);
 }
@@ -442,6 +503,7 @@ static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt) {
   const std::string& name = e.name;
   const bool cpu_device = dev.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU;
   Context cx{dev, opt, {}, opt.quick || (cpu_device && !opt.full)};
+  check_filters(e, cx);
   if (name != "bandwidth") cx.ceil = load_or_measure_ceilings(dev, opt);
   json report = {{"schema", "hybridlab.experiment/1"},
                  {"experiment", e.name},

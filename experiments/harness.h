@@ -80,8 +80,14 @@ const Experiment& experiment(const std::string& name);  // one-line error listin
 
 // Runs one experiment: terminal progress and summary, then the JSON and markdown reports. Returns the
 // JSON report. Exit status for the command: 0 when every variant passed or was unavailable.
+// The options are checked before anything runs (check_options): runs >= 1, a tag that is a name, a --variant that
+// names a variant of the experiment's ops, a --cases regex that is valid and matches a case, a writable report
+// directory; any of them wrong is a one-line error naming the option.
 nlohmann::json run_experiment(const std::string& name, const Options& opt);
 nlohmann::json run_experiment(const Experiment& e, const Options& opt);
+
+// The options that need no device (runs, tag, regex syntax, the report directory).
+void check_options(const Options& opt);
 
 // The bandwidth ceilings of this device: reports/<slug>/bandwidth.json, measured first if missing.
 Ceilings load_or_measure_ceilings(gpu::Device& dev, const Options& opt);

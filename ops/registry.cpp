@@ -1,6 +1,7 @@
 #include "ops/registry.h"
 
 #include "runtime/vulkan/device_profile.h"
+#include "env.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -32,7 +33,8 @@ double OpArgs::param(const std::string& name) const {
 }
 
 static size_t device_weight_budget(Device* dev) {
-  if (const char* e = std::getenv("HYBRIDLAB_DEVICE_WEIGHT_CACHE_MB")) return size_t(std::atoll(e)) << 20;
+  if (const char* e = std::getenv("HYBRIDLAB_DEVICE_WEIGHT_CACHE_MB"); e && *e)
+    return env_megabytes("HYBRIDLAB_DEVICE_WEIGHT_CACHE_MB", 0);
   return dev ? size_t(double(dev->info().device_local_heap) * 0.8) : 0;
 }
 

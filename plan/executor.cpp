@@ -1,5 +1,7 @@
 #include "plan/executor.h"
 
+#include <algorithm>
+
 namespace hl::gpu {
 
 PlanExecutor::PlanExecutor(const Plan& plan, Device* dev, ScanOptions scan, bool validate)
@@ -56,8 +58,26 @@ void PlanExecutor::run(const std::string& op, OpArgs& a, const DecodeGraph::Reru
     return;
   }
   if (profiling_) return profiler_.time(dev_, op, v.needs_device, [&] { v.run(ctx_, a); });
-  if (validate_ && v.family != "reference") return validation_.run(ctx_, op, v, a, layer_);
-  v.run(ctx_, a);
+  if (validate_ && v.family != "reference") validation_.run(ctx_, op, v, a, layer_, where);
+  else v.run(ctx_, a);
+  if (validate_ && !allow_nonfinite_) {
+    // The first op whose output goes non-finite, named before any later op trips over its values (a NaN router
+    // logit makes the Vulkan router's expert ids -1, which the next op's reference then refuses).
+    std::vector<std::string> names = def.outputs;
+    names.insert(names.end(), def.states.begin(), def.states.end());
+    for (const std::string& n : names) {
+      const Tensor& t = a.t.at(n);
+      if (t.type() != Tensor::Type::F32) continue;
+      const int64_t rows = std::find(def.states.begin(), def.states.end(), n) != def.states.end() && a.p.count("kv_len")
+                               ? a.iparam("kv_len") + a.in(def.inputs.at(0)).rows()
+                               : t.rows();
+      const auto m = t.f32().topRows(std::min(rows, t.rows()));
+      if (m.allFinite()) continue;
+      fail("non-finite values: op {} ({}) at {} produced {} NaN/Inf of {} values in '{}'; --allow-nonfinite lets them through",
+           op, v.name, layer_ < 0 ? std::string("model level") : fmt::format("layer {} ({})", layer_, where),
+           m.size() - m.array().isFinite().count(), m.size(), n);
+    }
+  }
 }
 
 bool PlanExecutor::can_capture() const {

@@ -36,6 +36,9 @@ class PlanExecutor {
   PlanExecutor(const Plan& plan, Device* dev, ScanOptions scan = {}, bool validate = false);
 
   void set_profiling(bool on) { profiling_ = on; }
+  // In validate mode every op's outputs are checked for NaN/Inf as it runs and the first one found stops the run
+  // with a one-line error naming the op, its kernel and its layer; this lets them flow on instead.
+  void set_allow_nonfinite(bool on) { allow_nonfinite_ = on; }
   using OpTime = Profiler::OpTime;
   const std::map<std::string, OpTime>& op_times() { return profiler_.times(dev_); }  // syncs
   void reset_op_times() { profiler_.reset(dev_); }
@@ -125,6 +128,7 @@ class PlanExecutor {
   bool profiling_ = false;
   std::unique_ptr<DecodeGraph> graph_;
   int64_t context_ = 0;
+  bool allow_nonfinite_ = false;
 };
 
 }  // namespace hl::gpu

@@ -56,7 +56,10 @@ bool Plan::needs_device(const std::string& spec) {
 Plan Plan::parse(const std::string& spec, const Device* dev) {
   const Registry& r = Registry::get();
   Plan p;
-  for (auto& [op, name] : entries(spec)) {
+  const auto pairs = entries(spec);
+  // "" is the all-reference plan; text with no pair in it (",", " ") is a mistake, not that plan.
+  if (pairs.empty() && !spec.empty()) fail("--ops '{}' names no op=variant pair", trim(spec));
+  for (auto& [op, name] : pairs) {
     if (op == "*") {
       bool any = false;
       for (auto& def : r.ops()) {

@@ -2,11 +2,17 @@
 
 namespace hl::gpu {
 
-void Validation::run(VariantCtx& c, const std::string& op, const Variant& v, OpArgs& a, int layer) {
+void Validation::run(VariantCtx& c, const std::string& op, const Variant& v, OpArgs& a, int layer, const std::string& where) {
   OpArgs ref = a;
   for (auto& [name, t] : ref.t) t = t.clone();
   v.run(c, a);
-  Registry::get().variant(op, "reference").run(c, ref);
+  try {
+    Registry::get().variant(op, "reference").run(c, ref);
+  } catch (const std::exception& e) {
+    fail("validate: the reference of op {} at {} cannot run on the inputs the plan's variants made: {}", op,
+         layer < 0 ? std::string("model level") : fmt::format("layer {}{}", layer, where.empty() ? "" : " (" + where + ")"),
+         e.what());
+  }
   const OpDef& def = Registry::get().op(op);
   // States with a capacity (a KV cache and its kv_len): only rows [0, kv_len + T) hold data.
   const int64_t rows = a.p.count("kv_len") ? a.iparam("kv_len") + a.in(def.inputs.at(0)).rows() : -1;

@@ -24,7 +24,9 @@ struct OpErrorStats {
 class Validation {
  public:
   // Runs `v` (the variant that runs, already resolved) on `a` and the reference on copies of `a`, and compares.
-  void run(VariantCtx& c, const std::string& op, const Variant& v, OpArgs& a, int layer);
+  // `where` (the layer kind) only names the layer in errors: a reference that cannot run on the inputs the plan's
+  // variants made (a kernel's expert id out of range) is a one-line error naming the op and the layer.
+  void run(VariantCtx& c, const std::string& op, const Variant& v, OpArgs& a, int layer, const std::string& where = "");
   const std::map<std::string, OpErrorStats>& stats() const { return stats_; }
   // The per-op error table, then the op that produced the first NaN/Inf and every other op's first, in order.
   std::string report() const;

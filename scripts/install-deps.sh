@@ -3,7 +3,8 @@
 # As root: apt-get installs the missing packages. Otherwise: prints the exact command and fails.
 # Then the project-local Python environment .venv/ (Halide 21, the CMake >= 3.28 its package needs, and the
 # glslang / SPIRV-Tools that build the cooperative-matrix shaders, pinned in scripts/requirements-halide.txt),
-# recreated when that file changes.
+# recreated when that file changes. The test tools (gguf-py, pinned in scripts/requirements-tools.txt) are
+# installed into the same .venv/ when their file changes.
 set -euo pipefail
 
 PACKAGES=(
@@ -36,8 +37,22 @@ halide_venv() {
   cp "$req" "$venv/.requirements-halide.txt"
 }
 
+# gguf-py and its dependencies, on top of whatever .venv/ holds; a stamp (a copy of the file) says it is current.
+tools_venv() {
+  local root req venv
+  root="$(cd "$(dirname "$0")/.." && pwd)"
+  req="$root/scripts/requirements-tools.txt"
+  venv="$root/.venv"
+  cmp -s "$req" "$venv/.requirements-tools.txt" && [ -x "$venv/bin/python3" ] && return 0
+  echo "hybridlab: installing the test tools into $venv (gguf-py; scripts/requirements-tools.txt)"
+  [ -x "$venv/bin/python3" ] || /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-input -r "$req"
+  cp "$req" "$venv/.requirements-tools.txt"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   halide_venv
+  tools_venv
   exit 0
 fi
 
@@ -52,3 +67,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
 halide_venv
+tools_venv

@@ -33,6 +33,7 @@ struct BenchArgs {
   int runs = 3;
   uint64_t token_seed = 1;
   bool no_breakdown = false, no_replay = false;
+  bool tag_given = false;
 };
 
 // One test: a prompt of `tokens` ids through prefill (pp), or `tokens` greedy decode steps (tg).
@@ -110,8 +111,10 @@ class Bench {
         const int64_t len = std::min(chunk, t.tokens - p);
         // Only the last row's logits, left where made (llama-bench's pp: the prompt's logits are not read).
         const auto s0 = Clock::now();
-        fwd.step({prompt.begin() + p, prompt.begin() + p + len}, Phase::Prefill, Forward<gpu::PlanExecutor>::Logits::Last);
+        const Tensor last = fwd.step({prompt.begin() + p, prompt.begin() + p + len}, Phase::Prefill,
+                                     Forward<gpu::PlanExecutor>::Logits::Last);
         r.record_s += std::chrono::duration<double>(Clock::now() - s0).count();
+        if (check_finite_) require_finite(last, "the prompt's last token");
       }
     } else {
       int32_t tok = id(rng);  // the first decode step starts from one random token at position 0
@@ -125,6 +128,7 @@ class Bench {
                               : i == 1          ? fwd.capture_decode(tok)
                                                 : fwd.replay_decode(tok);
         r.record_s += std::chrono::duration<double>(Clock::now() - s0).count();
+        if (check_finite_ && i == 0) require_finite(logits, "the first decode step");
         r.generated.push_back(tok = next_token(logits));
       }
     }
@@ -138,6 +142,16 @@ class Bench {
       r.barriers = dev_->stats().barriers - s0.barriers + dev_->stats().replayed_barriers - s0.replayed_barriers;
     }
     return r;
+  }
+
+  // The warm-up run checks the logits it makes (one row downloaded per check): NaN weights would otherwise give
+  // tok/s and greedy tokens (the argmax of NaN rows) as if nothing were wrong. The timed runs check nothing.
+  void set_check_finite(bool on) { check_finite_ = on; }
+  void require_finite(const Tensor& logits, const char* what) {
+    const Mat<float>& l = logits.f32();
+    if (!l.allFinite())
+      fail("non-finite values: the logits of {} hold {} NaN/Inf of {} values (run --validate to name the op that made them)",
+           what, l.size() - l.array().isFinite().count(), l.size());
   }
 
   // Greedy: the argmax of a decode step's logits, on the device when they are there (one id downloaded).
@@ -187,7 +201,7 @@ class Bench {
   const ModelWeights& w_;
   gpu::PlanExecutor& ex_;
   gpu::Device* dev_;
-  bool profiling_ = false;
+  bool profiling_ = false, check_finite_ = false;
   gpu::PlanExecutor::OpTime argmax_time_;
 };
 
@@ -254,9 +268,15 @@ void print_breakdown(const std::string& label, const json& b) {
 
 void cmd_bench(const BenchArgs& a) {
   const std::vector<int64_t> lengths = parse_lengths(a.prompts);
-  if (a.gen < 0) fail("-n: the number of generated tokens must be >= 0 (0: no decode test)");
+  if (a.gen < 0 || a.gen > (1 << 24))
+    fail("-n: the number of generated tokens must be >= 0 and <= 16777216 (0: no decode test), got {}", a.gen);
   if (a.chunk < 0) fail("--prefill-chunk must be >= 0 (0: the whole prompt in one chunk)");
+  if (a.tag_given && a.tag.empty()) fail("--tag '': give a name or leave the option out");
   if (a.runs < 1) fail("--runs must be >= 1");
+  a.model.check();
+  a.plan.check();
+  if (!a.tag.empty()) check_name(a.tag, "--tag");
+  check_output_dir(a.out);  // before the computation, not after it
   const ModelWeights w = a.model.load();
   auto dev = a.plan.open_device();
   const gpu::Plan plan = gpu::Plan::parse(a.plan.ops, dev.get());
@@ -306,7 +326,9 @@ void cmd_bench(const BenchArgs& a) {
   for (const Test& t : tests) {
     // The memory plan of this test's forward passes: KV caches for every position it reaches, states on the device.
     ex.set_context_capacity(dev ? t.tokens + 1 : 0);
-    bench.run(t);  // warm-up: materialises and uploads the weights, compiles the pipelines
+    bench.set_check_finite(true);
+    bench.run(t);  // warm-up: materialises and uploads the weights, compiles the pipelines; checks the logits
+    bench.set_check_finite(false);
     std::vector<double> tps, dev_tps;
     std::vector<int32_t> generated;
     uint64_t dispatches = 0, submits = 0, replayed = 0, barriers = 0;
@@ -349,8 +371,7 @@ void cmd_bench(const BenchArgs& a) {
 
   const std::string dir = a.out + "/" + report["device"]["slug"].get<std::string>();
   const std::string path = dir + "/bench-" + (a.tag.empty() ? model_name(a.model) : a.tag) + ".json";
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  check_output_dir(dir);
   std::ofstream f(path);
   if (!(f << report.dump(2) << "\n")) fail("cannot write '{}'", path);
   std::printf("\nwrote %s\n", path.c_str());
@@ -367,16 +388,19 @@ void add_bench_command(CLI::App& app) {
   a->model.add(b);
   a->plan.add(b, false);
   b->add_option("-p,--prompt", a->prompts, "prompt lengths, comma-separated (default 512)");
-  b->add_option("-n,--gen", a->gen, "greedy decode steps (default 128; 0: no decode test)");
-  b->add_option("--prefill-chunk", a->chunk, "tokens per prefill step (default 512; 0: the whole prompt)");
-  b->add_option("--runs", a->runs, "timed runs per test, after one warm-up (default 3; the median is reported)");
-  b->add_option("--token-seed", a->token_seed, "seed of the synthetic token ids (default 1)");
+  b->add_option("-n,--gen", a->gen, "greedy decode steps (default 128; 0: no decode test)")->check(kWhole);
+  b->add_option("--prefill-chunk", a->chunk, "tokens per prefill step (default 512; 0: the whole prompt)")->check(kWhole);
+  b->add_option("--runs", a->runs, "timed runs per test, after one warm-up (default 3; the median is reported)")->check(kWhole);
+  b->add_option("--token-seed", a->token_seed, "seed of the synthetic token ids (default 1)")->check(kUnsigned);
   b->add_option("--out", a->out, "reports directory (default reports): writes <out>/<device-slug>/bench-<tag|model>.json");
-  b->add_option("--tag", a->tag, "report name: bench-<tag>.json instead of bench-<model>.json");
+  auto* tag = b->add_option("--tag", a->tag, "report name: bench-<tag>.json instead of bench-<model>.json");
   b->add_flag("--no-breakdown", a->no_breakdown, "skip the profiled run of each test (no per-op breakdown)");
   b->add_flag("--no-replay", a->no_replay,
               "decode every step through the forward pass (default: the second step is captured and the rest replay it)");
-  b->callback([a] { cmd_bench(*a); });
+  b->callback([a, tag] {
+    a->tag_given = tag->count() > 0;
+    cmd_bench(*a);
+  });
 }
 
 }  // namespace hl::cli

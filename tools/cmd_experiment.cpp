@@ -14,15 +14,21 @@ void add_experiment_commands(CLI::App& app) {
   };
   auto a = std::make_shared<Args>();
   expc->add_option("name", a->name, "experiment name (see `hybridlab experiments`)")->required();
-  expc->add_flag("--quick", a->o.quick, "small shapes (the default on a CPU Vulkan device)");
-  expc->add_flag("--full", a->o.full, "the model's full shapes even on a CPU Vulkan device");
+  auto* quick = expc->add_flag("--quick", a->o.quick, "small shapes (the default on a CPU Vulkan device)");
+  expc->add_flag("--full", a->o.full, "the model's full shapes even on a CPU Vulkan device")->excludes(quick);
   expc->add_option("--device", a->o.device, "Vulkan device: index or name substring");
-  expc->add_option("--variant", a->o.only_variant, "run only this variant (and the reference)");
-  expc->add_option("--cases", a->o.cases, "run only the cases whose label matches this regex (same inputs)");
-  expc->add_option("--tag", a->o.tag, "write reports/<device>/<name>-<tag>.{json,md} (a partial run beside the full report)");
-  expc->add_option("--runs", a->o.runs, "timed runs per variant (median reported; at least 20 for reports)");
+  auto* variant = expc->add_option("--variant", a->o.only_variant, "run only this variant (and the reference)");
+  auto* cases = expc->add_option("--cases", a->o.cases, "run only the cases whose label matches this regex (same inputs)");
+  auto* tag = expc->add_option("--tag", a->o.tag,
+                               "write reports/<device>/<name>-<tag>.{json,md} (a partial run beside the full report)");
+  expc->add_option("--runs", a->o.runs, "timed runs per variant (median reported; at least 20 for reports)")
+      ->check(kWhole)
+      ->check(CLI::Range(1, 1000000));
   expc->add_option("--out", a->o.out_dir, "report directory (default reports)");
-  expc->callback([a] {
+  expc->callback([a, variant, cases, tag] {
+    // Given but empty: a mistake (a shell variable that expanded to nothing), not "no filter".
+    for (auto* opt : {variant, cases, tag})
+      if (opt->count() && opt->as<std::string>().empty()) fail("{} '': give a value or leave the option out", opt->get_name());
     const auto report = exp::run_experiment(a->name, a->o);
     if (const int failures = report.value("failures", 0))
       fail("{}: {} variant runs failed their numerics check (see the report)", a->name, failures);

@@ -26,6 +26,7 @@ Progress block_progress(const std::string& cmd, int n_layers) {
 void report(const std::string& cmd, const std::string& from, const std::string& out, const GgufWriteSummary& s) {
   std::printf("hybridlab %s: %s -> %s: %s in %.1f s\n", cmd.c_str(), from.c_str(), out.c_str(), s.describe().c_str(),
               s.seconds);
+  std::printf("hybridlab %s: vocabulary %s\n", cmd.c_str(), s.vocab.c_str());
 }
 
 // The oracle over the first n layers of a GGUF file on a fixed 16-token prompt: the RMS of the hidden state after
@@ -57,8 +58,10 @@ void add_gguf_commands(CLI::App& app) {
   convert->add_option("--out", c->out, "output .gguf file")->required();
   convert->add_option("--quant", c->quant, "f32, f16, q8_0 (convert_hf_to_gguf --outtype) or q4_k_m (llama-quantize)");
   convert->callback([c] {
-    GgufWriteOptions o = gguf_options_for_hf(c->model, gguf_quant_from_name(c->quant));
+    const GgufQuant q = gguf_quant_from_name(c->quant);
+    check_output_file(c->out);
     const ModelWeights w = load_hf(c->model);
+    GgufWriteOptions o = gguf_options_for_hf(c->model, q, w.cfg.vocab);
     o.on_tensor = block_progress("convert", w.cfg.n_layers);
     report("convert", c->model, c->out, write_gguf(w, c->out, o));
   });
@@ -72,21 +75,24 @@ void add_gguf_commands(CLI::App& app) {
   };
   auto s = std::make_shared<SynthArgs>();
   synth->add_option("--preset", s->preset, "built-in config: qwen36-35b-a3b or tiny")->required();
-  synth->add_option("--seed", s->seed, "seed of the synthetic weights");
+  synth->add_option("--seed", s->seed, "seed of the synthetic weights")->check(kUnsigned);
   synth->add_option("--quant", s->quant, "f32, f16, q8_0 or q4_k_m (default)");
   synth->add_option("--out", s->out, "output .gguf file")->required();
-  synth->add_option("--layers", s->layers, "write only the first N blocks");
+  auto* layers = synth->add_option("--layers", s->layers, "write only the first N blocks")->check(kWhole);
   synth->add_flag("--random-blocks", s->random_blocks,
                   "quantized tensors as random blocks of the same spread, not quantized values: seconds instead of minutes "
                   "(benchmarks)");
   synth->add_option("--check", s->check, "then run the oracle over the first N layers of the file and print the "
-                                         "hidden-state RMS after each");
-  synth->callback([s] {
+                                         "hidden-state RMS after each")
+      ->check(kWhole);
+  synth->callback([s, layers] {
     GgufWriteOptions o;
     o.quant = gguf_quant_from_name(s->quant);
     ModelConfig cfg = ModelConfig::preset(s->preset);
-    if (s->layers) {
-      if (s->layers < 0 || s->layers > cfg.n_layers) fail("--layers {}: the preset has {} layers", s->layers, cfg.n_layers);
+    check_output_file(s->out);
+    if (layers->count()) {
+      if (s->layers < 1 || s->layers > cfg.n_layers)
+        fail("--layers {}: the preset has {} layers (give 1 to {})", s->layers, cfg.n_layers, cfg.n_layers);
       cfg.n_layers = s->layers;
       cfg.layer_kinds.resize(size_t(s->layers));
     }

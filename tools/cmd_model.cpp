@@ -4,6 +4,8 @@
 
 #include "model/config.h"
 #include "model/gguf_model.h"
+#include "model/gguf_vocab.h"
+#include "quant/gguf.h"
 #include "quant/blocks.h"
 #include "ops/cases.h"
 #include "tools/commands.h"
@@ -16,7 +18,7 @@ void add_model_commands(CLI::App& app) {
   info->add_option("--model", m->model, "HF checkpoint directory or .gguf file");
   info->add_option("--preset", m->preset, "built-in config");
   info->callback([m] {
-    if (m->model.empty() == m->preset.empty()) fail("give exactly one of --model PATH or --preset NAME");
+    m->check();
     if (!m->model.empty() && is_gguf_path(m->model)) {  // the config from its metadata, and its tensor types
       ModelWeights w = load_gguf(m->model);
       std::printf("%s\n", w.cfg.summary().c_str());
@@ -33,6 +35,9 @@ void add_model_commands(CLI::App& app) {
       std::printf("%d tensors, %.1f MB of tensor data:", n, bytes * 1e-6);
       for (auto& [t, v] : types) std::printf(" %d %s (%.1f MB)", v.first, t.c_str(), v.second * 1e-6);
       std::printf("\n");
+      const quant::Reader file(m->model);
+      const auto vocab = read_gguf_vocab(file.metadata(), w.cfg.vocab);
+      std::printf("vocabulary: %s\n", vocab ? vocab->describe().c_str() : "none (llama.cpp will not load this file)");
       return;
     }
     const ModelConfig c = m->model.empty() ? ModelConfig::preset(m->preset) : ModelConfig::from_file(m->model + "/config.json");
@@ -46,8 +51,9 @@ void add_model_commands(CLI::App& app) {
   };
   auto g = std::make_shared<Args>();
   golden->add_option("--out", g->dir, "output directory");
-  golden->add_option("--seed", g->seed, "seed of the inputs");
+  golden->add_option("--seed", g->seed, "seed of the inputs")->check(kUnsigned);
   golden->callback([g] {
+    check_output_dir(g->dir);
     write_op_goldens(g->dir, g->seed);
     std::printf("wrote %zu op cases to %s\n", op_cases().size(), g->dir.c_str());
   });

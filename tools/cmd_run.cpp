@@ -22,8 +22,12 @@ struct LayerTimer {
   const ModelConfig* cfg = nullptr;
   Clock::time_point last;
   std::vector<std::vector<double>> steps;  // [step][layer]
+  // Waits for the device, if the plan has one: its ops are recorded and run asynchronously, so the host's clock
+  // alone would time the recording of a layer, not its work.
+  std::function<void()> sync;
 
   void on_hidden(int i) {
+    if (sync) sync();
     const auto now = Clock::now();
     if (i == 0) steps.emplace_back(size_t(cfg->n_layers), 0.0);
     if (i >= 1 && i <= cfg->n_layers) steps.back()[size_t(i - 1)] = std::chrono::duration<double>(now - last).count();
@@ -40,7 +44,10 @@ struct LayerTimer {
         int n = 0;
         for (int i = 0; i < cfg->n_layers; ++i)
           if (cfg->layer_kinds[size_t(i)] == k) sum += steps[s][size_t(i)], ++n;
-        if (n) line += fmt::format("  {} {:.3f} s/layer", k == LayerKind::FullAttention ? "full-attention" : "gated-deltanet", sum / n);
+        // Milliseconds with 3 significant digits: a decode step of a small model takes microseconds per layer,
+        // which a fixed "0.000 s" rounded away.
+        const char* kind = k == LayerKind::FullAttention ? "full-attention" : "gated-deltanet";
+        if (n) line += fmt::format("  {} {:.3g} ms/layer", kind, 1e3 * sum / n);
       }
       std::fprintf(stderr, "hybridlab run: step %zu (%lld tokens):%s\n", s + 1, (long long)tokens, line.c_str());
     }
@@ -50,6 +57,10 @@ struct LayerTimer {
 // The plan's logits against the oracle's (f32, same tokens and chunking): relative L2 and argmax agreement over
 // the prompt rows and over the decode rows separately (decode rows carry every earlier step's state).
 void check_oracle(const Mat<float>& logits, const Mat<float>& ref, int64_t decode_from) {
+  // NaN compares unequal to everything: a relative L2 of NaN and an argmax agreement of 1 would read as a pass.
+  const int64_t bad_plan = logits.size() - logits.array().isFinite().count(), bad_ref = ref.size() - ref.array().isFinite().count();
+  if (bad_plan || bad_ref)
+    fail("check-oracle: no comparison: the plan's logits hold {} NaN/Inf values, the oracle's {}", bad_plan, bad_ref);
   const int64_t n = logits.rows(), K = decode_from < 0 ? n : std::min(decode_from, n);
   auto line = [&](const char* what, int64_t r0, int64_t rows) {
     if (rows <= 0) return;
@@ -65,28 +76,37 @@ void check_oracle(const Mat<float>& logits, const Mat<float>& ref, int64_t decod
 void cmd_run(const ModelArgs& m, const PlanArgs& pa, const std::string& tokens_path, const std::string& out, RunOptions o,
             bool timings, bool oracle) {
   const auto t0 = Clock::now();
-  const ModelWeights w = m.load();
+  // Everything that needs no model is checked before the model is loaded and the computation starts.
+  m.check();
+  pa.check();
+  check_output_file(out);
+  if (oracle && !pa.active()) fail("--check-oracle compares a plan (--ops) with the oracle; give --ops");
+  if (pa.active() && o.precision != Precision::F32) fail("--ops and --validate run in f32 (--precision f64 is the oracle's alone)");
   const auto tokens = read_token_file(tokens_path);
+  if (o.decode_from > int64_t(tokens.size()))
+    fail("--decode-from {} is beyond the {} tokens", o.decode_from, tokens.size());
+  const ModelWeights w = m.load();
   LayerTimer timer{&w.cfg, Clock::now(), {}};
   if (timings) o.on_hidden = [&](int i) { timer.on_hidden(i); };
   Mat<float> logits;
   std::string plan_text = "oracle";
-  if (oracle && !pa.active()) fail("--check-oracle compares a plan (--ops) with the oracle; give --ops");
   if (!pa.active()) {
     logits = run_reference(w, tokens, o);
   } else {
-    if (o.precision != Precision::F32) fail("--ops and --validate run in f32 (--precision f64 is the oracle's alone)");
     auto dev = pa.open_device();
     const gpu::Plan plan = gpu::Plan::parse(pa.ops, dev.get());
     plan_text = plan.describe();
     std::fprintf(stderr, "%s", plan.notes().c_str());
     if (dev) std::fprintf(stderr, "hybridlab run: device %s (%s)\n", dev->info().name.c_str(), dev->info().driver_info.c_str());
     gpu::PlanExecutor ex(plan, dev.get(), o.scan, pa.validate);
+    ex.set_allow_nonfinite(o.allow_nonfinite);
+    if (timings && dev) timer.sync = [d = dev.get()] { d->sync(); };
     logits = run_with(ex, w, tokens, o);
     std::fprintf(stderr, "hybridlab run: plan %s\n%s", plan_text.c_str(), ex.usage_report().c_str());
     if (oracle) {
       RunOptions ro = o;
       ro.on_hidden = nullptr;
+      ro.allow_nonfinite = true;  // a NaN in the oracle's logits is reported by check_oracle, beside the plan's
       const auto t1 = Clock::now();
       const Mat<float> ref = run_reference(w, tokens, ro);
       std::fprintf(stderr, "check-oracle: the oracle (f32, host) took %.1f s\n", seconds_since(t1));
@@ -129,15 +149,25 @@ void add_run_command(CLI::App& app) {
   a->plan.add(run);
   run->add_option("--tokens", a->tokens, "token ids separated by whitespace")->required();
   run->add_option("--out", a->out, "output .safetensors (tensor 'logits', F32 [n_tokens, vocab])")->required();
-  run->add_option("--prefill-chunk", a->ro.prefill_chunk, "prompt chunk size (0: one chunk)");
-  run->add_option("--decode-from", a->ro.decode_from, "tokens [K, end) go one at a time through decode");
+  run->add_option("--prefill-chunk", a->ro.prefill_chunk, "prompt chunk size (0: one chunk)")->check(kWhole);
+  // -1 is RunOptions' "no decode", not a value to give: a negative K is refused like one beyond the tokens.
+  auto* decode_from = run->add_option("--decode-from", a->ro.decode_from,
+                                      "tokens [K, end) go one at a time through decode (0 <= K <= tokens)")
+                          ->check(kWhole);
   run->add_option("--precision", a->precision, "f32 or f64 (the oracle only)")->check(CLI::IsMember({"f32", "f64"}));
-  run->add_option("--ssm-chunk", a->ro.scan.chunk, "chunk size of the chunked delta rule (default 64)");
+  run->add_option("--ssm-chunk", a->ro.scan.chunk, "chunk size of the chunked delta rule (default 64)")
+      ->check(CLI::Range(1, 1 << 16));
   run->add_flag("--timings", a->timings, "print the wall time per layer kind of every step");
+  run->add_flag("--allow-nonfinite", a->ro.allow_nonfinite,
+                "let NaN/Inf values flow through the ops into the logits (default: the first op that makes one, or "
+                "logits that hold one, stop the run with an error naming it)");
   run->add_flag("--check-oracle", a->oracle,
                 "then run the oracle (f32, host) on the same tokens and print the logits' relative L2 and argmax "
                 "agreement, prompt and decode rows apart (no per-op shadow: cheaper than --validate at full size)");
-  run->callback([a] {
+  run->callback([a, decode_from] {
+    if (decode_from->count() && a->ro.decode_from < 0)
+      fail("--decode-from {}: give a token index from 0 to the number of tokens", a->ro.decode_from);
+    if (a->ro.prefill_chunk < 0) fail("--prefill-chunk {}: give 0 (one chunk) or a positive chunk size", a->ro.prefill_chunk);
     a->ro.precision = a->precision == "f64" ? Precision::F64 : Precision::F32;
     cmd_run(a->model, a->plan, a->tokens, a->out, a->ro, a->timings, a->oracle);
   });

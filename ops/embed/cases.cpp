@@ -15,7 +15,8 @@ std::vector<Case> cases(Scale s) {
     c.label = fmt::format("V={} H={} T={}", V, H, T);
     c.shape = {{"T", double(T)}, {"vocab", double(V)}, {"hidden", double(H)}};
     c.cost = {4.0 * double(T) * (2 * H + 1), 0};
-    c.inputs = [=](std::mt19937_64& g) {
+    // Init-captures: clang before 16 cannot capture structured bindings ([=] here broke make fuzz's clang 14 build).
+    c.inputs = [V = V, H = H, T = T](std::mt19937_64& g) {
       IMat ids(1, T);
       std::uniform_int_distribution<int32_t> pick(0, int32_t(V - 1));
       for (int64_t t = 0; t < T; ++t) ids(0, t) = pick(g);

@@ -5,6 +5,7 @@
 // (Halide 21 has no public way to adopt another VkDevice's buffers, see README), on the device Halide's
 // runtime picks, steered to the same kind of device as hybridlab's (HL_VK_DEVICE_TYPE semantics).
 #include "ops/halide/halide.h"
+#include "env.h"
 
 #include <omp.h>
 
@@ -219,8 +220,7 @@ std::shared_ptr<const std::vector<uint8_t>> raw_rows(const WeightRef& w) {
     if (e.src == w.src && e.row0 == w.row0 && e.rows == w.rows) return e.bytes;
   auto v = std::make_shared<std::vector<uint8_t>>(quant::row_bytes(w.storage_type(), w.cols) * size_t(w.rows));
   w.read_raw_rows(0, w.rows, v->data());
-  const char* env = std::getenv("HYBRIDLAB_WEIGHT_CACHE_MB");
-  const size_t budget = size_t(env ? std::atoll(env) : 8192) << 20;
+  const size_t budget = env_megabytes("HYBRIDLAB_WEIGHT_CACHE_MB", 8192);
   if (held + v->size() > budget) cache.clear(), held = 0;
   cache.push_back({w.src, w.row0, w.rows, v});
   held += v->size();

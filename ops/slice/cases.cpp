@@ -17,7 +17,8 @@ std::vector<Case> cases(Scale s) {
     c.label = fmt::format("T={} [{}, {}) of {}", T, offset, offset + width, period);
     c.shape = {{"T", double(T)}, {"period", double(period)}, {"width", double(width)}};
     c.cost = {8.0 * double(T * width * (period == 24 ? 4 : 1)), 0};
-    c.inputs = [=](std::mt19937_64& g) {
+    // Init-captures: clang before 16 cannot capture structured bindings ([=] here broke make fuzz's clang 14 build).
+    c.inputs = [T, period = period, offset = offset, width = width](std::mt19937_64& g) {
       return OpArgs{{{"x", Tensor::from(randn(g, T, period == 24 ? 96 : period))}}, {},
                     {{"period", double(period)}, {"offset", double(offset)}, {"width", double(width)}}};
     };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -121,11 +122,21 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   std::memcpy(&hlen, map->data(), 8);
   if (hlen > map->size() - 8) fail("'{}': header length {} runs past the end of the file ({} bytes)", path, hlen, map->size());
   nlohmann::json j;
+  // A name given twice would silently keep the last entry (JSON objects do): refused, like overlapping data below.
+  std::set<std::string> names;
+  std::string repeated;
+  const nlohmann::json::parser_callback_t on_key = [&](int depth, nlohmann::json::parse_event_t ev, nlohmann::json& v) {
+    if (ev == nlohmann::json::parse_event_t::key && depth == 1 && v.is_string() && !names.insert(v.get<std::string>()).second &&
+        repeated.empty())
+      repeated = v.get<std::string>();
+    return true;
+  };
   try {
-    j = nlohmann::json::parse(map->data() + 8, map->data() + 8 + hlen);
+    j = nlohmann::json::parse(map->data() + 8, map->data() + 8 + hlen, on_key);
   } catch (const nlohmann::json::exception&) {
     fail("'{}': safetensors header is not valid JSON", path);
   }
+  if (!repeated.empty()) fail("'{}': tensor {} appears twice in the header", path, quant::printable(repeated));
   if (!j.is_object()) fail("'{}': safetensors header is not a JSON object", path);
   const uint8_t* base = map->data() + 8 + hlen;
   const size_t data_size = map->size() - 8 - hlen;
@@ -169,6 +180,15 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
            v.shape_str(), huge ? std::string("more than 2^64") : std::to_string(need), v.nbytes);
     f.tensors_.emplace(v.name, std::move(v));
   }
+  // Every tensor owns its bytes: two whose data ranges overlap would read each other's values.
+  std::vector<const TensorView*> by_start;
+  for (auto& [name, v] : f.tensors_)
+    if (v.nbytes) by_start.push_back(&v);
+  std::sort(by_start.begin(), by_start.end(), [](const TensorView* a, const TensorView* b) { return a->data < b->data; });
+  for (size_t i = 1; i < by_start.size(); ++i)
+    if (by_start[i]->data < by_start[i - 1]->data + by_start[i - 1]->nbytes)
+      fail("'{}': the data of tensors {} and {} overlap (offsets {} and {})", path, quant::printable(by_start[i - 1]->name),
+           quant::printable(by_start[i]->name), by_start[i - 1]->data - base, by_start[i]->data - base);
   return f;
 }
 

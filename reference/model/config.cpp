@@ -1,5 +1,6 @@
 #include "model/config.h"
 
+#include <climits>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -21,7 +22,7 @@ void ModelConfig::validate() const {
     if (!ok) fail("invalid model config: {}", what);
   };
   need(hidden > 0 && n_layers > 0 && vocab > 0, "hidden_size, num_hidden_layers and vocab_size must be positive");
-  need(int(layer_kinds.size()) == n_layers, "layer_types must have num_hidden_layers entries");
+  need(int64_t(layer_kinds.size()) == int64_t(n_layers), "layer_types must have num_hidden_layers entries");
   need(n_q_heads > 0 && n_kv_heads > 0 && head_dim > 0, "attention head counts and head_dim must be positive");
   need(n_q_heads % n_kv_heads == 0, "num_attention_heads must be a multiple of num_key_value_heads");
   need(rope_dims >= 0 && rope_dims <= head_dim && rope_dims % 2 == 0,
@@ -32,6 +33,12 @@ void ModelConfig::validate() const {
   need(n_experts > 0 && top_k > 0 && top_k <= n_experts && expert_ffn > 0 && shared_ffn > 0,
        "num_experts, num_experts_per_tok (<= num_experts) and the ffn widths must be positive");
   need(rms_eps > 0, "rms_norm_eps must be positive");
+  need(n_layers <= kMaxLayers, "num_hidden_layers is larger than hybridlab's limit of 65536");
+  // Derived widths are ints (key_dim(), conv_dim(), ...) and row counts of the weights: each must fit.
+  const int64_t kd = int64_t(lin_k_heads) * lin_k_dim, vd = int64_t(lin_v_heads) * lin_v_dim;
+  need(2 * kd + vd <= INT32_MAX, "the linear attention widths (heads x head dims) overflow");
+  need(2 * int64_t(n_q_heads) * head_dim <= INT32_MAX && int64_t(n_kv_heads) * head_dim <= INT32_MAX,
+       "the attention widths (heads x head_dim) overflow");
 }
 
 std::string ModelConfig::summary() const {
@@ -111,9 +118,11 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& root) {
     prf = get_or<double>(rp, "partial_rotary_factor", prf);
     c.rope_theta = get_or<double>(rp, "rope_theta", c.rope_theta);
   }
+  if (!(prf >= 0 && prf <= 1)) fail("config.json: partial_rotary_factor {} is not in [0, 1]", prf);
   c.rope_dims = int(std::lround(c.head_dim * prf));
 
   if (j.contains("layer_types") && !j.at("layer_types").is_null()) {
+    if (!j.at("layer_types").is_array()) fail("config.json: layer_types is not an array");
     for (const auto& t : j.at("layer_types")) {
       const std::string s = t.is_string() ? t.get<std::string>() : "";
       if (s == "linear_attention") c.layer_kinds.push_back(LayerKind::LinearAttention);
@@ -124,6 +133,9 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& root) {
     // HF rule: "linear_attention" if (i+1) % interval else "full_attention".
     const int interval = get_or<int>(j, "full_attention_interval", 4);
     if (interval <= 0) fail("config.json: full_attention_interval must be positive");
+    // The schedule is generated from the count alone: bounded before anything is allocated.
+    if (c.n_layers < 0 || c.n_layers > kMaxLayers)
+      fail("config.json: num_hidden_layers {} is not in [1, {}]", c.n_layers, kMaxLayers);
     for (int i = 0; i < c.n_layers; ++i)
       c.layer_kinds.push_back((i + 1) % interval ? LayerKind::LinearAttention : LayerKind::FullAttention);
   }

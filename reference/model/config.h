@@ -10,6 +10,10 @@ namespace hl {
 enum class LayerKind { LinearAttention, FullAttention };
 
 struct ModelConfig {
+  // More layers than any model has: a config asking for more is refused before the per-layer schedule is built
+  // (a checkpoint's tensors then bound the count further: load_hf, load_gguf).
+  static constexpr int kMaxLayers = 65536;
+
   int hidden = 0;
   int n_layers = 0;
   int vocab = 0;

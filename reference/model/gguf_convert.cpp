@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -240,6 +241,9 @@ GgufWriteSummary write_gguf(const ModelWeights& w, const std::string& path, cons
   assign_types(items, c, o.quant);
   quant::Writer out;
   set_metadata(out, c, o);
+  const GgufVocab vocab = o.vocab ? *o.vocab : placeholder_vocab(c.vocab);
+  vocab.check(c.vocab);
+  vocab.write(out, kGgufArch);
   for (const Item& it : items) {
     const Item* p = &it;  // items outlive out.write()
     out.add_tensor(it.desc.name, it.type, it.desc.ne, [p, &c, &o, tiled = w.v_heads_tiled](const quant::Writer::Sink& sink) {
@@ -293,12 +297,14 @@ GgufWriteSummary write_gguf(const ModelWeights& w, const std::string& path, cons
   s.bytes = out.file_size();
   for (const auto& it : items) ++s.type_counts[quant::type_name(it.type)];
   s.seconds = seconds_since(t0);
+  s.vocab = vocab.describe();
   return s;
 }
 
-GgufWriteOptions gguf_options_for_hf(const std::string& hf_dir, GgufQuant q) {
+GgufWriteOptions gguf_options_for_hf(const std::string& hf_dir, GgufQuant q, int64_t n_vocab) {
   GgufWriteOptions o;
   o.quant = q;
+  o.vocab = hf_vocab(hf_dir, n_vocab);
   const std::filesystem::path dir = std::filesystem::path(hf_dir).lexically_normal();
   o.name = (dir.has_filename() ? dir.filename() : dir.parent_path().filename()).string();
   // What the converter reads besides the weights: max_position_embeddings and rope_parameters.mrope_section.
@@ -306,11 +312,21 @@ GgufWriteOptions gguf_options_for_hf(const std::string& hf_dir, GgufQuant q) {
   const nlohmann::json root = nlohmann::json::parse(f, nullptr, false);
   if (!root.is_object()) return o;
   const nlohmann::json& j = root.contains("text_config") ? root["text_config"] : root;
-  if (j.contains("max_position_embeddings") && j["max_position_embeddings"].is_number_integer())
-    o.context_length = j["max_position_embeddings"].get<int64_t>();
+  // Both end up in u32 / i32 fields: checked, so that a wild value is an error rather than a wrapped number.
+  if (j.contains("max_position_embeddings") && j["max_position_embeddings"].is_number_integer()) {
+    const nlohmann::json& v = j["max_position_embeddings"];
+    if (v.is_number_unsigned() ? v.get<uint64_t>() > UINT32_MAX : true)
+      fail("'{}/config.json': max_position_embeddings {} is not in [0, 2^32)", hf_dir, v.dump());
+    o.context_length = int64_t(v.get<uint64_t>());
+  }
   if (j.contains("rope_parameters") && j["rope_parameters"].is_object() && j["rope_parameters"].contains("mrope_section")) {
+    const nlohmann::json& m = j["rope_parameters"]["mrope_section"];
+    const bool ok = m.is_array() && m.size() <= 4 && std::all_of(m.begin(), m.end(), [](const nlohmann::json& x) {
+      return x.is_number_unsigned() && x.get<uint64_t>() <= uint64_t(INT32_MAX);
+    });
+    if (!ok) fail("'{}/config.json': rope_parameters.mrope_section must be up to 4 non-negative integers", hf_dir);
     o.rope_sections.clear();
-    for (const auto& x : j["rope_parameters"]["mrope_section"]) o.rope_sections.push_back(x.get<int32_t>());
+    for (const auto& x : m) o.rope_sections.push_back(int32_t(x.get<uint64_t>()));
     o.rope_sections.resize(4, 0);
   }
   return o;

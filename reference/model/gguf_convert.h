@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/gguf_model.h"
+#include "model/gguf_vocab.h"
 
 namespace hl {
 
@@ -28,6 +29,8 @@ struct GgufWriteOptions {
   // 1/sqrt(cols) spread) instead of the source's values quantized: a synthetic model written at disk speed, for
   // benchmarks, where quantizing 35 B values would take minutes. The f32 tensors (norms, router, gates) as usual.
   bool random_blocks = false;
+  // The tokenizer metadata (gguf_vocab.h); absent: placeholder_vocab of the embedding's rows.
+  std::optional<GgufVocab> vocab;
   // After each tensor: its layout entry, its type and the seconds it took.
   std::function<void(const GgufTensorDesc&, quant::Type, double)> on_tensor;
 };
@@ -36,14 +39,16 @@ struct GgufWriteSummary {
   uint64_t bytes = 0;
   std::map<std::string, int> type_counts;  // ggml type name -> tensors
   double seconds = 0;
+  std::string vocab;  // GgufVocab::describe() of what was written
   std::string describe() const;  // "1.23 GB, 733 tensors (481 f32, 120 q4_K, ...)"
 };
 
 GgufWriteSummary write_gguf(const ModelWeights& w, const std::string& path, const GgufWriteOptions& o);
 
 // The options `hybridlab convert` writes an HF checkpoint directory with (write_gguf(load_hf(dir), ...)):
-// general.name is the directory's name; context length and mrope sections come from its config.json.
-GgufWriteOptions gguf_options_for_hf(const std::string& hf_dir, GgufQuant q);
+// general.name is the directory's name; context length and mrope sections come from its config.json; the vocabulary
+// from its tokenizer files (hf_vocab, n_vocab tokens) when it has them.
+GgufWriteOptions gguf_options_for_hf(const std::string& hf_dir, GgufQuant q, int64_t n_vocab);
 
 // Synthetic weights for `hybridlab synth`: synthetic_weights' generator with scales chosen so that hidden states
 // keep a steady RMS through all layers of a full-size model (see gguf_convert.cpp).

@@ -2,18 +2,21 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <type_traits>
 #include <variant>
 
 #include <fmt/ranges.h>
 
 #include "model/gguf_blocks.h"
+#include "model/gguf_vocab.h"
 #include "quant/gguf.h"
 
 namespace hl {
@@ -121,6 +124,9 @@ class GgufConfigReader {
     const int blocks = num("block_count"), nextn = num("nextn_predict_layers", 0);
     if (nextn >= blocks) fail("'{}': nextn_predict_layers {} leaves none of the {} blocks", f_.path(), nextn, blocks);
     c.n_layers = blocks - nextn;  // MTP blocks come last and are never run
+    // A count from the file: checked against the blocks its tensors cover before anything per block is allocated.
+    if (const int64_t present = blocks_present(); c.n_layers > present)
+      fail("'{}': {} is {} but the file holds tensors of {} blocks", f_.path(), key("block_count"), blocks, present);
     c.hidden = num("embedding_length");
     c.rms_eps = real("attention.layer_norm_rms_epsilon");
     c.n_q_heads = num("attention.head_count");
@@ -145,7 +151,10 @@ class GgufConfigReader {
     c.shared_ffn = num("expert_shared_feed_forward_length");
     const quant::TensorInfo* embd = f_.find_tensor("token_embd.weight");
     if (!embd) fail("'{}': missing tensor 'token_embd.weight'", f_.path());
+    if (embd->ne[1] < 1 || embd->ne[1] > INT_MAX)
+      fail("'{}': token_embd.weight has {} rows, expected 1 to {}", f_.path(), embd->ne[1], INT_MAX);
     c.vocab = int(embd->ne[1]);
+    read_gguf_vocab(m_, c.vocab);  // llama.cpp's checks of the tokenizer metadata, if the file has one
     c.layer_kinds = layer_kinds(blocks, c.n_layers);
     try {
       c.validate();
@@ -157,6 +166,20 @@ class GgufConfigReader {
 
  private:
   std::string key(const char* k) const { return fmt::format("{}.{}", kGgufArch, k); }
+
+  // Distinct block indices N of the tensors named "blk.N.*".
+  int64_t blocks_present() const {
+    std::set<int64_t> seen;
+    for (const quant::TensorInfo& t : f_.tensors()) {
+      const std::string& n = t.name;
+      if (n.compare(0, 4, "blk.") != 0) continue;
+      const size_t dot = n.find('.', 4);
+      if (dot == std::string::npos || dot == 4 || dot - 4 > 9) continue;
+      if (std::all_of(n.begin() + 4, n.begin() + ptrdiff_t(dot), [](char ch) { return ch >= '0' && ch <= '9'; }))
+        seen.insert(std::stoll(n.substr(4, dot - 4)));
+    }
+    return int64_t(seen.size());
+  }
 
   int num(const char* k, std::optional<int64_t> fallback = std::nullopt) const {
     if (fallback && !m_.has(key(k))) return int(*fallback);

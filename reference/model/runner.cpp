@@ -1,5 +1,6 @@
 #include "model/runner.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -7,16 +8,18 @@ namespace hl {
 
 Mat<float> run_reference(const ModelWeights& w, const std::vector<int32_t>& tokens, const RunOptions& o) {
   if (o.precision == Precision::F64) {
-    RefExecutor<double> ex(o.scan);
+    RefExecutor<double> ex(o.scan, o.allow_nonfinite);
     return run_with(ex, w, tokens, o);
   }
-  RefExecutor<float> ex(o.scan);
+  RefExecutor<float> ex(o.scan, o.allow_nonfinite);
   return run_with(ex, w, tokens, o);
 }
 
 std::vector<int32_t> read_token_file(const std::string& path) {
   std::ifstream f(path);
   if (!f) fail("cannot open token file '{}'", path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail("token file '{}' is a directory", path);
   std::vector<int32_t> ids;
   std::string word;
   while (f >> word) {

@@ -15,6 +15,9 @@ struct RunOptions {
   int64_t decode_from = -1;   // K; -1: every token is prompt
   Precision precision = Precision::F32;
   ScanOptions scan;
+  // Let NaN/Inf flow through the ops and into the logits (experiments) instead of stopping at the first op that
+  // makes one (the oracle) or at logits that hold one (any executor).
+  bool allow_nonfinite = false;
   // Called after the embedding (0), after each layer i (i + 1) and after the final norm, e.g. for timing.
   std::function<void(int)> on_hidden;
 };
@@ -24,11 +27,16 @@ template <class Ex> Mat<float> run_tokens(Forward<Ex>& fwd, const std::vector<in
   const int64_t n = int64_t(tokens.size());
   const int64_t K = o.decode_from < 0 ? n : o.decode_from;
   if (K > n) fail("--decode-from {} is beyond the {} tokens", K, n);
+  if (o.decode_from < -1) fail("--decode-from {}: give a token index from 0 to the number of tokens", o.decode_from);
   if (o.prefill_chunk < 0) fail("--prefill-chunk must be >= 0");
   const int64_t chunk = o.prefill_chunk == 0 ? std::max<int64_t>(K, 1) : o.prefill_chunk;
   Mat<float> logits;
   auto append = [&](const auto& step_logits, int64_t row) {
     const Mat<float> l = fwd.executor().to_host(step_logits);
+    // The last line of defence for executors that do not check every op (a Vulkan plan without --validate).
+    if (!o.allow_nonfinite && !l.allFinite())
+      fail("non-finite values: the logits of positions {}..{} hold {} NaN/Inf of {} values (--validate names the op that "
+           "made them; --allow-nonfinite writes them)", row, row + l.rows() - 1, l.size() - l.array().isFinite().count(), l.size());
     if (logits.size() == 0) logits.resize(n, l.cols());
     logits.middleRows(row, l.rows()) = l;
   };

@@ -9,12 +9,12 @@
 #include <tuple>
 
 #include "model/weights.h"
+#include "env.h"
 
 namespace hl {
 
 inline size_t weight_cache_budget_bytes() {
-  const char* e = std::getenv("HYBRIDLAB_WEIGHT_CACHE_MB");
-  return size_t(e ? std::atoll(e) : 8192) << 20;
+  return env_megabytes("HYBRIDLAB_WEIGHT_CACHE_MB", 8192);
 }
 
 template <class V> class WeightCache {

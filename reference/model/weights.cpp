@@ -2,8 +2,11 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include "io/safetensors.h"
 
@@ -231,6 +234,20 @@ class HfReader {
 
   bool has(const std::string& name) const { return set_.find(name) != nullptr; }
 
+  // How many distinct N the tensor names `prefix` N "." hold (the layers a checkpoint has weights for).
+  int64_t indices_present(const std::string& prefix) const {
+    std::set<int64_t> seen;
+    for (const std::string& n : set_.names()) {
+      if (n.compare(0, prefix.size(), prefix) != 0) continue;
+      const size_t dot = n.find('.', prefix.size());
+      const std::string digits = n.substr(prefix.size(), dot == std::string::npos ? std::string::npos : dot - prefix.size());
+      const bool number = !digits.empty() && digits.size() < 10 &&
+                          std::all_of(digits.begin(), digits.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
+      if (number) seen.insert(std::stoll(digits));
+    }
+    return int64_t(seen.size());
+  }
+
   // The tensor `name` with exactly `shape`, viewed as [rows, cols] = [prod(shape[:-1]), shape[-1]]
   // (or [1, n] for a vector).
   WeightRef get(const std::string& name, std::vector<int64_t> shape, Transform t = Transform::None) const {
@@ -303,6 +320,10 @@ ModelWeights load_hf(const std::string& dir) {
   // Official checkpoints nest the trunk under model.language_model.; save_pretrained of the text model
   // writes model.*. mtp.* and model.visual.* are never read.
   const std::string root = r.has("model.language_model.embed_tokens.weight") ? "model.language_model." : "model.";
+  // num_hidden_layers is a count from a file: checked against the layers the checkpoint has tensors for before any
+  // per-layer structure is built.
+  if (const int64_t present = r.indices_present(root + "layers."); c.n_layers > present)
+    fail("'{}': config.json has num_hidden_layers {} but the checkpoint holds tensors of {} layers", dir, c.n_layers, present);
   const int64_t H = c.hidden, D = c.head_dim, F = c.expert_ffn, E = c.n_experts;
   w.embed = r.get(root + "embed_tokens.weight", {c.vocab, H});
   w.final_norm = r.get(root + "norm.weight", {H}, Transform::PlusOne);

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -410,6 +411,15 @@ void Reader::Impl::parse() {
                          printable(t.name), t.offset, t.nbytes, data_offset, size));
     t.data = base + std::min(size, data_offset + size_t(t.offset));
   }
+  // Each tensor owns its bytes (ggml lays them out one after another): overlapping ranges would alias two weights.
+  std::vector<const TensorInfo*> by_offset;
+  for (const auto& t : tensors)
+    if (t.nbytes) by_offset.push_back(&t);
+  std::sort(by_offset.begin(), by_offset.end(), [](const TensorInfo* a, const TensorInfo* b) { return a->offset < b->offset; });
+  for (size_t i = 1; i < by_offset.size(); ++i)
+    if (by_offset[i]->offset < by_offset[i - 1]->offset + by_offset[i - 1]->nbytes)
+      c.fail(fmt::format("the data of tensors {} and {} overlap (offsets {} and {})", printable(by_offset[i - 1]->name),
+                         printable(by_offset[i]->name), by_offset[i - 1]->offset, by_offset[i]->offset));
 }
 
 Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -132,12 +132,25 @@ VkInstance create_instance(Functions& f, Context::ValidationLog* log) {
   return instance;
 }
 
-std::vector<VkPhysicalDevice> physical_devices(const Functions& f, VkInstance instance) {
+// The physical devices and their infos, each device once: the loader enumerates a device once per ICD manifest
+// that names its driver (one in /etc/vulkan/icd.d and one in /usr/share/vulkan/icd.d, say), and those entries have
+// the same device and driver UUIDs. Indices are positions in this list (what --device N selects).
+std::vector<std::pair<VkPhysicalDevice, DeviceInfo>> unique_devices(const Functions& f, VkInstance instance) {
   uint32_t n = 0;
   check(f.vkEnumeratePhysicalDevices(instance, &n, nullptr), "vkEnumeratePhysicalDevices");
   std::vector<VkPhysicalDevice> pds(n);
   check(f.vkEnumeratePhysicalDevices(instance, &n, pds.data()), "vkEnumeratePhysicalDevices");
-  return pds;
+  pds.resize(n);
+  std::vector<std::pair<VkPhysicalDevice, DeviceInfo>> out;
+  for (VkPhysicalDevice pd : pds) {
+    DeviceInfo d = detail::query_device_info(f, pd, uint32_t(out.size()));
+    const bool known_ids = d.device_uuid != decltype(d.device_uuid){};
+    const bool seen = known_ids && std::any_of(out.begin(), out.end(), [&](const auto& e) {
+      return e.second.device_uuid == d.device_uuid && e.second.driver_uuid == d.driver_uuid && e.second.name == d.name;
+    });
+    if (!seen) out.emplace_back(pd, std::move(d));
+  }
+  return out;
 }
 
 std::string lower(std::string_view s) {
@@ -200,8 +213,7 @@ std::vector<DeviceInfo> list_devices() {
   VkInstance instance = create_instance(f, nullptr);
   std::vector<DeviceInfo> devices;
   try {
-    auto pds = physical_devices(f, instance);
-    for (uint32_t i = 0; i < pds.size(); ++i) devices.push_back(detail::query_device_info(f, pds[i], i));
+    for (auto& [pd, info] : unique_devices(f, instance)) devices.push_back(std::move(info));
   } catch (...) {
     f.vkDestroyInstance(instance, nullptr);
     throw;
@@ -222,9 +234,9 @@ std::unique_ptr<Context> Context::create(const ContextOptions& options) {
           "vkCreateDebugUtilsMessengerEXT");
   }
 
-  auto pds = physical_devices(c.fn_, c.instance_);
+  std::vector<VkPhysicalDevice> pds;
   std::vector<DeviceInfo> devices;
-  for (uint32_t i = 0; i < pds.size(); ++i) devices.push_back(detail::query_device_info(c.fn_, pds[i], i));
+  for (auto& [pd, info] : unique_devices(c.fn_, c.instance_)) pds.push_back(pd), devices.push_back(std::move(info));
   const std::string selector = options.device.empty() ? env("HYBRIDLAB_DEVICE") : options.device;
   c.info_ = select_device(devices, selector);
   c.physical_device_ = pds[c.info_.index];

@@ -111,7 +111,11 @@ DeviceInfo query_device_info(const Functions& f, VkPhysicalDevice pd, uint32_t i
   void** tail = &maint3.pNext;  // `*tail = &s, tail = &s.pNext` appends s to the chain
   if (v12) *tail = &driver, tail = &driver.pNext;
   if (size_control_ext) *tail = &size_control, tail = &size_control.pNext;
+  VkPhysicalDeviceIDProperties ids{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+  if (p.apiVersion >= VK_API_VERSION_1_1) *tail = &ids, tail = &ids.pNext;
   f.vkGetPhysicalDeviceProperties2(pd, &props);
+  std::copy_n(ids.deviceUUID, VK_UUID_SIZE, d.device_uuid.begin());
+  std::copy_n(ids.driverUUID, VK_UUID_SIZE, d.driver_uuid.begin());
 
   d.driver_id = driver.driverID;
   d.driver_name = v12 ? driver.driverName : "";

@@ -28,6 +28,8 @@ struct DeviceInfo {
   VkDriverId driver_id = VkDriverId(0);
   std::string driver_name, driver_info;
   uint32_t api_version = 0;
+  // The same device seen through two loader entries (an ICD manifest installed twice) has the same UUIDs.
+  std::array<uint8_t, 16> device_uuid{}, driver_uuid{};
 
   // Subgroups: subgroup_size is the default the driver reports; with size control a pipeline may
   // require any power of two in [min_subgroup_size, max_subgroup_size].

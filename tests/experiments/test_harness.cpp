@@ -150,3 +150,38 @@ TEST_CASE("experiments: a wrong variant is reported as failing and is not timed"
   CHECK(saw_pass);
   fs::remove_all(o.out_dir);
 }
+
+TEST_CASE("experiments: options that match nothing or name a path are refused before anything runs or is written", "[experiments]") {
+  const std::string out = tmp_reports();
+  auto error = [&](const std::string& name, const std::function<void(exp::Options&)>& set) {
+    exp::Options o;
+    o.quick = true;
+    o.out_dir = out;
+    set(o);
+    try {
+      exp::run_experiment(name, o);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("(ran)");
+  };
+  CHECK_THAT(error("norms", [](exp::Options& o) { o.runs = 0; }), Catch::Contains("--runs 0: give at least 1 timed run"));
+  CHECK_THAT(error("norms", [](exp::Options& o) { o.runs = -3; }), Catch::Contains("--runs -3"));
+  CHECK_THAT(error("norms", [](exp::Options& o) { o.full = true; }), Catch::Contains("--quick and --full exclude each other"));
+  CHECK_THAT(error("norms", [](exp::Options& o) { o.tag = "../../evil"; }), Catch::Contains("a tag is a name"));
+  CHECK_THAT(error("norms", [](exp::Options& o) { o.tag = ".hidden"; }), Catch::Contains("a tag is a name"));
+  CHECK_THAT(error("norms", [](exp::Options& o) { o.only_variant = "vulkan:nope"; }),
+             Catch::Contains("--variant 'vulkan:nope': experiment norms has no such variant") && Catch::Contains("vulkan:rowgroup"));
+  CHECK_THAT(error("norms", [](exp::Options& o) { o.cases = "zzz"; }),
+             Catch::Contains("--cases 'zzz': matches none of experiment norms's cases") && Catch::Contains("T=64"));
+  CHECK_THAT(error("norms", [](exp::Options& o) { o.cases = "(["; }), Catch::Contains("--cases '([': not a valid regular expression"));
+  CHECK_THAT(error("forward", [](exp::Options& o) { o.only_variant = "vulkan:rowgroup"; }),
+             Catch::Contains("--variant and --cases apply to op experiments"));
+  CHECK_THAT(error("norms", [](exp::Options& o) { o.out_dir = "/proc/hybridlab-no"; }), Catch::Contains("cannot create the report directory"));
+  // Nothing measured, nothing written (not even the bandwidth ceilings every report divides by).
+  bool any = false;
+  if (fs::exists(out))
+    for (auto& f : fs::recursive_directory_iterator(out)) any |= f.path().extension() == ".json";
+  CHECK_FALSE(any);
+  fs::remove_all(out);
+}

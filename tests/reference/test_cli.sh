@@ -12,6 +12,19 @@ ok() {  # ok NAME CMD...: must exit 0
   local name=$1; shift
   if ! "$@" >"$t/out" 2>"$t/err"; then echo "FAIL $name: exit $? : $(cat "$t/err")"; fails=$((fails + 1)); else echo "ok   $name"; fi
 }
+# bad_after NAME EXPECTED-SUBSTRING CMD...: must exit non-zero with its one error line last, after progress lines
+# (a plan prints its device first)
+bad_after() {
+  local name=$1 want=$2; shift 2
+  "$@" >"$t/out" 2>"$t/err"
+  local rc=$? errors
+  errors=$(grep -c "^hybridlab: error:" "$t/err")
+  if [ $rc -eq 0 ] || [ $rc -ge 128 ] || [ "$errors" -ne 1 ] || ! tail -1 "$t/err" | grep -q "^hybridlab: error: .*$want"; then
+    echo "FAIL $name: exit $rc, want a last line with '$want', got: $(cat "$t/err")"; fails=$((fails + 1))
+  else
+    echo "ok   $name: $(tail -1 "$t/err")"
+  fi
+}
 bad() {  # bad NAME EXPECTED-SUBSTRING CMD...: must exit non-zero with one error line containing the substring
   local name=$1 want=$2; shift 2
   "$@" >"$t/out" 2>"$t/err"
@@ -123,8 +136,8 @@ ok synth "$bin" synth --preset tiny --seed 3 --quant q4_k_m --out "$t/synth.gguf
 grep -q "hidden RMS after layer 1" "$t/out" || { echo "FAIL synth --check printed no hidden-state RMS"; fails=$((fails + 1)); }
 ok run-synth-gguf "$bin" run --model "$t/synth.gguf" --layers 2 --tokens "$t/tok.txt" --out "$t/s.safetensors"
 ok info-gguf "$bin" info --model "$t/tiny-q4km.gguf"
-if ! grep -q "4 layers" "$t/out" || ! grep -q "76 tensors" "$t/out"; then
-  echo "FAIL info-gguf: want the config and 76 tensors, got: $(cat "$t/out")"; fails=$((fails + 1))
+if ! grep -q "4 layers" "$t/out" || ! grep -q "76 tensors" "$t/out" || ! grep -q "vocabulary: gpt2/qwen2, 512 tokens" "$t/out"; then
+  echo "FAIL info-gguf: want the config, 76 tensors and the placeholder vocabulary, got: $(cat "$t/out")"; fails=$((fails + 1))
 fi
 head -c 100000 "$t/tiny.gguf" >"$t/truncated.gguf"
 echo "not a gguf" >"$t/junk.gguf"
@@ -182,6 +195,126 @@ if "$bin" ops 2>/dev/null | grep -q "halide-vulkan:rmsnorm:gpu_tuned"; then
   bad variant-unavailable "variant 'halide-vulkan:rmsnorm:gpu_tuned' of op 'rmsnorm' is unavailable: Halide's Vulkan runtime found no usable device" \
     env HL_VK_LAYERS=VK_LAYER_hybridlab_does_not_exist "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/x.safetensors" \
     --ops 'rmsnorm=halide-vulkan:rmsnorm:gpu_tuned'
+fi
+
+# ---- issue 23: bad inputs as a new user tried them. Each crashed, hung, grew without bound or answered wrong before;
+# the commands that blew up run under 4 GB of address space (and the binary alone under a time limit), so a regression
+# fails fast here.
+limited() { ( ulimit -v 4000000; "$@" ); }
+rep=$t/reports
+bad runs-zero "--runs: Value 0 not in range 1 to 1000000" limited "$bin" experiment norms --runs 0 --out "$rep"
+bad runs-negative "--runs: Value -3 not in range 1 to 1000000" limited "$bin" experiment norms --runs -3 --out "$rep"
+bad quick-full "--quick excludes --full" "$bin" experiment norms --quick --full --out "$rep"
+bad tag-path "--tag '../../evil': a tag is a name" "$bin" experiment norms --tag ../../evil --out "$rep"
+bad tag-empty "--tag '': give a value or leave the option out" "$bin" experiment norms --tag '' --out "$rep"
+bad variant-unknown "--variant 'vulkan:nope': experiment norms has no such variant" "$bin" experiment norms --variant vulkan:nope --out "$rep"
+bad cases-none "--cases 'zzz': matches none of experiment norms's cases" "$bin" experiment norms --cases zzz --out "$rep"
+bad cases-regex "--cases '(\[': not a valid regular expression" "$bin" experiment norms --cases '([' --out "$rep"
+bad out-unmakeable "--out '/proc/hybridlab-no': cannot create the report directory" "$bin" experiment norms --out /proc/hybridlab-no
+if [ -n "$(find "$rep" -name '*.json' 2>/dev/null)" ]; then echo "FAIL a refused experiment wrote a report"; fails=$((fails + 1)); fi
+bad bench-tag-path "--tag '../x': a name" "$bin" bench --model "$tiny" -p 8 -n 2 --tag ../x --out "$rep"
+
+# Counts from a file, checked against the tensors it holds before anything is allocated.
+python3 - "$t/tiny.gguf" "$t/g-blocks.gguf" <<'EOF2'
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+key = b'qwen35moe.block_count'
+p = b.index(struct.pack('<Q', len(key)) + key) + 8 + len(key)
+assert struct.unpack_from('<I', b, p)[0] == 4  # u32
+struct.pack_into('<I', b, p + 4, 2000000000)
+open(sys.argv[2], 'wb').write(b)
+EOF2
+bad gguf-block-count "qwen35moe.block_count is 2000000000 but the file holds tensors of 4 blocks" limited "$bin" info --model "$t/g-blocks.gguf"
+bad gguf-block-count-run "qwen35moe.block_count is 2000000000 but the file holds tensors of 4 blocks" limited run_gguf "$t/g-blocks.gguf"
+layers_config() {  # layers_config DIR N: hf-tiny with num_hidden_layers N and no layer_types (the schedule from the count)
+  ckpt "$1" && ln -s "$tiny/model.safetensors" "$1/model.safetensors" && python3 - "$tiny/config.json" "$1/config.json" "$2" <<'EOF2'
+import json, sys
+c = json.load(open(sys.argv[1]))
+del c['layer_types']
+c['num_hidden_layers'] = int(sys.argv[3])
+json.dump(c, open(sys.argv[2], 'w'))
+EOF2
+}
+layers_config "$t/layers2g" 2000000000 && layers_config "$t/layers9" 9
+bad config-layer-count "num_hidden_layers 2000000000 is not in \[1, 65536\]" limited "$bin" info --model "$t/layers2g"
+bad config-layer-count-run "num_hidden_layers 2000000000 is not in \[1, 65536\]" limited run_tiny --model "$t/layers2g"
+bad config-layers-present "config.json has num_hidden_layers 9 but the checkpoint holds tensors of 4 layers" limited run_tiny --model "$t/layers9"
+
+# NaN weights (layer 0's router): named by op and layer, non-zero exit; --allow-nonfinite lets them through.
+mkdir -p "$t/nan" && cp "$tiny/config.json" "$t/nan/" && python3 - "$tiny/model.safetensors" "$t/nan/model.safetensors" <<'EOF2'
+import json, struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+n = struct.unpack_from('<Q', b, 0)[0]
+lo, hi = json.loads(b[8:8 + n])['model.layers.0.mlp.gate.weight']['data_offsets']
+b[8 + n + lo:8 + n + hi] = struct.pack('<f', float('nan')) * ((hi - lo) // 4)
+open(sys.argv[2], 'wb').write(b)
+EOF2
+bad nan-oracle "non-finite values: op matmul at layer 0 (gated-deltanet) produced 64 NaN/Inf of 64 values" run_tiny --model "$t/nan"
+bad nan-oracle-f64 "non-finite values: op matmul at layer 0 (gated-deltanet)" run_tiny --model "$t/nan" --precision f64
+bad_after nan-validate "non-finite values: op matmul (vulkan:[a-z_0-9]*) at layer 0 (gated-deltanet) produced 64 NaN/Inf of 64 values in 'y'" \
+  run_tiny --model "$t/nan" --ops '*=vulkan' --validate
+bad_after nan-check-oracle "non-finite values: the logits of positions 0..7 hold 4096 NaN/Inf of 4096 values" \
+  run_tiny --model "$t/nan" --ops '*=vulkan' --check-oracle
+bad_after nan-check-oracle-allowed "check-oracle: no comparison: the plan's logits hold 4096 NaN/Inf values" \
+  run_tiny --model "$t/nan" --ops '*=vulkan' --check-oracle --allow-nonfinite
+ok nan-allowed run_tiny --model "$t/nan" --allow-nonfinite
+bad bench-nan "non-finite values: the logits of the prompt's last token hold 512 NaN/Inf of 512 values" \
+  "$bin" bench --model "$t/nan" -p 8 -n 2 --no-breakdown --out "$rep"
+
+# --out in a missing directory: refused before a full-size layer is synthesised (it took 11 s and 4.5 GB before).
+bad out-missing-dir "--out '$t/no/such/x.safetensors': cannot create the file: cannot write in directory '$t/no/such', which does not exist" \
+  limited timeout 20 "$bin" run --preset qwen36-35b-a3b --layers 1 --tokens "$t/tok.txt" --out "$t/no/such/x.safetensors"
+bad out-directory "cannot write there: it is a directory" "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t"
+bad convert-out-missing "cannot write in directory '$t/no/such', which does not exist" "$bin" convert --model "$tiny" --out "$t/no/such/x.gguf"
+bad synth-out-missing "cannot write in directory '$t/no/such', which does not exist" \
+  limited timeout 20 "$bin" synth --preset qwen36-35b-a3b --out "$t/no/such/x.gguf"
+bad bench-out-unmakeable "--out '/proc/hybridlab-no': cannot create the directory" "$bin" bench --model "$tiny" -p 8 -n 2 --out /proc/hybridlab-no
+
+# Accepted silently before: an empty plan, zero layers, a negative decode start, --quick with --full (above).
+bad ops-empty "--ops '' names no op=variant pair" run_tiny --model "$tiny" --ops ''
+bad ops-commas "--ops ' , ' names no op=variant pair" run_tiny --model "$tiny" --ops ' , '
+bad bench-ops-empty "--ops '' names no op=variant pair" "$bin" bench --model "$tiny" -p 8 -n 2 --ops ''
+bad layers-zero "--layers 0: give at least 1 layer" run_tiny --model "$tiny" --layers 0
+bad layers-negative "--layers -2: give at least 1 layer" run_tiny --model "$tiny" --layers -2
+bad synth-layers-zero "--layers 0: the preset has 4 layers" "$bin" synth --preset tiny --out "$t/x.gguf" --layers 0
+bad decode-from-negative "--decode-from -1: give a token index from 0 to the number of tokens" run_tiny --model "$tiny" --decode-from -1
+bad prefill-chunk-negative "--prefill-chunk -1: give 0 (one chunk) or a positive chunk size" run_tiny --model "$tiny" --prefill-chunk -1
+bad ssm-chunk-zero "--ssm-chunk: Value 0 not in range 1 to 65536" run_tiny --model "$tiny" --ssm-chunk 0
+# Whole numbers as typed: CLI11 alone read a seed of -1 as 2^64 - 1 and saturated an int64 at 2^63 - 1, silently.
+bad seed-negative "--seed: '-1' is not a non-negative whole number below 2^64" "$bin" run --preset tiny --seed -1 --tokens "$t/tok.txt" --out "$t/x.safetensors"
+bad seed-overflow "--seed: '99999999999999999999999' is not a non-negative whole number" \
+  "$bin" run --preset tiny --seed 99999999999999999999999 --tokens "$t/tok.txt" --out "$t/x.safetensors"
+bad prefill-chunk-overflow "--prefill-chunk: '99999999999999999999' is not a whole number within 64 bits" \
+  run_tiny --model "$tiny" --prefill-chunk 99999999999999999999
+bad decode-from-fraction "--decode-from: '1.5' is not a whole number" run_tiny --model "$tiny" --decode-from 1.5
+bad synth-seed-negative "--seed: '-2' is not a non-negative whole number" "$bin" synth --preset tiny --seed -2 --out "$t/x.gguf"
+bad bench-token-seed "--token-seed: '-5' is not a non-negative whole number" "$bin" bench --model "$tiny" -p 8 -n 2 --token-seed -5
+bad tokens-directory "token file '$t' is a directory" "$bin" run --model "$tiny" --tokens "$t" --out "$t/x.safetensors"
+bad weight-cache-env "HYBRIDLAB_WEIGHT_CACHE_MB='-1': give a size in MB" \
+  env HYBRIDLAB_WEIGHT_CACHE_MB=-1 "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/x.safetensors"
+bad weight-cache-env-unit "HYBRIDLAB_WEIGHT_CACHE_MB='8G': give a size in MB" \
+  env HYBRIDLAB_WEIGHT_CACHE_MB=8G "$bin" run --model "$tiny" --tokens "$t/tok.txt" --out "$t/x.safetensors"
+ckpt "$t/overlap" && st "$t/overlap/model.safetensors" \
+  '{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}}' 24
+ckpt "$t/repeat" && st "$t/repeat/model.safetensors" \
+  '{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"a":{"dtype":"F32","shape":[4],"data_offsets":[16,32]}}' 32
+bad safetensors-overlap "the data of tensors 'a' and 'b' overlap" run_tiny --model "$t/overlap"
+bad safetensors-repeat "tensor 'a' appears twice in the header" run_tiny --model "$t/repeat"
+
+# `devices` with the driver's manifest installed twice (say in /etc and in /usr/share): each device once.
+lvp=$(ls /usr/share/vulkan/icd.d/lvp_icd*.json 2>/dev/null | head -1)
+if [ -n "$lvp" ]; then
+  cp "$lvp" "$t/icd-a.json" && cp "$lvp" "$t/icd-b.json"
+  ok devices-twice env VK_DRIVER_FILES="$t/icd-a.json:$t/icd-b.json" VK_ICD_FILENAMES="$t/icd-a.json:$t/icd-b.json" "$bin" devices
+  n=$(grep -c '^[0-9]*: .*\[' "$t/out")
+  [ "$n" = 1 ] || { echo "FAIL devices-twice: want 1 device, got $n: $(cat "$t/out")"; fails=$((fails + 1)); }
+fi
+
+# --timings: decode steps of the tiny model take well under a millisecond per layer; printed, not rounded to 0.
+ok timings run_tiny --model "$tiny" --timings --decode-from 5
+if ! grep -q "step 4 (1 tokens):  gated-deltanet [0-9.e+-]* ms/layer  full-attention [0-9.e+-]* ms/layer" "$t/err" ||
+   grep -q "0.000 s/layer\| 0 ms/layer" "$t/err"; then
+  echo "FAIL timings: want every step's time per layer in ms, none zero: $(cat "$t/err")"; fails=$((fails + 1))
 fi
 
 [ $fails -eq 0 ] && echo "all CLI checks passed" || { echo "$fails CLI checks failed"; exit 1; }

@@ -8,12 +8,15 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "io/safetensors.h"
 #include "model/gguf_blocks.h"
 #include "model/gguf_convert.h"
+#include "model/gguf_vocab.h"
 #include "model/runner.h"
 #include "quant/gguf.h"
 #include "test_util.h"
@@ -47,7 +50,7 @@ const std::string& tiny_gguf(GgufQuant q) {
   static std::map<GgufQuant, std::string> files;
   if (!files.count(q)) {
     const std::string path = tmp(fmt::format("hf-tiny-{}.gguf", gguf_quant_name(q)));
-    write_gguf(hf(), path, gguf_options_for_hf(test::hf_tiny() + "/model", q));
+    write_gguf(hf(), path, gguf_options_for_hf(test::hf_tiny() + "/model", q, hf().cfg.vocab));
     files[q] = path;
   }
   return files.at(q);
@@ -416,4 +419,204 @@ TEST_CASE("gguf: synth writes any preset; the file runs and matches the weights 
   CHECK(q.cfg.n_layers == 2);
   q.truncate_layers(1);
   CHECK(run_reference(q, tokens, {}).allFinite());
+}
+
+// ---- the vocabulary llama.cpp's loader needs (issue 23) ---------------------------------------------------------
+
+namespace {
+
+// A checkpoint directory: hf-tiny's config and weights (links) beside copies of tests/reference/data/tokenizer/,
+// after edit(tokenizer.json) when given.
+std::string tokenizer_checkpoint(const std::string& name, const std::function<void(nlohmann::json&)>& edit = {}) {
+  const fs::path dir = tmp(name);
+  fs::create_directories(dir);
+  for (const char* f : {"config.json", "model.safetensors"})
+    if (!fs::exists(dir / f)) fs::create_symlink(fs::absolute(test::hf_tiny() + "/model/" + f), dir / f);
+  const fs::path data = fs::path(test::root()) / "tests/reference/data/tokenizer";
+  fs::copy_file(data / "tokenizer_config.json", dir / "tokenizer_config.json", fs::copy_options::overwrite_existing);
+  std::ifstream in(data / "tokenizer.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  if (edit) edit(j);
+  std::ofstream(dir / "tokenizer.json") << j.dump();
+  return dir.string();
+}
+
+std::string vocab_error(const std::string& dir, int64_t n_vocab = 512) {
+  try {
+    hf_vocab(dir, n_vocab);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(read)";
+}
+
+}  // namespace
+
+TEST_CASE("gguf vocabulary: the placeholder is one distinct token per row, bytes first, <|endoftext|> last", "[gguf][vocab]") {
+  for (int64_t n : {1, 10, 257, 258, 512, 248320}) {
+    INFO(n);
+    const GgufVocab v = placeholder_vocab(n);
+    REQUIRE(int64_t(v.tokens.size()) == n);
+    REQUIRE(v.types.size() == v.tokens.size());
+    CHECK(std::set<std::string>(v.tokens.begin(), v.tokens.end()).size() == v.tokens.size());
+    CHECK(v.tokens.back() == "<|endoftext|>");
+    CHECK(v.types.back() == int32_t(TokenType::Control));
+    for (auto& [kind, id] : v.special_ids) CHECK(id == uint32_t(n - 1));
+    CHECK(v.model == "gpt2");
+    CHECK(v.pre == "qwen2");
+    // The one merge "Ġ Ġ" (two spaces, byte 0x20 as U+0120) and the token it makes, where there is room.
+    CHECK(v.merges == (n >= 258 ? std::vector<std::string>{"\xc4\xa0 \xc4\xa0"} : std::vector<std::string>{}));
+    if (n >= 258) CHECK(v.tokens[256] == "\xc4\xa0\xc4\xa0");
+  }
+  const GgufVocab v = placeholder_vocab(512);
+  CHECK(v.tokens[0] == "!");                 // GPT-2's (and Qwen's) id 0
+  CHECK(v.tokens[187] == "\xc3\xbf");        // byte 0xff, the last printable one
+  CHECK(v.tokens[188] == "\xc4\x80");        // byte 0x00 as U+0100
+  CHECK(v.tokens[300] == "[PAD300]");
+  CHECK(v.types[300] == int32_t(TokenType::Unused));
+  CHECK_THROWS_WITH(placeholder_vocab(0), Catch::Contains("0 tokens"));
+}
+
+TEST_CASE("gguf vocabulary: convert and synth write the tokenizer keys llama.cpp's loader reads", "[gguf][vocab]") {
+  const quant::Reader r(tiny_gguf(GgufQuant::Q8_0));
+  const quant::Metadata& m = r.metadata();
+  CHECK(m.get_string("tokenizer.ggml.model") == "gpt2");
+  CHECK(m.get_string("tokenizer.ggml.pre") == "qwen2");
+  CHECK(m.get_array("tokenizer.ggml.tokens").items.size() == 512);
+  CHECK(m.get_array("tokenizer.ggml.token_type").type == quant::ValueType::INT32);
+  CHECK(m.get_array("tokenizer.ggml.merges").items.size() == 1);
+  CHECK(m.get_u32("qwen35moe.vocab_size") == 512);
+  CHECK(m.get_u32("tokenizer.ggml.eos_token_id") == 511);
+  CHECK(m.get_bool("tokenizer.ggml.add_bos_token") == false);
+  const auto v = read_gguf_vocab(m, 512);
+  REQUIRE(v);
+  CHECK(v->tokens == placeholder_vocab(512).tokens);
+
+  const ModelConfig c = ModelConfig::preset("tiny");
+  GgufWriteOptions o;
+  write_gguf(synth_gguf_weights(c, 7), tmp("synth-vocab.gguf"), o);
+  CHECK(quant::Reader(tmp("synth-vocab.gguf")).metadata().get_array("tokenizer.ggml.tokens").items.size() == size_t(c.vocab));
+}
+
+TEST_CASE("gguf vocabulary: a checkpoint's tokenizer.json as llama.cpp's converter reads it", "[gguf][vocab]") {
+  const std::string dir = tokenizer_checkpoint("tok-ckpt");
+  const auto v = hf_vocab(dir, 512);
+  REQUIRE(v);
+  CHECK(v->pre == "qwen35");  // Qwen3.5's split regex (combining marks in letter runs)
+  CHECK(v->tokens[0] == "!");
+  CHECK(v->tokens[256] == "th");  // the first merge's token
+  CHECK(v->types[256] == int32_t(TokenType::Normal));
+  CHECK(v->tokens[300] == "[PAD300]");  // rows no token names
+  CHECK(v->types[300] == int32_t(TokenType::Unused));
+  CHECK(v->tokens[502] == "<|im_end|>");
+  CHECK(v->types[502] == int32_t(TokenType::Control));
+  CHECK(v->tokens[503] == "<think>");  // added, not special: USER_DEFINED
+  CHECK(v->types[503] == int32_t(TokenType::UserDefined));
+  REQUIRE(v->merges.size() == 40);
+  CHECK(v->merges[0] == "t h");
+  CHECK(v->merges[1] == "\xc4\xa0 th");
+  const std::vector<std::pair<std::string, uint32_t>> ids{{"eos", 502}, {"pad", 500}};
+  CHECK(v->special_ids == ids);
+  CHECK(v->add_special == std::vector<std::pair<std::string, bool>>{{"bos", false}});
+  CHECK_THAT(v->chat_template, Catch::Contains("<|im_start|>assistant"));
+  CHECK_FALSE(hf_vocab(test::hf_tiny() + "/model", 512));  // no tokenizer.json: the caller writes the placeholder
+
+  // Written by convert and read back: the same vocabulary, and the file still loads as the same model.
+  const std::string path = tmp("tok.gguf");
+  write_gguf(hf(), path, gguf_options_for_hf(dir, GgufQuant::F32, 512));
+  const auto back = read_gguf_vocab(quant::Reader(path).metadata(), 512);
+  REQUIRE(back);
+  CHECK(back->tokens == v->tokens);
+  CHECK(back->types == v->types);
+  CHECK(back->merges == v->merges);
+  CHECK(back->special_ids == v->special_ids);
+  CHECK(max_abs(logits(load_gguf(path)), f32_logits()) == 0);
+
+  // Merges in the pair format with a space in a part: the space written as U+0120, as gguf-py does.
+  const std::string spaced = tokenizer_checkpoint("tok-spaced", [](nlohmann::json& j) { j["model"]["merges"][0] = {"a b", "c"}; });
+  CHECK(hf_vocab(spaced, 512)->merges[0] == "a\xc4\xa0" "b c");
+}
+
+TEST_CASE("gguf vocabulary: a tokenizer llama.cpp could not load is a one-line error naming the file", "[gguf][vocab]") {
+  struct Bad {
+    std::string name;
+    std::function<void(nlohmann::json&)> edit;
+    int64_t n_vocab;
+    std::string want;
+  };
+  const std::vector<Bad> cases = {
+      {"beyond", {}, 300, "added token '<|endoftext|>' has id 500, beyond the embedding's 300 rows"},
+      {"negative", [](nlohmann::json& j) { j["model"]["vocab"]["th"] = -4; }, 512, "token 'th' has id '-4'"},
+      {"twice", [](nlohmann::json& j) { j["added_tokens"][1]["content"] = "<|endoftext|>"; }, 512,
+       "token '<|endoftext|>' appears twice"},
+      {"clash", [](nlohmann::json& j) { j["added_tokens"][0]["id"] = 256; }, 512, "id 256 names both 'th' and '<|endoftext|>'"},
+      {"regex", [](nlohmann::json& j) { j["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "\\s+"; }, 512,
+       "not a byte-level split with Qwen2's or Qwen3.5's regex"},
+      {"wordpiece", [](nlohmann::json& j) { j["model"]["type"] = "WordPiece"; }, 512, "a 'WordPiece' tokenizer"},
+      {"merge", [](nlohmann::json& j) { j["model"]["merges"][3] = 7; }, 512, "merge #3 is '7'"},
+      {"vocab", [](nlohmann::json& j) { j["model"]["vocab"] = nlohmann::json::array(); }, 512, "model.vocab is not an object"},
+  };
+  for (const Bad& b : cases) {
+    const std::string dir = tokenizer_checkpoint("bad-" + b.name, b.edit);
+    const std::string e = vocab_error(dir, b.n_vocab);
+    INFO(b.name << ": " << e);
+    CHECK(e.find(b.want) != std::string::npos);
+    CHECK(e.find("tokenizer.json") != std::string::npos);
+    CHECK(e.find('\n') == std::string::npos);
+  }
+  const std::string junk = tokenizer_checkpoint("bad-json");
+  std::ofstream(junk + "/tokenizer.json") << "{\"model\": ";
+  CHECK_THAT(vocab_error(junk), Catch::Contains("is not valid JSON"));
+}
+
+TEST_CASE("gguf: counts in the metadata are checked against the tensors and the embedding before use", "[gguf][errors]") {
+  const std::string good = tiny_gguf(GgufQuant::F32);
+  struct Bad {
+    std::string file, want;
+  };
+  const std::vector<Bad> cases = {
+      {rewrite(good, tmp("blocks.gguf"), [](quant::Writer& w) { w.set("qwen35moe.block_count", uint32_t(2000000000)); }),
+       "qwen35moe.block_count is 2000000000 but the file holds tensors of 4 blocks"},
+      {rewrite(good, tmp("blocks5.gguf"), [](quant::Writer& w) { w.set("qwen35moe.block_count", uint32_t(5)); }),
+       "qwen35moe.block_count is 5 but the file holds tensors of 4 blocks"},
+      {rewrite(good, tmp("tokens.gguf"),
+               [](quant::Writer& w) { w.set("tokenizer.ggml.tokens", quant::Value::array_of<std::string>({"a", "b"})); }),
+       "tokenizer.ggml.tokens has 2 entries for an embedding of 512 rows"},
+      {rewrite(good, tmp("vocab_size.gguf"), [](quant::Writer& w) { w.set("qwen35moe.vocab_size", uint32_t(1000)); }),
+       "qwen35moe.vocab_size = 1000 but token_embd.weight has 512 rows"},
+      {rewrite(good, tmp("eos.gguf"), [](quant::Writer& w) { w.set("tokenizer.ggml.eos_token_id", uint32_t(512)); }),
+       "tokenizer.ggml.eos_token_id = 512 is outside the 512 tokens"},
+  };
+  for (const Bad& b : cases) {
+    const std::string e = load_error(b.file);
+    INFO(e);
+    CHECK(e.find(b.want) != std::string::npos);
+    CHECK(e.find('\n') == std::string::npos);
+  }
+}
+
+TEST_CASE("gguf: convert's config.json fields beyond their GGUF types are one-line errors", "[gguf][errors]") {
+  std::ifstream in(test::hf_tiny() + "/model/config.json");
+  const nlohmann::json base = nlohmann::json::parse(in);
+  auto error = [&](const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+    const fs::path dir = tmp(name);
+    fs::create_directories(dir);
+    nlohmann::json j = base;
+    edit(j);
+    std::ofstream(dir / "config.json") << j.dump();
+    try {
+      gguf_options_for_hf(dir.string(), GgufQuant::F32, 512);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  CHECK_THAT(error("ctx", [](nlohmann::json& j) { j["max_position_embeddings"] = 1ll << 33; }),
+             Catch::Contains("max_position_embeddings 8589934592 is not in [0, 2^32)"));
+  CHECK_THAT(error("ctx-neg", [](nlohmann::json& j) { j["max_position_embeddings"] = -5; }), Catch::Contains("max_position_embeddings -5"));
+  CHECK_THAT(error("mrope", [](nlohmann::json& j) { j["rope_parameters"]["mrope_section"] = {11, "a"}; }),
+             Catch::Contains("mrope_section must be up to 4 non-negative integers"));
+  CHECK_THAT(error("mrope5", [](nlohmann::json& j) { j["rope_parameters"]["mrope_section"] = {1, 2, 3, 4, 5}; }),
+             Catch::Contains("mrope_section must be up to 4 non-negative integers"));
+  CHECK(error("fine", [](nlohmann::json& j) { j["rope_parameters"]["mrope_section"] = {11, 11, 10}; }) == "(accepted)");
 }

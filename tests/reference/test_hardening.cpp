@@ -2,6 +2,7 @@
 // availability errors, and one regression test per input that made a fuzzer (tests/fuzz/) fail.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -191,7 +192,10 @@ TEST_CASE("hardening: validate mode names the op and layer of the first NaN/Inf,
   plan.set("ssm_scan", &nan_scan);
   plan.set("add", &add);
   gpu::PlanExecutor ex(plan, nullptr, {}, true);
-  run_with(ex, w, {1, 2, 3, 4}, {});
+  ex.set_allow_nonfinite(true);  // the report of every op's first NaN; without it the run stops at the first
+  RunOptions allow;
+  allow.allow_nonfinite = true;
+  run_with(ex, w, {1, 2, 3, 4}, allow);
   const std::string report = ex.validation_report();
   INFO(report);
   CHECK(ex.validation().at("ssm_scan").first_nonfinite_layer == 2);
@@ -203,6 +207,127 @@ TEST_CASE("hardening: validate mode names the op and layer of the first NaN/Inf,
   gpu::PlanExecutor clean(reference, nullptr, {}, true);
   run_with(clean, w, {1, 2}, {});
   CHECK_THAT(clean.validation_report(), !Catch::Contains("NaN/Inf"));
+}
+
+TEST_CASE("hardening: non-finite values stop a run at the op that made them, named with its layer", "[hardening][validate]") {
+  // One weight of NaN (layer 1's router): the oracle stops at the matmul that reads it, before the router turns the
+  // NaN logits into expert ids; --allow-nonfinite lets the NaN through to the logits.
+  ModelWeights w = synthetic_weights(ModelConfig::preset("tiny"), 7);
+  WeightRef& router = w.layers[1].moe.router;
+  router = whole(host_source("nan router", Mat<float>::Constant(router.rows, router.cols, std::nanf(""))));
+  const std::vector<int32_t> tokens{1, 2, 3, 4};
+  for (Precision p : {Precision::F32, Precision::F64}) {
+    RunOptions o;
+    o.precision = p;
+    const std::string e = message_of([&] { run_reference(w, tokens, o); });
+    INFO(e);
+    CHECK(one_line(e));
+    CHECK_THAT(e, Catch::StartsWith("non-finite values: op matmul at layer 1 (gated-deltanet) produced 32 NaN/Inf of 32 values"));
+    o.allow_nonfinite = true;
+    CHECK_FALSE(run_reference(w, tokens, o).allFinite());
+  }
+  // Validate mode (every op checked as it runs), then a plan without it (the logits checked): the same file, the
+  // same stop; a variant's NaN is named with its kernel.
+  const gpu::Registry& reg = gpu::Registry::get();
+  gpu::Variant nan_scan = reg.variant("ssm_scan", "reference");
+  nan_scan.name = "test:nan";
+  nan_scan.family = "test";
+  const auto scan = nan_scan.run;
+  nan_scan.run = [scan](gpu::VariantCtx& c, gpu::OpArgs& a) {
+    scan(c, a);
+    Tensor o = a.t.at("o").clone();
+    o.f32_mut()(0, 1) = std::numeric_limits<float>::infinity();
+    a.set("o", o);
+  };
+  gpu::Plan plan;
+  plan.set("ssm_scan", &nan_scan);
+  const ModelWeights clean = synthetic_weights(ModelConfig::preset("tiny"), 7);
+  gpu::PlanExecutor validating(plan, nullptr, {}, true);
+  CHECK_THAT(message_of([&] { run_with(validating, clean, tokens, {}); }),
+             Catch::Equals("non-finite values: op ssm_scan (test:nan) at layer 0 (gated-deltanet) produced 1 NaN/Inf of 512 "
+                           "values in 'o'; --allow-nonfinite lets them through"));
+  gpu::PlanExecutor plain(plan, nullptr);
+  CHECK_THAT(message_of([&] { run_with(plain, clean, tokens, {}); }),
+             Catch::StartsWith("non-finite values: the logits of positions 0..3 hold") && Catch::Contains("of 2048 values"));
+}
+
+TEST_CASE("hardening: validate names the op whose reference cannot run on the inputs a variant made", "[hardening][validate]") {
+  // A router kernel that emits expert id -1 (what the Vulkan router makes of NaN logits): the reference of the next op
+  // refuses it, and the message says which op and layer, not only "expert id -1".
+  const gpu::Registry& reg = gpu::Registry::get();
+  gpu::Variant bad_router = reg.variant("moe_router", "reference");
+  bad_router.name = "test:minus_one";
+  bad_router.family = "test";
+  const auto route = bad_router.run;
+  bad_router.run = [route](gpu::VariantCtx& c, gpu::OpArgs& a) {
+    route(c, a);
+    Tensor e = a.t.at("expert").clone();
+    e.i32_mut()(0, 0) = -1;
+    a.set("expert", e);
+  };
+  gpu::Variant zero_experts = reg.variant("moe_experts", "reference");
+  zero_experts.name = "test:zeros";
+  zero_experts.family = "test";
+  zero_experts.run = [](gpu::VariantCtx&, gpu::OpArgs& a) {
+    a.set("y", Tensor::from(Mat<float>::Zero(a.in("x").rows(), a.in("x").cols())));
+  };
+  gpu::Plan plan;
+  plan.set("moe_router", &bad_router);
+  plan.set("moe_experts", &zero_experts);
+  gpu::PlanExecutor ex(plan, nullptr, {}, true);
+  const std::string e = message_of([&] { run_with(ex, synthetic_weights(ModelConfig::preset("tiny"), 7), {1, 2}, {}); });
+  INFO(e);
+  CHECK(one_line(e));
+  CHECK_THAT(e, Catch::StartsWith("validate: the reference of op moe_experts at layer 0 (gated-deltanet) cannot run on the "
+                                  "inputs the plan's variants made") && Catch::Contains("-1"));
+}
+
+TEST_CASE("hardening: safetensors whose tensors overlap or repeat a name are refused", "[hardening][io]") {
+  const std::string a = R"("a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]})";
+  const std::string overlap = write_bytes("overlap.safetensors",
+      safetensors_bytes("{" + a + R"(,"b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}})", 24));
+  CHECK_THAT(message_of([&] { SafetensorsFile::open(overlap); }), Catch::Contains("the data of tensors 'a' and 'b' overlap"));
+  const std::string twice = write_bytes("twice.safetensors",
+      safetensors_bytes("{" + a + R"(,"a":{"dtype":"F32","shape":[4],"data_offsets":[16,32]}})", 32));
+  CHECK_THAT(message_of([&] { SafetensorsFile::open(twice); }), Catch::Contains("tensor 'a' appears twice in the header"));
+  // Adjacent, empty and unordered tensors are fine.
+  const std::string fine = write_bytes("fine.safetensors", safetensors_bytes(
+      R"({"b":{"dtype":"F32","shape":[4],"data_offsets":[16,32]},"e":{"dtype":"F32","shape":[0],"data_offsets":[16,16]},)" + a + "}", 32));
+  CHECK(SafetensorsFile::open(fine).tensors().size() == 3);
+}
+
+TEST_CASE("hardening: GGUF tensors whose data overlap are refused", "[hardening][gguf]") {
+  quant::Writer w;
+  const std::vector<float> x(64, 1.0f);
+  w.add_tensor("a", quant::Type::F32, {64}, x.data(), 256);
+  w.add_tensor("b", quant::Type::F32, {64}, x.data(), 256);
+  std::vector<uint8_t> bytes = w.write_to_memory();
+  // b's info: name length 1, "b", n_dims 1, ne[0], type, then its offset, set here to a's (0).
+  const std::vector<uint8_t> info{1, 0, 0, 0, 0, 0, 0, 0, 'b', 1, 0, 0, 0};
+  const auto it = std::search(bytes.begin(), bytes.end(), info.begin(), info.end());
+  REQUIRE(it != bytes.end());
+  const size_t offset_at = size_t(it - bytes.begin()) + info.size() + 8 + 4;
+  uint64_t off = 0;
+  std::memcpy(&off, &bytes[offset_at], 8);
+  REQUIRE(off == 256);
+  std::memset(&bytes[offset_at], 0, 8);
+  CHECK_THAT(message_of([&] { quant::Reader::from_bytes(bytes, "overlap.gguf"); }),
+             Catch::Contains("overlap.gguf: the data of tensors 'a' and 'b' overlap"));
+}
+
+TEST_CASE("hardening: a config's layer count is bounded before its schedule is built", "[hardening][config]") {
+  std::ifstream f(test::hf_tiny() + "/model/config.json");
+  nlohmann::json j = nlohmann::json::parse(f);
+  j.erase("layer_types");
+  j["num_hidden_layers"] = 2000000000;
+  CHECK_THAT(message_of([&] { ModelConfig::from_json(j); }), Catch::Contains("num_hidden_layers 2000000000 is not in [1, 65536]"));
+  j["num_hidden_layers"] = 4;
+  j["rope_parameters"]["partial_rotary_factor"] = 1e300;  // head_dim times it, rounded, would not fit an int
+  CHECK_THAT(message_of([&] { ModelConfig::from_json(j); }), Catch::Contains("partial_rotary_factor 1e+300 is not in [0, 1]"));
+  j["rope_parameters"]["partial_rotary_factor"] = 0.25;
+  j["linear_num_value_heads"] = 1 << 20;
+  j["linear_value_head_dim"] = 1 << 20;
+  CHECK_THAT(message_of([&] { ModelConfig::from_json(j); }), Catch::Contains("overflow"));
 }
 
 // ---- plans: variants unavailable on the device --------------------------------------------------------------
