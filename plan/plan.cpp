@@ -58,7 +58,7 @@ Plan Plan::parse(const std::string& spec, const Device* dev) {
   Plan p;
   const auto pairs = entries(spec);
   // "" is the all-reference plan; text with no pair in it (",", " ") is a mistake, not that plan.
-  if (pairs.empty() && !spec.empty()) fail("--ops '{}' names no op=variant pair", trim(spec));
+  if (pairs.empty() && !spec.empty()) fail("--ops {} names no op=variant pair", quant::printable(trim(spec)));
   for (auto& [op, name] : pairs) {
     if (op == "*") {
       bool any = false;

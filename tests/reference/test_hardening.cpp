@@ -496,6 +496,10 @@ TEST_CASE("hardening: --ops: line breaks and control characters are refused with
   CHECK(one_line(m));
   CHECK_THAT(message_of([] { gpu::Plan::parse("a=b,\x1b[31m=x", nullptr); }), Catch::Contains("contains a control character"));
   CHECK(gpu::Plan::parse(" matmul=reference\r\n", nullptr).describe() == "all reference");  // line ends around entries are spacing
+  // Found by fuzz_plan (corpus/plan/crash-multiline-no-pair): separators only, with a line break between them.
+  const std::string none = message_of([] { gpu::Plan::parse(",,,,\n,,,,,,", nullptr); });
+  CHECK_THAT(none, Catch::Contains(R"(--ops ',,,,\x0a,,,,,,' names no op=variant pair)"));
+  CHECK(one_line(none));
 }
 
 TEST_CASE("hardening: fuzz_gguf: a tensor byte size that overflows in ne[0] alone is rejected", "[hardening][fuzz]") {
