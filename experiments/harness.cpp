@@ -294,8 +294,8 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
           r["why"] = e.what();
           err_text = e.what();
         }
-        if (r["status"] != "pass") {
-          ++*failures;
+        if (r["status"] != "pass") ++*failures;
+        if (r["status"] == "error" || (r["status"] == "fail" && !cx.opt.time_failing)) {
           jc["results"].push_back(r);
           std::fprintf(stderr, "  %-10s %-28s %s %s\n", c.label.c_str(), v->name.c_str(), r["status"].get<std::string>().c_str(),
                        err_text.empty() ? fmt::format("(rel L2 {:.3e} > tolerance {:.1e})", r["rel_l2"].get<double>(), std::max(part.tolerance, v->precision_tolerance)).c_str()

@@ -47,6 +47,7 @@ struct Options {
   std::string cases;         // regex: run only the cases whose label it matches (inputs unchanged)
   std::string tag;           // report files <experiment>-<tag>.{json,md} instead of <experiment>.*
   int runs = 20;
+  bool time_failing = false;  // time variants whose outputs fail the tolerance too (diagnosis; still counted as failures)
 };
 
 struct Ceilings {

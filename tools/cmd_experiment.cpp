@@ -25,6 +25,8 @@ void add_experiment_commands(CLI::App& app) {
       ->check(kWhole)
       ->check(CLI::Range(1, 1000000));
   expc->add_option("--out", a->o.out_dir, "report directory (default reports)");
+  expc->add_flag("--time-failing", a->o.time_failing,
+                 "time variants whose outputs fail the tolerance too (diagnosis builds; the run still fails)");
   expc->callback([a, variant, cases, tag] {
     // Given but empty: a mistake (a shell variable that expanded to nothing), not "no filter".
     for (auto* opt : {variant, cases, tag})

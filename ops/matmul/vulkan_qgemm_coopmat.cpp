@@ -59,7 +59,8 @@ struct Push {
 const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const QgemmTile& t, const Shape& s, uint32_t mode,
                              uint32_t type0, uint32_t type1) {
   return d.pipeline(std::string(s.shader) + (emulated(d, prefix) ? "_emul" : ""),
-                    {{0, t.wg}, {1, t.sr}, {2, t.sc}, {3, s.gated ? 1u : 0u}, {4, mode}, {5, type0}, {6, type1}}, 9,
+                    {{0, t.wg}, {1, t.sr}, {2, t.sc}, {3, s.gated ? 1u : 0u}, {4, mode}, {5, type0}, {6, type1},
+                     {7, d.profile().get(prefix + "diag", 0)}}, 9,
                     sizeof(Push), d.info().subgroup_size_control && d.info().compute_full_subgroups);
 }
 

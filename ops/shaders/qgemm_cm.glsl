@@ -34,6 +34,9 @@ layout(constant_id = 3) const uint GATED = 0;  // 1: two weights (gate, up), y =
 layout(constant_id = 4) const uint MODE = 0;   // 0: dense rows; 1: route_pack tiles
 layout(constant_id = 5) const uint TYPE0 = 12; // ggml type ids of w0 and w1 (F32 0, F16 1, Q8_0 8, Q4_K 12, ...)
 layout(constant_id = 6) const uint TYPE1 = 12;
+// Diagnosis only (tunable <prefix>diag, results wrong): 1 stages the weights once, 2 stages A once, 4 skips the
+// products; what a kernel engineer times to see which part bounds the K loop.
+layout(constant_id = 7) const uint DIAG = 0;
 const uint BR = 16u * QG_MR * SR, BN = 16u * QG_MC * SC;
 #define BM BR  // route_gemm.glsl's name for the rows per tile
 #include "common.glsl"
@@ -60,6 +63,15 @@ layout(push_constant) uniform Push {
 #define HLQ_WORD(buf, i) ((buf) == 0u ? w0[i] : w1[i])
 #define HLQ_UVEC4(buf, i) ((buf) == 0u ? w04[i] : w14[i])
 #include "quant_blocks.glsl"
+
+// Register slots per invocation for the next step's A values (vec4) and weight units (QG_AREG, QG_WREG): the
+// including shader may raise them (the emulated kernels do, so that lavapipe's narrow subgroups take the same path).
+#ifndef QG_AREG
+#define QG_AREG 8u
+#endif
+#ifndef QG_WREG
+#define QG_WREG 2u
+#endif
 
 const uint KU = 32u * QG_U;      // values per K step: QG_U units
 const uint KP = KU / 4u + 2u;    // f16vec4 per staged row: the step's values and 8 of padding (16-byte aligned rows)
@@ -91,6 +103,35 @@ void store_halves(uint buf, uint at, uint k, f16vec4 l, f16vec4 h) {
   }
 }
 
+// Q4_K unit u of the row at byte `row`: its block's head (d, dmin, the 12 scale bytes) and its 16 bytes of nibbles,
+// as loaded (q4k_decode works from registers, so a step's loads can be issued before the previous step's products).
+void q4k_raw(uint buf, uint row, uint u, out uvec4 head, out uvec4 qs) {
+  const uint j = u % 8u, b = row + (u / 8u) * 144u;
+  head = hlq_load16(HLQ_Q4_K, buf, b);
+  qs = hlq_load16(HLQ_Q4_K, buf, b + 16u + 32u * (j >> 1u) + 16u * (j & 1u));
+}
+
+// In packed f16 arithmetic: two nibbles at a time into the halves of a word as f16 1024 + q (exact), minus 1024,
+// times the run's scale minus its min: about one instruction per value. The scale and min are rounded to f16 first
+// (within the kernel's f16 tolerance). A zero head decodes to zeros (rows past N).
+void q4k_decode(uint buf, uint u, uvec4 head, uvec4 qs, uint at) {
+  const uint g = (u % 8u) >> 1u;
+  const vec2 dm = unpackHalf2x16(head.x);
+  const uvec2 sa = hlq_scale_min_k4(head.yzw, 2u * g), sb = hlq_scale_min_k4(head.yzw, 2u * g + 1u);
+  const f16vec2 s_lo = f16vec2(dm.x * float(sa.x)), m_lo = f16vec2(dm.y * float(sa.y));
+  const f16vec2 s_hi = f16vec2(dm.x * float(sb.x)), m_hi = f16vec2(dm.y * float(sb.y));
+  const f16vec2 k1024 = f16vec2(1024.0);
+  [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+    const uint w = qs[k];
+    const f16vec2 l0 = unpackFloat2x16((w & 0x0000000Fu) | ((w & 0x00000F00u) << 8u) | 0x64006400u) - k1024;
+    const f16vec2 l1 = unpackFloat2x16(((w >> 16u) & 0x0000000Fu) | ((w >> 8u) & 0x000F0000u) | 0x64006400u) - k1024;
+    const f16vec2 h0 = unpackFloat2x16(((w >> 4u) & 0x0000000Fu) | ((w << 4u) & 0x000F0000u) | 0x64006400u) - k1024;
+    const f16vec2 h1 = unpackFloat2x16(((w >> 20u) & 0x0000000Fu) | ((w >> 12u) & 0x000F0000u) | 0x64006400u) - k1024;
+    const f16vec4 l = f16vec4(l0 * s_lo - m_lo, l1 * s_lo - m_lo), h = f16vec4(h0 * s_hi - m_hi, h1 * s_hi - m_hi);
+    store_halves(buf, at, k, l, h);
+  }
+}
+
 // Unit u of weight row `row` (byte offset) of buffer buf, decoded into f16vec4s [at, at + 8) of its tile in the
 // unit's value order (lo run, then hi run), four values at a time (few live registers beside the accumulators).
 void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
@@ -111,26 +152,9 @@ void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
     return;
   }
   if (type == HLQ_Q4_K) {
-    // The common case, in packed f16 arithmetic: two nibbles at a time into the halves of a word as f16 1024 + q
-    // (exact), minus 1024, times the run's scale minus its min: about one instruction per value. The scale and min
-    // are rounded to f16 first (within the kernel's f16 tolerance).
-    const uint j = u % 8u, b = row + (u / 8u) * 144u, g = j >> 1u;
-    const uvec4 head = hlq_load16(type, buf, b);
-    const vec2 dm = unpackHalf2x16(head.x);
-    const uvec2 sa = hlq_scale_min_k4(head.yzw, 2u * g), sb = hlq_scale_min_k4(head.yzw, 2u * g + 1u);
-    const f16vec2 s_lo = f16vec2(dm.x * float(sa.x)), m_lo = f16vec2(dm.y * float(sa.y));
-    const f16vec2 s_hi = f16vec2(dm.x * float(sb.x)), m_hi = f16vec2(dm.y * float(sb.y));
-    const uvec4 qs = hlq_load16(type, buf, b + 16u + 32u * g + 16u * (j & 1u));
-    const f16vec2 k1024 = f16vec2(1024.0);
-    [[unroll]] for (uint k = 0u; k < 4u; ++k) {
-      const uint w = qs[k];
-      const f16vec2 l0 = unpackFloat2x16((w & 0x0000000Fu) | ((w & 0x00000F00u) << 8u) | 0x64006400u) - k1024;
-      const f16vec2 l1 = unpackFloat2x16(((w >> 16u) & 0x0000000Fu) | ((w >> 8u) & 0x000F0000u) | 0x64006400u) - k1024;
-      const f16vec2 h0 = unpackFloat2x16(((w >> 4u) & 0x0000000Fu) | ((w << 4u) & 0x000F0000u) | 0x64006400u) - k1024;
-      const f16vec2 h1 = unpackFloat2x16(((w >> 20u) & 0x0000000Fu) | ((w >> 12u) & 0x000F0000u) | 0x64006400u) - k1024;
-      const f16vec4 l = f16vec4(l0 * s_lo - m_lo, l1 * s_lo - m_lo), h = f16vec4(h0 * s_hi - m_hi, h1 * s_hi - m_hi);
-      store_halves(buf, at, k, l, h);
-    }
+    uvec4 head, qs;
+    q4k_raw(buf, row, u, head, qs);
+    q4k_decode(buf, u, head, qs, at);
     return;
   }
   uvec4 lo, hi;
@@ -142,6 +166,65 @@ void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
     store_halves(buf, at, k, l, h);
   }
 }
+
+// A value i of the step at unit u0 (vec4 j of tile row r: the step's units' runs at the weight unit's K offsets);
+// zeros past the tile's rows and for i past the step.
+vec4 a_load(uint i, uint u0) {
+  const uint r = i / (8u * QG_U), j = i % (8u * QG_U), uu = j / 8u;
+  const uvec2 runs = hlq_unit_runs(TYPE0, u0 + uu) / 4u;
+  const uint at = ((j % 8u) < 4u ? runs.x : runs.y) + j % 4u;
+  return i < BR * 8u * QG_U && arow[min(r, BR - 1u)] != ROUTE_NONE ? a4[arow[r] + at] : vec4(0.0);
+}
+uint a_slot(uint i) { return (i / (8u * QG_U)) * KP + i % (8u * QG_U); }
+
+// Q4_K weight unit i of the step at unit u0 (row c = i / QG_U of the tile), of w0 and (GATED) w1; zero heads past N.
+void w_load(uint i, uint u0, uint n0, uint wrow0, out uvec4 h0, out uvec4 q0, out uvec4 h1, out uvec4 q1) {
+  const uint c = i / QG_U, uu = i % QG_U, n = n0 + c;
+  h0 = q0 = h1 = q1 = uvec4(0u);
+  if (i >= BN * QG_U || n >= pc.N) return;
+  q4k_raw(0u, (wrow0 + n) * pc.rb0, u0 + uu, h0, q0);
+  if (GATED == 1u) q4k_raw(1u, (wrow0 + n) * pc.rb1, u0 + uu, h1, q1);
+}
+
+// One 16 x 16 block of the result (rows r.. of the tile, columns n..; u: up's block when GATED) through subgroup
+// s's scratch: rows inside [p0, p1), columns below N.
+void epilogue_block(hl_cm_acc a, hl_cm_acc u, uint s, uint p0, uint p1, uint n, uint r) {
+  const uint sb = s * 256u * (GATED + 1u);
+  HL_CM_STORE(scratch, sb, a, HL_CM_ROW_MAJOR, 16u);
+  if (GATED == 1u) HL_CM_STORE(scratch, sb + 256u, u, HL_CM_ROW_MAJOR, 16u);
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+  for (uint e = gl_SubgroupInvocationID; e < 256u; e += gl_SubgroupSize) {
+    const uint pos = p0 + r + e / 16u, col = n + e % 16u;
+    if (pos >= p1 || col >= pc.N) continue;
+    float y = scratch[sb + e];
+    if (GATED == 1u) y = y / (1.0 + exp(-y)) * scratch[sb + 256u + e];
+    // Dense and gate/up: row pos (route_pack: h in packed order); down: the entry's own row.
+    res[(MODE == 1u && GATED == 0u ? uint(rows[pos]) : pos) * pc.N + col] = y;
+  }
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();  // the scratch is read before the next block overwrites it
+}
+
+// QG_EPILOGUE: QG_BLOCK(i, j) for every block of a subgroup's QG_MR x QG_MC, with literal indices.
+#if QG_MC == 1
+#define QG_ROW(i) QG_BLOCK(i, 0u)
+#elif QG_MC == 2
+#define QG_ROW(i) QG_BLOCK(i, 0u) QG_BLOCK(i, 1u)
+#elif QG_MC == 4
+#define QG_ROW(i) QG_BLOCK(i, 0u) QG_BLOCK(i, 1u) QG_BLOCK(i, 2u) QG_BLOCK(i, 3u)
+#else
+#error QG_MC must be 1, 2 or 4
+#endif
+#if QG_MR == 1
+#define QG_EPILOGUE QG_ROW(0u)
+#elif QG_MR == 2
+#define QG_EPILOGUE QG_ROW(0u) QG_ROW(1u)
+#elif QG_MR == 4
+#define QG_EPILOGUE QG_ROW(0u) QG_ROW(1u) QG_ROW(2u) QG_ROW(3u)
+#else
+#error QG_MR must be 1, 2 or 4
+#endif
 
 void main() {
   const uint lid = gl_LocalInvocationID.x;
@@ -173,24 +256,54 @@ void main() {
 #endif
 
   const uint units = pc.K / 32u;  // a multiple of QG_U (the host checks)
+  // Next step's A values and Q4_K weight units are loaded into registers before this step's products and stored
+  // to shared memory after them (the loads' latency hidden behind the matrix work), where they fit in QG_AREG and
+  // QG_WREG slots per invocation; else each step loads and stages in turn.
+  const uint AV = BR * 8u * QG_U, WU = BN * QG_U;  // A vec4s and weight units (per weight) of one step
+  const bool PFA = AV <= QG_AREG * WG;
+  const bool PFW = WU <= QG_WREG * WG && TYPE0 == HLQ_Q4_K && (GATED == 0u || TYPE1 == HLQ_Q4_K);
+  vec4 ra[QG_AREG];
+  uvec4 rh0[QG_WREG], rq0[QG_WREG], rh1[QG_WREG], rq1[QG_WREG];
+  barrier();  // arow written
+  if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) ra[q] = a_load(lid + q * WG, 0u);
+  if (PFW) [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) w_load(lid + q * WG, 0u, n0, wrow0, rh0[q], rq0[q], rh1[q], rq1[q]);
   for (uint u0 = 0u; u0 < units; u0 += QG_U) {
-    barrier();  // arow written / the previous step consumed
-    // A: BR rows x the step's units, each its two runs of 16 values (at the weight unit's K offsets), f32 -> f16.
-    for (uint i = lid; i < BR * 8u * QG_U; i += WG) {
-      const uint r = i / (8u * QG_U), j = i % (8u * QG_U), uu = j / 8u;
-      const uvec2 runs = hlq_unit_runs(TYPE0, u0 + uu) / 4u;
-      const uint at = ((j % 8u) < 4u ? runs.x : runs.y) + j % 4u;
-      as[r * KP + j] = f16vec4(arow[r] != ROUTE_NONE ? a4[arow[r] + at] : vec4(0.0));
+    barrier();  // the previous step consumed
+    if ((DIAG & 2u) == 0u || u0 == 0u) {
+      // A: BR rows x the step's units, each its two runs of 16 values (at the weight unit's K offsets), f32 -> f16.
+      if (PFA) {
+        [[unroll]] for (uint q = 0u; q < QG_AREG; ++q)
+          if (lid + q * WG < AV) as[a_slot(lid + q * WG)] = f16vec4(ra[q]);
+      } else {
+        for (uint i = lid; i < AV; i += WG) as[a_slot(i)] = f16vec4(a_load(i, u0));
+      }
     }
-    // Weights: BN rows x the step's units, decoded.
-    for (uint i = lid; i < BN * QG_U; i += WG) {
-      const uint c = i / QG_U, uu = i % QG_U, n = n0 + c;
-      const bool ok = n < pc.N;
-      stage_unit(TYPE0, 0u, ok, (wrow0 + n) * pc.rb0, u0 + uu, c * KP + 8u * uu);
-      if (GATED == 1u) stage_unit(TYPE1, 1u, ok, (wrow0 + n) * pc.rb1, u0 + uu, c * KP + 8u * uu);
+    if ((DIAG & 1u) == 0u || u0 == 0u) {
+      // Weights: BN rows x the step's units, decoded.
+      if (PFW) {
+        [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) {
+          const uint i = lid + q * WG, c = i / QG_U, uu = i % QG_U;
+          if (i < WU) {
+            q4k_decode(0u, u0 + uu, rh0[q], rq0[q], c * KP + 8u * uu);
+            if (GATED == 1u) q4k_decode(1u, u0 + uu, rh1[q], rq1[q], c * KP + 8u * uu);
+          }
+        }
+      } else {
+        for (uint i = lid; i < WU; i += WG) {
+          const uint c = i / QG_U, uu = i % QG_U, n = n0 + c;
+          const bool ok = n < pc.N;
+          stage_unit(TYPE0, 0u, ok, (wrow0 + n) * pc.rb0, u0 + uu, c * KP + 8u * uu);
+          if (GATED == 1u) stage_unit(TYPE1, 1u, ok, (wrow0 + n) * pc.rb1, u0 + uu, c * KP + 8u * uu);
+        }
+      }
     }
     barrier();  // the step is staged
-    if (computes) {
+    if (u0 + QG_U < units) {
+      if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) ra[q] = a_load(lid + q * WG, u0 + QG_U);
+      if (PFW)
+        [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) w_load(lid + q * WG, u0 + QG_U, n0, wrow0, rh0[q], rq0[q], rh1[q], rq1[q]);
+    }
+    if (computes && (DIAG & 4u) == 0u) {
       [[unroll]] for (uint kk = 0u; kk < KU; kk += 16u) {
         hl_cm_a am[QG_MR];
         [[unroll]] for (uint i = 0u; i < QG_MR; ++i)
@@ -208,29 +321,16 @@ void main() {
     }
   }
 
-  // Epilogue, one 16 x 16 block at a time through this subgroup's scratch (gate and up side by side when GATED):
-  // rows inside [p0, p1), columns < N.
+  // Epilogue, one 16 x 16 block at a time through this subgroup's scratch: rows inside [p0, p1), columns < N.
+  // Every accumulator is named by a constant index (QG_EPILOGUE expands the blocks): an index the compiler cannot
+  // resolve keeps the whole array in memory, the K loop's products included.
   if (!computes) return;
-  const uint sb = s * 256u * (GATED + 1u);
-  [[unroll]] for (uint i = 0u; i < QG_MR; ++i)
-    [[unroll]] for (uint j = 0u; j < QG_MC; ++j) {
-      HL_CM_STORE(scratch, sb, acc[i * QG_MC + j], HL_CM_ROW_MAJOR, 16u);
 #if QG_GATED_ACC
-      HL_CM_STORE(scratch, sb + 256u, accu[i * QG_MC + j], HL_CM_ROW_MAJOR, 16u);
+#define QG_BLOCK(i, j) epilogue_block(acc[(i) * QG_MC + (j)], accu[(i) * QG_MC + (j)], s, p0, p1, n0 + c0 + 16u * (j), r0 + 16u * (i));
+#else
+#define QG_BLOCK(i, j) epilogue_block(acc[(i) * QG_MC + (j)], acc[(i) * QG_MC + (j)], s, p0, p1, n0 + c0 + 16u * (j), r0 + 16u * (i));
 #endif
-      subgroupMemoryBarrierShared();
-      subgroupBarrier();
-      for (uint e = gl_SubgroupInvocationID; e < 256u; e += gl_SubgroupSize) {
-        const uint r = r0 + 16u * i + e / 16u, n = n0 + c0 + 16u * j + e % 16u, pos = p0 + r;
-        if (pos >= p1 || n >= pc.N) continue;
-        float y = scratch[sb + e];
-        if (GATED == 1u) y = y / (1.0 + exp(-y)) * scratch[sb + 256u + e];
-        // Dense and gate/up: row pos (route_pack: h in packed order); down: the entry's own row.
-        res[(MODE == 1u && GATED == 0u ? uint(rows[pos]) : pos) * pc.N + n] = y;
-      }
-      subgroupMemoryBarrierShared();
-      subgroupBarrier();  // the scratch is read before the next block overwrites it
-    }
+  QG_EPILOGUE
 }
 
 #endif
