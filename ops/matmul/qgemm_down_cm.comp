@@ -5,7 +5,6 @@
 #pragma use_vulkan_memory_model
 #define QG_MR 2
 #define QG_MC 4
-#define QG_U 1  // one unit per K step: routed tiles hold few tokens; half the shared memory keeps more of them resident
 #define QG_GATED_ACC 0
 #define HL_CM_VEC 4u
 #include "qgemm_cm.glsl"

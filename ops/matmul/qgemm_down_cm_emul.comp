@@ -4,7 +4,6 @@
 #define HL_CM_EMULATE 1  // emulated matrices, for devices without them (a test hook)
 #define QG_MR 2
 #define QG_MC 4
-#define QG_U 1  // one unit per K step: routed tiles hold few tokens; half the shared memory keeps more of them resident
 #define QG_AREG 32u  // lavapipe's subgroups of 8: enough slots for the prefetching path
 #define QG_WREG 8u
 #define QG_GATED_ACC 0

@@ -24,14 +24,16 @@ Shape shape(QgemmKernel k) {
   }
 }
 
-// The largest K step of the kernels (qgemm_cm.glsl QG_U units of 32: 2 dense, 1 routed): K must be a multiple;
-// shared memory is sized for it.
-constexpr uint32_t kStep = 64;
-
 // Staged A and weight rows (the step's values and 8 of padding, f16), the epilogue scratch, the row offsets.
 uint64_t shared_bytes(const QgemmTile& t, bool gated) {
   const uint64_t g = gated ? 2 : 1;
-  return 2ull * (kStep + 8) * (t.rows + g * t.cols) + 1024ull * t.sr * t.sc * g + 4ull * t.rows;
+  return 2ull * (32 * t.units + 8) * (t.rows + g * t.cols) + 1024ull * t.sr * t.sc * g + 4ull * t.rows;
+}
+
+// The tile's units per K step, fewer where K is not a multiple of that many (K is a multiple of 64: the callers check).
+QgemmTile fit_units(QgemmTile t, uint32_t K) {
+  while (t.units > 1 && K % (32 * t.units)) t.units /= 2;
+  return t;
 }
 
 // lavapipe (Mesa 22.3) silently ends an invocation's loops after 65535 iterations: refuse what could reach that
@@ -39,9 +41,10 @@ uint64_t shared_bytes(const QgemmTile& t, bool gated) {
 void check_loops(const Device& d, const QgemmTile& t, const Shape& s, uint64_t K) {
   if (d.info().driver_id != VK_DRIVER_ID_MESA_LLVMPIPE) return;
   const uint64_t per = 256 / std::max(1u, d.info().min_subgroup_size), g = s.gated ? 2 : 1;
-  const uint64_t stage = (t.rows * kStep / 4 + t.wg - 1) / t.wg + g * ((t.cols * kStep / 32 + t.wg - 1) / t.wg);
-  const uint64_t mma = kStep / 16 * s.mr * s.mc * g * (1 + per);
-  const uint64_t loops = 64 + K / kStep * (2 + stage + mma) + s.mr * s.mc * (4 + 2 * per);
+  const uint64_t step = 32 * t.units;
+  const uint64_t stage = (t.rows * step / 4 + t.wg - 1) / t.wg + g * ((t.cols * step / 32 + t.wg - 1) / t.wg);
+  const uint64_t mma = step / 16 * s.mr * s.mc * g * (1 + per);
+  const uint64_t loops = 64 + K / step * (2 + stage + mma) + s.mr * s.mc * (4 + 2 * per);
   if (loops > 60000)
     fail("qgemm_coopmat: K = {} would run ~{} loop iterations per invocation, past lavapipe's limit of 65535", K, loops);
 }
@@ -60,7 +63,7 @@ const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const QgemmTi
                              uint32_t type0, uint32_t type1) {
   return d.pipeline(std::string(s.shader) + (emulated(d, prefix) ? "_emul" : ""),
                     {{0, t.wg}, {1, t.sr}, {2, t.sc}, {3, s.gated ? 1u : 0u}, {4, mode}, {5, type0}, {6, type1},
-                     {7, d.profile().get(prefix + "diag", 0)}}, 9,
+                     {7, d.profile().get(prefix + "diag", 0)}, {8, t.units}}, 9,
                     sizeof(Push), d.info().subgroup_size_control && d.info().compute_full_subgroups);
 }
 
@@ -76,8 +79,9 @@ std::string qgemm_unavailable(const Device& d, const std::string& prefix) { retu
 
 QgemmTile qgemm_tile(const Device& d, const std::string& prefix, QgemmKernel k) {
   const Shape s = shape(k);
-  QgemmTile t{d.tune(prefix + "warp_rows"), d.tune(prefix + "warp_cols"), 0, 0, 0};
+  QgemmTile t{d.tune(prefix + "warp_rows"), d.tune(prefix + "warp_cols"), 0, 0, 0, d.tune(prefix + "k_units")};
   if (!t.sr || !t.sc) fail("qgemm_coopmat: {}warp_rows = {} and warp_cols = {} must be at least 1", prefix, t.sr, t.sc);
+  if (t.units != 1 && t.units != 2 && t.units != 4) fail("qgemm_coopmat: {}k_units = {}, not 1, 2 or 4", prefix, t.units);
   const auto size = [&] { t.rows = 16 * s.mr * t.sr, t.cols = 16 * s.mc * t.sc; };
   size();
   // Fewer subgroup columns, then rows, where shared memory is short (lavapipe's 32 KB).
@@ -97,9 +101,9 @@ QgemmTile qgemm_tile(const Device& d, const std::string& prefix, QgemmKernel k) 
 
 Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const QgemmWeight& w, uint32_t N) {
   const Shape s = shape(QgemmKernel::Dense);
-  const QgemmTile t = qgemm_tile(d, prefix, QgemmKernel::Dense);
   const uint32_t T = u32(x.rows()), K = u32(x.cols());
-  if (K % kStep) fail("qgemm_coopmat: {} input columns, not a multiple of {}", K, kStep);  // whole steps of units
+  if (K % 64) fail("qgemm_coopmat: {} input columns, not a multiple of 64", K);  // whole units (K-quants: the host's)
+  const QgemmTile t = fit_units(qgemm_tile(d, prefix, QgemmKernel::Dense), K);
   check_loops(d, t, s, K);
   const Push pc{1, K, N, 1, (N + t.cols - 1) / t.cols, w.row_bytes, w.row_bytes, T};
   Tensor y = Tensor::device(d, T, N);
@@ -113,10 +117,10 @@ void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed
                   const QgemmWeight& w0, const QgemmWeight& w1, Tensor& out, uint32_t K, uint32_t N) {
   const QgemmKernel k = gated ? QgemmKernel::Gate : QgemmKernel::Down;
   const Shape s = shape(k);
-  const QgemmTile t = qgemm_tile(d, prefix, k);
+  if (K % 64) fail("qgemm_coopmat: a reduction of {} values, not a multiple of 64", K);
+  const QgemmTile t = fit_units(qgemm_tile(d, prefix, k), K);
   if (uint64_t(p.tile_rows) != t.rows)
     fail("qgemm_coopmat: routes packed in tiles of {} rows, the kernel's tiles have {}", p.tile_rows, t.rows);
-  if (K % kStep) fail("qgemm_coopmat: a reduction of {} values, not a multiple of {}", K, kStep);  // whole steps
   if (gated && !qgemm_same_unit_order(w0.type, w1.type))
     fail("qgemm_coopmat: gate ({}) and up ({}) order the values of a unit differently; one pass needs one order",
          quant::type_name(quant::Type(w0.type)), quant::type_name(quant::Type(w1.type)));
@@ -161,7 +165,9 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     // The grid of subgroups, each 32 x 64 outputs: 2 x 2 makes 64 x 128 tiles (31 KB of shared memory). More token rows
     // per tile decode each weight unit for more tokens, which pays where the decode bounds the kernel; Hopper takes 4
     // (128 x 128 tiles, 45 KB). The matmul experiment sweeps both.
-    v.tunables = {{prefix + "warp_rows", 2, {{"nvidia-hopper", 4}}}, {prefix + "warp_cols", 2}, {prefix + "cm_emulate", 0}};
+    // k_units: 32-value units of K per step (1, 2, 4; fewer where K needs).
+    v.tunables = {{prefix + "warp_rows", 2, {{"nvidia-hopper", 4}}}, {prefix + "warp_cols", 2}, {prefix + "k_units", 2},
+                  {prefix + "cm_emulate", 0}};
     r.add_variant(std::move(v));
   }
 }

@@ -16,7 +16,8 @@ Experiment moe_experiment() {
                 // The cooperative-matrix grouped GEMM's grid of subgroups (32 x 32 blocks of gate and up each).
                 if (std::string(op) == "moe_experts")
                   p.sweeps = {{"moe_experts.route_pack_coopmat.warp_rows", {1, 2}},
-                              {"moe_experts.route_pack_coopmat.warp_cols", {2, 4, 8}}};
+                              {"moe_experts.route_pack_coopmat.warp_cols", {2, 4}},
+                              {"moe_experts.route_pack_coopmat.k_units", {1, 2, 4}}};
                 parts.push_back(std::move(p));
               }
             return parts;

@@ -36,7 +36,10 @@ std::string coopmat_unavailable(const Device& d);
 // vulkan:route_pack_coopmat's grouped GEMM is the quantized GEMM on cooperative matrices (ops/matmul/qgemm_cm.h),
 // its tunables under this prefix.
 inline constexpr const char* kCmTune = "moe_experts.route_pack_coopmat.";
-uint32_t cm_tile_rows(const Device& d);  // moe_experts.route_pack_coopmat.rows, as the shared memory allows
+uint32_t cm_tile_rows(const Device& d);
+// Whether that GEMM takes these experts: whole steps of two 32-value units, decodable types, gate and up in one order
+// of values within a unit.
+bool coopmat_takes(const WeightRef& gate, const WeightRef& up, const WeightRef& down);  // moe_experts.route_pack_coopmat.rows, as the shared memory allows
 // Its relative-L2 bound against the f32 reference (Variant::precision_tolerance): f16 rounding of the GEMM
 // inputs, ~5e-4 expected (ops/moe_experts/test_route_pack.cpp derives it), with margin.
 inline constexpr double kCoopmatTolerance = 3e-3;

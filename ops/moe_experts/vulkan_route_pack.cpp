@@ -242,6 +242,11 @@ uint32_t cm_tile_rows(const Device& d) {
 
 std::string coopmat_unavailable(const Device& d) { return qgemm_unavailable(d, route_pack::kCmTune); }
 
+bool coopmat_takes(const WeightRef& g, const WeightRef& u, const WeightRef& dn) {
+  return g.cols % 64 == 0 && dn.cols % 64 == 0 && vk_quant_decodes(g) && vk_quant_decodes(u) && vk_quant_decodes(dn) &&
+         qgemm_same_unit_order(uint32_t(g.storage_type()), uint32_t(u.storage_type()));
+}
+
 }  // namespace hl::gpu::route_pack
 
 namespace hl::gpu {
@@ -273,13 +278,7 @@ std::string decode_to_per_token(VariantCtx& c, const OpArgs& a) {
 
 // vulkan:route_pack: decode as above; prompt chunks on cooperative matrices where the device has them (tunable
 // moe_experts.route_pack.coopmat, 1), else its own scalar grouped GEMM.
-// Whether the cooperative-matrix GEMM takes these experts: whole steps of two 32-value units, decodable types, gate and
-// up in one order of values.
-bool coopmat_fits(const OpArgs& a) {
-  const WeightRef &g = a.weight("gate"), &u = a.weight("up"), &dn = a.weight("down");
-  return g.cols % 64 == 0 && dn.cols % 64 == 0 && vk_quant_decodes(g) && vk_quant_decodes(u) && vk_quant_decodes(dn) &&
-         qgemm_same_unit_order(uint32_t(g.storage_type()), uint32_t(u.storage_type()));
-}
+bool coopmat_fits(const OpArgs& a) { return route_pack::coopmat_takes(a.weight("gate"), a.weight("up"), a.weight("down")); }
 
 std::string route_pack_pick(VariantCtx& c, const OpArgs& a) {
   if (auto to = decode_to_per_token(c, a); !to.empty()) return to;
@@ -328,7 +327,7 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
   // The grid of subgroups per workgroup: 1 x 2 makes tiles of 32 packed rows (tokens per expert at T = 512 are about
   // 16) by 64 columns of gate and up, or 128 of down; cm_emulate 1: the test hook.
   cm.tunables = {{std::string(route_pack::kCmTune) + "warp_rows", 1}, {std::string(route_pack::kCmTune) + "warp_cols", 2},
-                 {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
+                 {std::string(route_pack::kCmTune) + "k_units", 1}, {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
   r.add_variant(std::move(cm));
 }
 

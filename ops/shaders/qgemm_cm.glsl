@@ -7,7 +7,7 @@
 // rows (output columns), with SR x SC subgroups, each a QG_MR x QG_MC block of 16 x 16 accumulators (per weight;
 // GATED: gate and up, the SwiGLU's two products, h = silu(gate) * up in the epilogue). QG_MR and QG_MC are
 // compile-time (the accumulators stay in registers: every loop over them unrolls); SR and SC are specialization
-// constants. The K loop stages QG_U 32-value units of every A row and weight row per step, each in the unit's own
+// constants. The K loop stages QG_U (a specialization constant) 32-value units of every A row and weight row per step, each in the unit's own
 // value order (a ggml unit is two runs of 16 values, apart in K-quants): the weight unit as decoded, the A row
 // gathered at the same K offsets, so every block type streams whole units; gate and up must share that order (the
 // host checks). Shared tiles are f16vec4 arrays, written 8 bytes at a time, rows padded by 8 halves.
@@ -20,8 +20,8 @@
 //
 // The host sizes the workgroup as SR SC subgroups of the device's largest subgroup size with full subgroups, so
 // every subgroup block has its subgroup whatever size the device runs (a spare subgroup only stages and writes);
-// every branch around a cooperative-matrix operation is subgroup-uniform. Include after defining QG_MR, QG_MC, QG_U
-// and QG_GATED_ACC.
+// every branch around a cooperative-matrix operation is subgroup-uniform. Include after defining QG_MR, QG_MC and
+// QG_GATED_ACC.
 #ifndef HL_QGEMM_CM_GLSL
 #define HL_QGEMM_CM_GLSL
 #extension GL_EXT_control_flow_attributes : require
@@ -34,6 +34,7 @@ layout(constant_id = 3) const uint GATED = 0;  // 1: two weights (gate, up), y =
 layout(constant_id = 4) const uint MODE = 0;   // 0: dense rows; 1: route_pack tiles
 layout(constant_id = 5) const uint TYPE0 = 12; // ggml type ids of w0 and w1 (F32 0, F16 1, Q8_0 8, Q4_K 12, ...)
 layout(constant_id = 6) const uint TYPE1 = 12;
+layout(constant_id = 8) const uint QG_U = 2;   // 32-value units of K per step (the host keeps K a multiple)
 // Diagnosis only (tunable <prefix>diag, results wrong): 1 stages the weights once, 2 stages A once, 4 skips the
 // products; what a kernel engineer times to see which part bounds the K loop.
 layout(constant_id = 7) const uint DIAG = 0;

@@ -22,3 +22,30 @@ TEST_CASE("vk ops: shared_expert, tiny and real width", "[vk][ops]") {
       for (auto& v : vulkan_variants("shared_expert")) require_close("shared_expert", v, a, 2e-6);
     }
 }
+
+// Prompt chunks on route_pack_coopmat's GEMM, with emulated matrices (any device with f16 arithmetic): the f16
+// rounding of its inputs bounds the error (route_pack::kCoopmatTolerance).
+TEST_CASE("vk ops: shared_expert prompt chunks on the coopmat GEMM, emulated", "[vk][ops]") {
+  if (!device().info().shader_float16) {
+    WARN("SKIPPED: no shaderFloat16 on " << device().info().name);
+    return;
+  }
+  const vk::ScopedTuning emulate(device().ctx().profile(), {{"moe_experts.route_pack_coopmat.cm_emulate", 1}});
+  std::mt19937_64 g(15);
+  const int H = 256, F = 128;
+  for (int T : {5, 37}) {
+    gpu::OpArgs a{{{"x", Tensor::from(randn(g, T, H))}},
+                  {{"gate", weight("gate", randn(g, F, H, 1.0 / std::sqrt(H)))},
+                   {"up", weight("up", randn(g, F, H, 1.0 / std::sqrt(H)))},
+                   {"down", weight("down", randn(g, H, F, 1.0 / std::sqrt(F)))},
+                   {"gate_w", weight("gate_w", randn(g, 1, H, 1.0 / std::sqrt(H)))}},
+                  {}};
+    INFO("T " << T);
+    for (auto& [name, e] : compare_with_reference("shared_expert", "vulkan:fused", a)) {
+      INFO("output '" << name << "': rel L2 " << e.rel_l2);
+      CHECK(e.finite);
+      CHECK(e.rel_l2 <= 3e-3);
+      CHECK(e.rel_l2 > 1e-5);  // f16 inputs: the coopmat GEMM ran, not the f32 grouped GEMM (~1e-7)
+    }
+  }
+}
