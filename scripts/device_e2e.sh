@@ -3,7 +3,7 @@
 # GGUF in one call (the same clocks):
 #   synth      the full-size synthetic Q4_K_M model (hybridlab synth --random-blocks: seconds, not minutes);
 #   cuda       starts building llama.cpp's llama-bench with CUDA in the background (.peers/build_cuda.sh, ~4 min of the
-#              CPUs); peers-cuda, later, runs it on the file if the build finished;
+#              CPUs); peers-cuda, later, runs it on the file if the build finished (waiting up to CUDA_WAIT s);
 #   peers      llama.cpp's llama-bench on it (its Vulkan backend: NV coopmat2 default, KHR coopmat only, no matrix
 #              units), pp512 and tg128, JSON; PERF=1: also its per-op times inside the pp512 graph (GGML_VK_PERF_LOGGER);
 #   bench      hybridlab bench with PLAN (pp512, tg128 and the per-op breakdown);
@@ -47,6 +47,7 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
       cuda)
         (setsid bash .peers/build_cuda.sh /tmp/llcuda > logs/build_cuda.log 2>&1 &) ;;
       peers-cuda)
+        for _ in $(seq ${CUDA_WAIT:-0}); do [ -x /tmp/llcuda/build/bin/llama-bench ] && break; sleep 1; done
         if [ -x /tmp/llcuda/build/bin/llama-bench ]; then
           step llama-cuda 120 /tmp/llcuda/build/bin/llama-bench -m /tmp/hl/model-vocab.gguf -ngl 99 -p 512 -n 128 -r 3 -o json
         else echo "== peers-cuda: the CUDA build has not finished"; tail -5 logs/build_cuda.log; fi ;;

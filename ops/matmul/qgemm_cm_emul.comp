@@ -4,8 +4,8 @@
 #define HL_CM_EMULATE 1  // emulated matrices, for devices without them (a test hook)
 #define QG_MR 2
 #define QG_MC 4
-#define QG_AREG 64u  // lavapipe's subgroups of 8: enough slots for the prefetching path
-#define QG_WREG 16u
+#define QG_AREG 64  // lavapipe's subgroups of 8: enough slots for the prefetching path
+#define QG_WREG 16
 #define QG_GATED_ACC 0
 #define HL_CM_VEC 4u
 #include "qgemm_cm.glsl"

@@ -68,10 +68,37 @@ layout(push_constant) uniform Push {
 // Register slots per invocation for the next step's A values (vec4) and weight units (QG_AREG, QG_WREG): the
 // including shader may raise them (the emulated kernels do, so that lavapipe's narrow subgroups take the same path).
 #ifndef QG_AREG
-#define QG_AREG 8u
+#define QG_AREG 8
 #endif
 #ifndef QG_WREG
-#define QG_WREG 2u
+#define QG_WREG 2
+#endif
+// The weight slots decoded with literal indices (a loop the SPIR-V optimiser leaves rolled indexes them
+// dynamically, which keeps them in memory).
+#define QG_W_DECODE(q)                                                                  \
+  {                                                                                     \
+    const uint i = lid + (q) * WG, c = i / QG_U, uu = i % QG_U;                         \
+    if (i < WU) {                                                                       \
+      q4k_decode(0u, u0 + uu, rh0[q], rq0[q], c * KP + 8u * uu);                        \
+      if (GATED == 1u) q4k_decode(1u, u0 + uu, rh1[q], rq1[q], c * KP + 8u * uu);       \
+    }                                                                                   \
+  }
+#if QG_WREG == 1
+#define QG_W_DECODES QG_W_DECODE(0u)
+#elif QG_WREG == 2
+#define QG_W_DECODES QG_W_DECODE(0u) QG_W_DECODE(1u)
+#elif QG_WREG == 4
+#define QG_W_DECODES QG_W_DECODE(0u) QG_W_DECODE(1u) QG_W_DECODE(2u) QG_W_DECODE(3u)
+#elif QG_WREG == 8
+#define QG_W_DECODES QG_W_DECODE(0u) QG_W_DECODE(1u) QG_W_DECODE(2u) QG_W_DECODE(3u) \
+                     QG_W_DECODE(4u) QG_W_DECODE(5u) QG_W_DECODE(6u) QG_W_DECODE(7u)
+#elif QG_WREG == 16
+#define QG_W_DECODES QG_W_DECODE(0u) QG_W_DECODE(1u) QG_W_DECODE(2u) QG_W_DECODE(3u) \
+                     QG_W_DECODE(4u) QG_W_DECODE(5u) QG_W_DECODE(6u) QG_W_DECODE(7u) \
+                     QG_W_DECODE(8u) QG_W_DECODE(9u) QG_W_DECODE(10u) QG_W_DECODE(11u) \
+                     QG_W_DECODE(12u) QG_W_DECODE(13u) QG_W_DECODE(14u) QG_W_DECODE(15u)
+#else
+#error QG_WREG must be 1, 2, 4, 8 or 16
 #endif
 
 const uint KU = 32u * QG_U;      // values per K step: QG_U units
@@ -261,8 +288,8 @@ void main() {
   // to shared memory after them (the loads' latency hidden behind the matrix work), where they fit in QG_AREG and
   // QG_WREG slots per invocation; else each step loads and stages in turn.
   const uint AV = BR * 8u * QG_U, WU = BN * QG_U;  // A vec4s and weight units (per weight) of one step
-  const bool PFA = AV <= QG_AREG * WG;
-  const bool PFW = WU <= QG_WREG * WG && TYPE0 == HLQ_Q4_K && (GATED == 0u || TYPE1 == HLQ_Q4_K);
+  const bool PFA = AV <= uint(QG_AREG) * WG;
+  const bool PFW = WU <= uint(QG_WREG) * WG && TYPE0 == HLQ_Q4_K && (GATED == 0u || TYPE1 == HLQ_Q4_K);
   vec4 ra[QG_AREG];
   uvec4 rh0[QG_WREG], rq0[QG_WREG], rh1[QG_WREG], rq1[QG_WREG];
   barrier();  // arow written
@@ -282,13 +309,7 @@ void main() {
     if ((DIAG & 1u) == 0u || u0 == 0u) {
       // Weights: BN rows x the step's units, decoded.
       if (PFW) {
-        [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) {
-          const uint i = lid + q * WG, c = i / QG_U, uu = i % QG_U;
-          if (i < WU) {
-            q4k_decode(0u, u0 + uu, rh0[q], rq0[q], c * KP + 8u * uu);
-            if (GATED == 1u) q4k_decode(1u, u0 + uu, rh1[q], rq1[q], c * KP + 8u * uu);
-          }
-        }
+        QG_W_DECODES
       } else {
         for (uint i = lid; i < WU; i += WG) {
           const uint c = i / QG_U, uu = i % QG_U, n = n0 + c;
