@@ -19,6 +19,8 @@ set -u
 for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done
 ldconfig
 export HYBRIDLAB_ROOT=$PWD HYBRIDLAB_PYTHON=python3
+# The commit the binary was built from (.devrun/COMMIT, written beside it here): the copy sent lacks current git metadata.
+[ -f .devrun/COMMIT ] && export HYBRIDLAB_COMMIT=$(cat .devrun/COMMIT)
 [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 bin=$PWD/.devrun/hybridlab
 libs=$PWD/.devrun/lib
@@ -56,7 +58,11 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
         ls -la "$model" ;;
       peers)
         [ -x /tmp/llama/llama-bench ] || tar xJf .peers/llama-vulkan-*.tar.xz -C /tmp/llama
-        [ -f /tmp/hl/model-vocab.gguf ] || step add_vocab 120 python3 .peers/add_vocab.py "$model" /tmp/hl/model-vocab.gguf
+        # synth writes a vocabulary (tokenizer.ggml.*), which llama.cpp loads as is; add_vocab.py only for files without.
+        if [ ! -f /tmp/hl/model-vocab.gguf ]; then
+          if LD_LIBRARY_PATH=$libs $bin info --model "$model" 2>/dev/null | grep -q "tokenizer.ggml"; then ln -s "$model" /tmp/hl/model-vocab.gguf
+          else step add_vocab 120 python3 .peers/add_vocab.py "$model" /tmp/hl/model-vocab.gguf; fi
+        fi
         llama llama-cm2 150 -- -ngl 99 -p 512 -n 128 -r 3 -o json
         llama llama-khr 120 GGML_VK_DISABLE_COOPMAT2=1 -- -ngl 99 -p 512 -n 128 -r 3 -o json
         llama llama-scalar 120 GGML_VK_DISABLE_COOPMAT2=1 GGML_VK_DISABLE_COOPMAT=1 -- -ngl 99 -p 512 -n 0 -r 2 -o json

@@ -8,6 +8,8 @@ for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done
 ldconfig
 export LD_LIBRARY_PATH=$PWD/.devrun/lib:${LD_LIBRARY_PATH:-}
 export HYBRIDLAB_ROOT=$PWD HYBRIDLAB_PYTHON=python3
+# The commit the binary was built from (.devrun/COMMIT, written beside it here): the copy sent lacks current git metadata.
+[ -f .devrun/COMMIT ] && export HYBRIDLAB_COMMIT=$(cat .devrun/COMMIT)
 [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 bin=.devrun/hybridlab
 {
