@@ -6,8 +6,8 @@
 #              CPUs); peers-cuda, later, runs it on the file if the build finished (waiting up to CUDA_WAIT s);
 #   peers      llama.cpp's llama-bench on it (its Vulkan backend: NV coopmat2 default, KHR coopmat only, no matrix
 #              units), pp512 and tg128, JSON; PERF=1: also its per-op times inside the pp512 graph (GGML_VK_PERF_LOGGER);
-#   bench      hybridlab bench with PLAN (pp512, tg128 and the per-op breakdown);
-#   exps       experiments (EXPS: 'name:limit:cases:tag:runs;...', as scripts/device_kernels.sh, ';'-separated);
+#   bench      hybridlab bench with PLAN (pp512, tg128 and the per-op breakdown; TAG: bench-TAG.log, --tag TAG);
+#   exps       experiments (EXPS: 'name:limit:cases:tag:runs[:variant];...', ';'-separated);
 #   oracle     the plan's logits against the oracle's on the same file (72-token prompt, 4 decode steps).
 # Expects .devrun/ (hybridlab and its libraries), .gl/ (Debian's Vulkan loader .debs), .peers/ (llama.cpp's Vulkan
 # build tarball, add_vocab.py, the CUDA source and build script) carried. Writes $OUT/log.txt and $OUT/e2e.tar.gz
@@ -71,13 +71,14 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
           TAIL=80 llama llama-perf-khr 120 GGML_VK_PERF_LOGGER=1 GGML_VK_DISABLE_COOPMAT2=1 -- -ngl 99 -p 512 -n 0 -r 1
         fi ;;
       bench)
-        LD_LIBRARY_PATH=$libs step bench 240 $bin bench --model "$model" --ops "$plan" -p ${BENCH_P:-512} -n ${BENCH_N:-128} \
+        LD_LIBRARY_PATH=$libs step "bench${TAG:+-$TAG}" 240 $bin bench --model "$model" --ops "$plan" -p ${BENCH_P:-512} -n ${BENCH_N:-128} \
           --runs "${RUNS:-3}" ${TAG:+--tag "$TAG"} ;;
       exps)
         IFS=';' read -r -a specs <<< "${EXPS:-}"
         for spec in "${specs[@]}"; do
-          IFS=: read -r e limit cases tag runs <<< "$spec"
+          IFS=: read -r e limit cases tag runs variant <<< "$spec"
           args=(--full); [ -n "${cases:-}" ] && args+=(--cases "$cases"); [ -n "${tag:-}" ] && args+=(--tag "$tag")
+          [ -n "${variant:-}" ] && args+=(--variant "$variant")
           [ -n "${runs:-}" ] && args+=(--runs "$runs")
           LD_LIBRARY_PATH=$libs TAIL=25 step "exp-$e${tag:+-$tag}" "$limit" $bin experiment "$e" "${args[@]}"
         done ;;

@@ -103,7 +103,16 @@ Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const 
   const Shape s = shape(QgemmKernel::Dense);
   const uint32_t T = u32(x.rows()), K = u32(x.cols());
   if (K % 64) fail("qgemm_coopmat: {} input columns, not a multiple of 64", K);  // whole units (K-quants: the host's)
-  const QgemmTile t = fit_units(qgemm_tile(d, prefix, QgemmKernel::Dense), K);
+  QgemmTile t = fit_units(qgemm_tile(d, prefix, QgemmKernel::Dense), K);
+  // Narrower tiles where the large ones leave the device short of workgroups (<prefix>min_groups; 0: never):
+  // columns, then rows, halved in turn down to 2 x 2 subgroups.
+  const auto groups = [&] { return uint64_t((T + t.rows - 1) / t.rows) * ((N + t.cols - 1) / t.cols); };
+  for (bool cols = true; groups() < d.tune(prefix + "min_groups") && (t.sc > 2 || t.sr > 2); cols = !cols) {
+    if (cols ? t.sc > 2 : t.sr <= 2) t.sc /= 2;
+    else t.sr /= 2;
+    const Shape s0 = shape(QgemmKernel::Dense);
+    t.rows = 16 * s0.mr * t.sr, t.cols = 16 * s0.mc * t.sc, t.wg = t.sr * t.sc * d.info().max_subgroup_size;
+  }
   check_loops(d, t, s, K);
   const Push pc{1, K, N, 1, (N + t.cols - 1) / t.cols, w.row_bytes, w.row_bytes, T};
   Tensor y = Tensor::device(d, T, N);
@@ -165,8 +174,11 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     // The grid of subgroups, each 32 x 64 outputs: 2 x 2 makes 64 x 128 tiles (31 KB of shared memory). More token rows
     // per tile decode each weight unit for more tokens, which pays where the decode bounds the kernel; Hopper takes 4
     // (128 x 128 tiles, 45 KB). The matmul experiment sweeps both.
-    // k_units: 32-value units of K per step (1, 2, 4; fewer where K needs).
-    v.tunables = {{prefix + "warp_rows", 2, {{"nvidia-hopper", 4}}}, {prefix + "warp_cols", 2}, {prefix + "k_units", 2},
+    // k_units: 32-value units of K per step (1, 2, 4; fewer where K needs). min_groups: narrower tiles below that many
+    // workgroups. Hopper: 128 x 256 tiles of one unit per step, narrowed to keep 128 workgroups (the matmul
+    // experiment's sweep at T = 512 picks those per shape).
+    v.tunables = {{prefix + "warp_rows", 2, {{"nvidia-hopper", 4}}}, {prefix + "warp_cols", 2, {{"nvidia-hopper", 4}}},
+                  {prefix + "k_units", 2, {{"nvidia-hopper", 1}}}, {prefix + "min_groups", 0, {{"nvidia-hopper", 128}}},
                   {prefix + "cm_emulate", 0}};
     r.add_variant(std::move(v));
   }
