@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/end_to_end_report.py on recorded inputs (an H200 bench JSON and bandwidth report, a llama-bench log, an
+# scripts/end_to_end_report.py on recorded inputs (an H200 bench JSON (b122e18's) and bandwidth report, a llama-bench log, an
 # oracle log): the peers' table and its ratios, the f16 matrix roofline, and one-line errors on bad peer files.
 #   usage: test_end_to_end_report.sh ROOT
 set -u
@@ -8,8 +8,9 @@ py=${HYBRIDLAB_PYTHON:-python3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-report() { "$py" "$root/scripts/end_to_end_report.py" --bench "$root/reports/nvidia-h200/bench-full-q4_k_m-random-blocks.json" \
-  --oracle "$root/tests/reports/data/oracle.log" --bandwidth "$root/reports/nvidia-h200/bandwidth.json" --out "$tmp/e2e.md" "$@"; }
+report_no_oracle() { "$py" "$root/scripts/end_to_end_report.py" --bench "$root/tests/reports/data/bench.json" \
+  --bandwidth "$root/reports/nvidia-h200/bandwidth.json" --out "$tmp/e2e.md" "$@"; }
+report() { report_no_oracle --oracle "$root/tests/reports/data/oracle.log" "$@"; }
 
 report --peer "KHR only=$root/tests/reports/data/llama-khr.log" > "$tmp/out" 2>&1 || fail "report: $(cat "$tmp/out")"
 # hybridlab pp512 1704.8 and tg128 147.9 (bench JSON medians) against llama-bench's means 4145.7 and 143.1.
@@ -18,6 +19,9 @@ grep -qF "| hybridlab (this plan) | **1704.8** | **147.9** |" "$tmp/e2e.md" || f
 # 5.89 GFLOP per token x 1704.8 tok/s against 638.5 TFLOP/s.
 grep -qF "1.57% of the f16 matrix roofline" "$tmp/e2e.md" || fail "f16 roofline: $(grep '^| pp512' "$tmp/e2e.md")"
 grep -qF "relative L2 1.598e-01" "$tmp/e2e.md" || fail "oracle lines"
+# Without an oracle log the report says the check did not run.
+report_no_oracle > "$tmp/out" 2>&1 || fail "report without oracle: $(cat "$tmp/out")"
+grep -qF "Not checked in this device call" "$tmp/e2e.md" || fail "no-oracle line"
 
 # Bad peer inputs: one line on stderr, non-zero exit, no report.
 printf 'ggml_vulkan: no json here\n' > "$tmp/none.log"
