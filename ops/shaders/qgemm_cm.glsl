@@ -78,7 +78,7 @@ layout(push_constant) uniform Push {
 #define QG_W_DECODE(q)                                                                  \
   {                                                                                     \
     const uint i = lid + (q) * WG, c = i / QG_U, uu = i % QG_U;                         \
-    if (i < WU) {                                                                       \
+    if ((q) < WSLOTS && i < WU) {                                                       \
       q4k_decode(0u, u0 + uu, rh0[q], rq0[q], c * KP + 8u * uu);                        \
       if (GATED == 1u) q4k_decode(1u, u0 + uu, rh1[q], rq1[q], c * KP + 8u * uu);       \
     }                                                                                   \
@@ -289,19 +289,22 @@ void main() {
   // QG_WREG slots per invocation; else each step loads and stages in turn.
   const uint AV = BR * 8u * QG_U, WU = BN * QG_U;  // A vec4s and weight units (per weight) of one step
   const bool PFA = AV <= uint(QG_AREG) * WG;
+  // Slots this configuration fills (specialization constants: the driver drops the rest, and their registers).
+  const uint ASLOTS = (AV + WG - 1u) / WG, WSLOTS = (WU + WG - 1u) / WG;
   const bool PFW = WU <= uint(QG_WREG) * WG && TYPE0 == HLQ_Q4_K && (GATED == 0u || TYPE1 == HLQ_Q4_K);
   vec4 ra[QG_AREG];
   uvec4 rh0[QG_WREG], rq0[QG_WREG], rh1[QG_WREG], rq1[QG_WREG];
   barrier();  // arow written
-  if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) ra[q] = a_load(lid + q * WG, 0u);
-  if (PFW) [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) w_load(lid + q * WG, 0u, n0, wrow0, rh0[q], rq0[q], rh1[q], rq1[q]);
+  if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, 0u);
+  if (PFW)
+    [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) w_load(lid + q * WG, 0u, n0, wrow0, rh0[q], rq0[q], rh1[q], rq1[q]);
   for (uint u0 = 0u; u0 < units; u0 += QG_U) {
     barrier();  // the previous step consumed
     if ((DIAG & 2u) == 0u || u0 == 0u) {
       // A: BR rows x the step's units, each its two runs of 16 values (at the weight unit's K offsets), f32 -> f16.
       if (PFA) {
         [[unroll]] for (uint q = 0u; q < QG_AREG; ++q)
-          if (lid + q * WG < AV) as[a_slot(lid + q * WG)] = f16vec4(ra[q]);
+          if (q < ASLOTS && lid + q * WG < AV) as[a_slot(lid + q * WG)] = f16vec4(ra[q]);
       } else {
         for (uint i = lid; i < AV; i += WG) as[a_slot(i)] = f16vec4(a_load(i, u0));
       }
@@ -321,9 +324,10 @@ void main() {
     }
     barrier();  // the step is staged
     if (u0 + QG_U < units) {
-      if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) ra[q] = a_load(lid + q * WG, u0 + QG_U);
+      if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, u0 + QG_U);
       if (PFW)
-        [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) w_load(lid + q * WG, u0 + QG_U, n0, wrow0, rh0[q], rq0[q], rh1[q], rq1[q]);
+        [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)
+          if (q < WSLOTS) w_load(lid + q * WG, u0 + QG_U, n0, wrow0, rh0[q], rq0[q], rh1[q], rq1[q]);
     }
     if (computes && (DIAG & 4u) == 0u) {
       [[unroll]] for (uint kk = 0u; kk < KU; kk += 16u) {
