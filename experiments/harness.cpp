@@ -120,6 +120,15 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
 }
 
+// The q-quantile of v (linear between the nearest ranks); 0 for none.
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double at = q * double(v.size() - 1);
+  const size_t i = size_t(at);
+  return i + 1 < v.size() ? v[i] + (at - double(i)) * (v[i + 1] - v[i]) : v[i];
+}
+
 gpu::OpArgs clone_args(const gpu::OpArgs& a) {
   gpu::OpArgs c = a;
   for (auto& [n, t] : c.t) t = t.clone();
@@ -219,11 +228,19 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
   }
   for (auto& v : part.extra_variants) variants.push_back(&v);
   uint64_t seed = 1;
+  // Progress lines: "[i/n] op case variant ...", one count per (case, variant) of this part.
+  size_t n_runs = 0, i_run = 0;
+  for (const Case& c : part.cases)
+    if (cx.opt.cases.empty() || std::regex_search(c.label, std::regex(cx.opt.cases))) n_runs += variants.size();
+  const auto tag = [&](const Case& c, const gpu::Variant* v) {
+    return fmt::format("[{}/{}] {} {} {}", i_run, n_runs, part.op, c.label, v->name);
+  };
   for (const Case& c : part.cases) {
     std::mt19937_64 rng(std::hash<std::string>{}(part.op + c.label) ^ seed++);
     if (!cx.opt.cases.empty() && !std::regex_search(c.label, std::regex(cx.opt.cases))) continue;
     json jc = {{"op", part.op}, {"label", c.label}, {"shape", c.shape}, {"bytes", c.cost.bytes}, {"flops", c.cost.flops},
                {"results", json::array()}, {"peers", peers_for(exp_name, part.op, c.label, slug)}};
+    if (const gpu::Variant* dv = reg.family_default(part.op, "vulkan")) jc["default_variant"] = dv->name;  // what *=vulkan runs
     const gpu::OpArgs inputs = c.inputs(rng);
     // The reference: the truth for this case, and its CPU time.
     gpu::OpArgs want = clone_args(inputs);
@@ -241,11 +258,14 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
       ref_total += ref_times.back();
     }
     for (const gpu::Variant* v : variants) {
+      ++i_run;
       if (v->family == "reference") {
         const double s = median(ref_times);
         json r = {{"variant", v->name}, {"status", "reference"}, {"where", fmt::format("CPU, {} threads", omp_get_max_threads())},
                   {"time_us", {{"median", s * 1e6}, {"min", *std::min_element(ref_times.begin(), ref_times.end()) * 1e6},
-                               {"max", *std::max_element(ref_times.begin(), ref_times.end()) * 1e6}, {"runs", ref_times.size()}}}};
+                               {"max", *std::max_element(ref_times.begin(), ref_times.end()) * 1e6},
+                               {"p10", percentile(ref_times, 0.1) * 1e6}, {"p90", percentile(ref_times, 0.9) * 1e6},
+                               {"runs", ref_times.size()}}}};
         r.update(roofline(c.cost, s, cx.ceil, proj, part.flops_precision, false));
         jc["results"].push_back(r);
         continue;
@@ -253,7 +273,7 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
       if (!v->takes(inputs)) continue;  // weights it does not read (e.g. another block type)
       if (auto why = reg.availability(*v, &cx.dev); !why.empty()) {
         jc["results"].push_back({{"variant", v->name}, {"status", "unavailable"}, {"why", why}});
-        std::fprintf(stderr, "  %-10s %-28s unavailable: %s\n", c.label.c_str(), v->name.c_str(), why.c_str());
+        std::fprintf(stderr, "%s unavailable: %s\n", tag(c, v).c_str(), why.c_str());
         continue;
       }
       // Halide's scalar, serial "plain" CPU schedules take minutes per case at the model's full shapes (past
@@ -297,7 +317,7 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
         if (r["status"] != "pass") ++*failures;
         if (r["status"] == "error" || (r["status"] == "fail" && !cx.opt.time_failing)) {
           jc["results"].push_back(r);
-          std::fprintf(stderr, "  %-10s %-28s %s %s\n", c.label.c_str(), v->name.c_str(), r["status"].get<std::string>().c_str(),
+          std::fprintf(stderr, "%s %s %s\n", tag(c, v).c_str(), r["status"].get<std::string>().c_str(),
                        err_text.empty() ? fmt::format("(rel L2 {:.3e} > tolerance {:.1e})", r["rel_l2"].get<double>(), std::max(part.tolerance, v->precision_tolerance)).c_str()
                                         : err_text.c_str());
           continue;
@@ -353,7 +373,8 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
         }
         const double s = median(ns) * 1e-9;
         r["time_us"] = {{"median", s * 1e6}, {"min", *std::min_element(ns.begin(), ns.end()) * 1e-3},
-                        {"max", *std::max_element(ns.begin(), ns.end()) * 1e-3}, {"runs", ns.size()}, {"rotated_inputs", rot}};
+                        {"max", *std::max_element(ns.begin(), ns.end()) * 1e-3}, {"p10", percentile(ns, 0.1) * 1e-3},
+                        {"p90", percentile(ns, 0.9) * 1e-3}, {"runs", ns.size()}, {"rotated_inputs", rot}};
         if (on_cpu) {
           r["where"] = fmt::format("CPU, {} threads", threads);
           r["timing"] = "steady clock around the call";
@@ -370,37 +391,11 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
         const std::string roof = r["fraction_of_ceiling"].is_number()
                                      ? fmt::format("{:5.1f}% of roofline", 100 * r["fraction_of_ceiling"].get<double>())
                                      : fmt::format("{:>18}", r["where"].get<std::string>());
-        std::fprintf(stderr, "  %-10s %-28s %10.2f us  %8.1f GB/s  %7.3f TFLOP/s  %s  rel L2 %.1e%s\n", c.label.c_str(),
-                     v->name.c_str(), s * 1e6, r["GBps"].get<double>(), r["TFLOPs"].get<double>(), roof.c_str(),
+        std::fprintf(stderr, "%s  %10.2f us  %8.1f GB/s  %7.3f TFLOP/s  %s  rel L2 %.1e%s\n", tag(c, v).c_str(), s * 1e6, r["GBps"].get<double>(), r["TFLOPs"].get<double>(), roof.c_str(),
                      r["rel_l2"].get<double>(), params.c_str());
       }
     }
     report["cases"].push_back(jc);
-  }
-}
-
-void print_summary(const json& report) {
-  std::printf("\n%s on %s (%s): best variant per case\n", report["experiment"].get<std::string>().c_str(),
-              report["device"]["name"].get<std::string>().c_str(), report["quick"].get<bool>() ? "QUICK shapes" : "full shapes");
-  std::printf("%-14s %-12s %-28s %12s %10s %9s %s\n", "op", "case", "best variant", "time (us)", "GB/s", "roofline", "failing");
-  for (auto& c : report["cases"]) {
-    const json* best = nullptr;
-    std::string failing;
-    for (auto& r : c["results"]) {
-      if (r["status"] == "pass" && (!best || r["time_us"]["median"] < (*best)["time_us"]["median"])) best = &r;
-      if (r["status"] == "fail" || r["status"] == "error") failing += r["variant"].get<std::string>() + " ";
-    }
-    if (best) {
-      // A CPU variant has no device roofline: "CPU" in that column.
-      const json& frac = (*best)["fraction_of_ceiling"];
-      const std::string roof = frac.is_number() ? fmt::format("{:.1f}%", 100 * frac.get<double>()) : "CPU";
-      std::printf("%-14s %-12s %-28s %12.2f %10.1f %9s %s\n", c.value("op", "").c_str(), c["label"].get<std::string>().c_str(),
-                  (*best)["variant"].get<std::string>().c_str(), (*best)["time_us"]["median"].get<double>(),
-                  (*best)["GBps"].get<double>(), roof.c_str(), failing.c_str());
-    }
-    else
-      std::printf("%-14s %-12s %-28s %12s %10s %9s %s\n", c.value("op", "").c_str(), c["label"].get<std::string>().c_str(), "-", "-", "-",
-                  "-", failing.c_str());
   }
 }
 
@@ -534,8 +529,7 @@ static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt) {
     }
   }
   report["failures"] = failures;
-  write_report(report, opt);
-  if (!e.custom) print_summary(report);
+  write_report(report, opt);  // report.py prints each case's verdict
   if (dev.ctx().validation_message_count())
     fail("{} Vulkan validation messages (first: {})", dev.ctx().validation_message_count(), dev.ctx().validation_messages().front());
   return report;

@@ -12,6 +12,9 @@ import sys
 
 import matplotlib
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from verdict import NOISE_BOUND, noisy, spread, verdict, verdict_line  # noqa: E402
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -113,6 +116,10 @@ def markdown(report, images):
            f", median of {report.get('runs', '?')} timed runs after warm-up (Vulkan timestamp queries; host-timed "
            "variants say so in their row)"),
     ]
+    if report.get("quick") and report["experiment"] not in ("bandwidth", "forward"):
+        # The description names the model's shapes; a QUICK run times smaller ones.
+        labels = list(dict.fromkeys(c["label"] for c in report["cases"]))
+        lines.append("- QUICK cases run (not the shapes above): " + ", ".join(f"`{x}`" for x in labels))
     if report.get("cases_filter"):
         lines.append(f"- a partial run: only the cases whose label matches `{report['cases_filter']}`")
     ceil = report.get("ceilings")
@@ -157,6 +164,8 @@ def markdown(report, images):
         for r in c["results"]:
             t = r.get("time_us")
             times = f"{t['median']:.2f} ({t['min']:.2f}..{t['max']:.2f})" if t else ""
+            if t and noisy(r):
+                times += f" **noisy** ({spread(r):.0%} spread)"
             frac = r.get("fraction_of_ceiling")
             status = r.get("status", "")
             if status in ("fail", "error"):
@@ -169,7 +178,7 @@ def markdown(report, images):
                 f"{r.get('bound') or ''} | {fmt(r.get('rdna4_projected_us'), '{:.1f}')} |")
         for p in c.get("peers", []):
             lines.append(f"| *peer:* {p['name']} | {p.get('device', '')} | reference row | | {p['time_us']:.1f} | | | | | |")
-        lines.append("")
+        lines += ["", verdict_line(c), ""]
     lines += schedules_markdown(report)
     return "\n".join(lines) + "\n"
 
@@ -292,6 +301,10 @@ def write_report(path):
     images = forward_plots(report, base) if kind == "forward" else (plots(report, base) if kind != "bandwidth" else [])
     with open(base + ".md", "w") as f:
         f.write(markdown(report, images))
+    if kind not in ("bandwidth", "forward"):
+        print(f"\n{kind} on {report['device']['name']} ({'QUICK' if report.get('quick') else 'full'} shapes): verdicts per case")
+        for c in report["cases"]:
+            print(f"{c.get('op', '')} {c['label']}: {verdict_line(c).replace('**', '').replace('`', '')}")
 
 
 def bench_rows(bench):
@@ -329,9 +342,9 @@ def index(root):
                                  rel, r, "per-token fallback" if x["prefill_per_token_fallback"] else ""))
             continue
         for c in r["cases"]:
-            passing = [x for x in c["results"] if x.get("status") == "pass"]
             failing = [x["variant"] for x in c["results"] if x.get("status") in ("fail", "error")]
-            best = min(passing, key=lambda x: x["time_us"]["median"]) if passing else None
+            v = verdict(c)
+            best = (v.get("GPU") or {}).get("best") or (v.get("CPU") or {}).get("best")
             rows.append((r["experiment"], c.get("op", ""), c["label"], dev,
                          series_key(best) if best else "-",
                          f"{best['time_us']['median']:.2f}" if best else "-",
@@ -341,6 +354,8 @@ def index(root):
            "Every experiment's report per device (`make experiment NAME=...` writes them; `make report` rebuilds this index).",
            "Times are medians of Vulkan timestamp measurements; *roofline* is the fraction of the device's measured ceiling "
            "(the `bandwidth` experiment of the same device). QUICK reports (CPU devices) use reduced shapes.", "",
+           f"*Best variant*: the fastest GPU variant (CPU where none ran on the GPU) whose timing is not noisy (spread over "
+           f"{NOISE_BOUND:.0%} of the median); each report's verdict lines give the margins.", "",
            "| experiment | op | case | device | best variant | time (us) | roofline | failing | report |", "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         exp, op, label, dev, best, t, frac, rel, r = row[:9]

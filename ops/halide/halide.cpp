@@ -67,6 +67,13 @@ extern "C" void halide_error(void*, const char* msg) {
   last_halide_error = line;
 }
 
+// Halide's runtime prints through here (overriding its weak default): its Vulkan allocator announces its
+// configuration on every context, lines that say nothing about a run; everything else goes to stderr as before.
+extern "C" void halide_print(void*, const char* msg) {
+  if (!msg || std::string_view(msg).starts_with("Vulkan: Configuring allocator")) return;
+  std::fputs(msg, stderr);
+}
+
 namespace hl::gpu {
 
 namespace halide {

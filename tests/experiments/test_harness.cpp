@@ -148,6 +148,15 @@ TEST_CASE("experiments: a wrong variant is reported as failing and is not timed"
   }
   CHECK(saw_fail);
   CHECK(saw_pass);
+  // --time-failing (diagnosis): the failing variant is timed too, and still counted as a failure.
+  o.time_failing = true;
+  const json t = exp::run_experiment(e, o);
+  CHECK(t["failures"] == 1);
+  for (auto& res : t["cases"][0]["results"])
+    if (res["variant"] == "vulkan:wrong") {
+      CHECK(res["status"] == "fail");
+      CHECK(res.contains("time_us"));
+    }
   fs::remove_all(o.out_dir);
 }
 
