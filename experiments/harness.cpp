@@ -467,6 +467,9 @@ static void check_filters(const Experiment& e, const Context& cx) {
       fail("--cases {}: matches none of experiment {}'s cases ({} shapes: {})", quant::printable(opt.cases, 40), e.name,
            cx.quick ? "QUICK" : "full", list(labels));
   }
+  // A partial run writes beside the full report, never over it.
+  if (opt.tag.empty())
+    fail("--variant/--cases: a partial run needs --tag NAME (it writes {}-NAME.*, beside the full report)", e.name);
 }
 
 json run_experiment(const std::string& name, const Options& opt) { return run_experiment(experiment(name), opt); }

@@ -3,7 +3,7 @@
 # model validated with every op on Vulkan, then experiments with optional case filters and tags.
 # Expects .devrun/ (hybridlab built here and its libraries) and .gl/ (Debian's Vulkan loader .debs) carried.
 # Writes $OUT/log.txt, $OUT/exp-*.log and $OUT/reports.tar.gz.
-#   usage: scripts/device_kernels.sh 'name:limit_s[:cases regex[:tag[:runs]]]' ...
+#   usage: scripts/device_kernels.sh 'name:limit_s[:cases regex:tag[:runs]]' ...  (a cases filter needs a tag)
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done
 ldconfig

@@ -184,6 +184,8 @@ TEST_CASE("experiments: options that match nothing or name a path are refused be
   CHECK_THAT(error("norms", [](exp::Options& o) { o.cases = "zzz"; }),
              Catch::Contains("--cases 'zzz': matches none of experiment norms's cases") && Catch::Contains("T=64"));
   CHECK_THAT(error("norms", [](exp::Options& o) { o.cases = "(["; }), Catch::Contains("--cases '([': not a valid regular expression"));
+  CHECK_THAT(error("norms", [](exp::Options& o) { o.cases = "T=1$"; }),
+             Catch::Contains("a partial run needs --tag NAME"));  // never over the full report
   CHECK_THAT(error("forward", [](exp::Options& o) { o.only_variant = "vulkan:rowgroup"; }),
              Catch::Contains("--variant and --cases apply to op experiments"));
   CHECK_THAT(error("norms", [](exp::Options& o) { o.out_dir = "/proc/hybridlab-no"; }), Catch::Contains("cannot create the report directory"));
