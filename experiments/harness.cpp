@@ -382,7 +382,9 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
           r["where"] = "GPU (Halide's Vulkan runtime)";
           r["timing"] = "steady clock: pipeline call until its outputs are synced (host<->device copies excluded)";
         }
-        r.update(roofline(c.cost, s, cx.ceil, proj, v->cooperative_matrices ? "f16" : part.flops_precision, !on_cpu));
+        // The f16 matrix roofline where the kernel that ran (a delegate's pick included) is on matrix units.
+        const bool on_matrix_units = on_cpu ? false : reg.resolve(*v, dev_ctx, inputs).cooperative_matrices;
+        r.update(roofline(c.cost, s, cx.ceil, proj, on_matrix_units ? "f16" : part.flops_precision, !on_cpu));
         if (on_cpu)  // the device's roofline and the RDNA4 projection do not apply to a CPU run: null
           for (const char* k : {"bound", "roofline_us", "fraction_of_ceiling", "rdna4_floor_us", "rdna4_projected_us"}) r[k] = nullptr;
         jc["results"].push_back(r);
