@@ -23,8 +23,8 @@ TEST_CASE("vk ops: shared_expert, tiny and real width", "[vk][ops]") {
     }
 }
 
-// Prompt chunks on route_pack_coopmat's GEMM, with emulated matrices (any device with f16 arithmetic): the f16
-// rounding of its inputs bounds the error (route_pack::kCoopmatTolerance).
+// vulkan:fused_coopmat: prompt chunks on route_pack_coopmat's GEMM, with emulated matrices (any device with f16
+// arithmetic): the f16 rounding of its inputs bounds the error (route_pack::kCoopmatTolerance).
 TEST_CASE("vk ops: shared_expert prompt chunks on the coopmat GEMM, emulated", "[vk][ops]") {
   if (!device().info().shader_float16) {
     WARN("SKIPPED: no shaderFloat16 on " << device().info().name);
@@ -41,7 +41,7 @@ TEST_CASE("vk ops: shared_expert prompt chunks on the coopmat GEMM, emulated", "
                    {"gate_w", weight("gate_w", randn(g, 1, H, 1.0 / std::sqrt(H)))}},
                   {}};
     INFO("T " << T);
-    for (auto& [name, e] : compare_with_reference("shared_expert", "vulkan:fused", a)) {
+    for (auto& [name, e] : compare_with_reference("shared_expert", "vulkan:fused_coopmat", a)) {
       INFO("output '" << name << "': rel L2 " << e.rel_l2);
       CHECK(e.finite);
       CHECK(e.rel_l2 <= 3e-3);

@@ -69,6 +69,7 @@ TEST_CASE("vk model: the cooperative-matrix prefill variants against transformer
   if (emulate) d = &device();
   const std::map<std::string, std::string> f16_ops{{"attention", "vulkan:flash_coopmat"},
                                                    {"moe_experts", "vulkan:route_pack_coopmat"},
+                                                   {"shared_expert", "vulkan:fused_coopmat"},
                                                    {"ssm_scan", "vulkan:chunked_coopmat"}};
   std::map<std::string, uint32_t> emul;
   if (emulate)
@@ -94,6 +95,7 @@ TEST_CASE("vk model: the cooperative-matrix prefill variants against transformer
   // 48) are not: it hands them to route_pack's scalar GEMM, and the report names that kernel.
   CHECK(ex.validation().at("moe_experts").variants.count("vulkan:route_pack"));
   CHECK(ex.validation().at("ssm_scan").max_rel_l2 > 1e-5);         // with its f16 roundings: not the f32 kernel
+  CHECK(ex.validation().at("shared_expert").variants.count("vulkan:fused_coopmat"));  // prompt chunks on the GEMM
   const Mat<double> want = g.file.at("chunked.logits").to_mat<double>();
   const Mat<double> got = l.topRows(150).cast<double>();
   int agree = 0;
