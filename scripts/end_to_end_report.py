@@ -21,6 +21,10 @@ def llama_bench_rows(path):
         rows = json.loads(text[start:])
     except json.JSONDecodeError as e:
         raise SystemExit(f"end_to_end_report.py: {path}: llama-bench JSON does not parse: {e}")
+    return rows_by_test(rows)
+
+
+def rows_by_test(rows):
     out = {}
     for row in rows:
         label = f"pp{row['n_prompt']}" if row["n_gen"] == 0 else f"tg{row['n_gen']}"
@@ -61,7 +65,8 @@ def main():
     bw = {c["label"]: c for c in json.load(open(a.bandwidth))["cases"]}
     read_gbps, f32_tflops = bw["read"]["GBps"], bw["f32 fma"]["TFLOPs"]
     f16_tflops = next((c["TFLOPs"] for label, c in bw.items() if label.startswith("f16 matrix")), None)
-    peers = []
+    # Peers measured by `hybridlab bench --peer` (in the bench JSON), then those given as llama-bench outputs.
+    peers = [(p["label"], rows_by_test(p["llama_bench"])) for p in b.get("peers", [])]
     for spec in a.peer:
         label, path = spec.split("=", 1)
         peers.append((label, llama_bench_rows(path)))

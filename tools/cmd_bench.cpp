@@ -11,7 +11,10 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <thread>
+
+#include <unistd.h>
 
 #include "experiments/harness.h"
 #include "plan/argmax.h"
@@ -35,7 +38,77 @@ struct BenchArgs {
   uint64_t token_seed = 1;
   bool no_breakdown = false, no_replay = false;
   bool tag_given = false;
+  std::vector<std::string> peers;  // --peer 'LABEL=[KEY=VALUE ...] LLAMA_BENCH'
 };
+
+// A peer engine measured beside hybridlab on the same GGUF: llama.cpp's llama-bench, run with the bench's prompt
+// lengths, decode length and runs, its JSON output kept in the report.
+struct Peer {
+  std::string label, exe;
+  std::vector<std::string> env;  // KEY=VALUE, set for it alone
+};
+
+Peer parse_peer(const std::string& spec) {
+  const size_t eq = spec.find('=');
+  Peer p;
+  p.label = eq == std::string::npos ? "" : spec.substr(0, eq);
+  if (p.label.empty() || std::any_of(p.label.begin(), p.label.end(), [](unsigned char c) { return c < 32 || c == 127; }))
+    fail("--peer {}: give LABEL=[KEY=VALUE ...] PATH-TO-LLAMA-BENCH", quant::printable(spec, 60));
+  std::istringstream in(spec.substr(eq + 1));
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  if (words.empty()) fail("--peer '{}': no llama-bench path after the label", p.label);
+  p.exe = words.back();
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    const std::string& kv = words[i];
+    const size_t k = kv.find('=');
+    const bool ok = k != std::string::npos && k > 0 && std::all_of(kv.begin(), kv.begin() + k, [](unsigned char c) {
+      return std::isupper(c) || std::isdigit(c) || c == '_';
+    });
+    if (!ok) fail("--peer '{}': {} is not an environment assignment KEY=VALUE", p.label, quant::printable(kv, 40));
+    p.env.push_back(kv);
+  }
+  if (!std::filesystem::is_regular_file(p.exe) || access(p.exe.c_str(), X_OK) != 0)
+    fail("--peer '{}': {} is not an executable file", p.label, quant::printable(p.exe, 80));
+  return p;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs the peer; its JSON rows (one per test) with the command that made them. Error: a one-line message.
+json run_peer(const Peer& p, const std::string& model, const std::string& prompts, int64_t gen, int runs) {
+  std::string cmd = "env";
+  for (auto& e : p.env) cmd += " " + shell_quote(e);
+  cmd += fmt::format(" {} -m {} -p {} -n {} -r {} -ngl 99 -o json 2>/dev/null", shell_quote(p.exe), shell_quote(model),
+                     shell_quote(prompts), gen, runs);
+  std::string out;
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) fail("--peer '{}': cannot start {}", p.label, p.exe);
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) {
+    out.append(buf, n);
+    if (out.size() > (64u << 20)) break;  // a runaway peer: its output is not llama-bench's
+  }
+  const int rc = pclose(f);
+  if (rc != 0) fail("--peer '{}': llama-bench exited with status {} ({})", p.label, rc, cmd);
+  const size_t at = out.find('[');
+  json rows;
+  try {
+    rows = at == std::string::npos ? json() : json::parse(out.substr(at));
+  } catch (const std::exception&) {
+    rows = json();
+  }
+  if (!rows.is_array() || rows.empty())
+    fail("--peer '{}': llama-bench printed no JSON array of results ({} bytes of output)", p.label, out.size());
+  for (auto& r : rows)
+    if (!r.is_object() || !r.contains("n_prompt") || !r.contains("n_gen") || !r.contains("avg_ts"))
+      fail("--peer '{}': a llama-bench row lacks n_prompt, n_gen or avg_ts", p.label);
+  return {{"label", p.label}, {"command", cmd}, {"llama_bench", rows}};
+}
 
 // One test: a prompt of `tokens` ids through prefill (pp), or `tokens` greedy decode steps (tg).
 struct Test {
@@ -277,6 +350,11 @@ void cmd_bench(const BenchArgs& a) {
   a.model.check();
   a.plan.check();
   if (!a.tag.empty()) check_name(a.tag, "--tag");
+  std::vector<Peer> peers;
+  for (auto& spec : a.peers) peers.push_back(parse_peer(spec));
+  if (!peers.empty() && (!a.model.preset.empty() || !a.model.model.ends_with(".gguf")))
+    fail("--peer: llama.cpp reads a GGUF file; --model {} is not one", a.model.preset.empty() ? quant::printable(a.model.model, 80)
+                                                                                              : "(a preset)");
   check_output_dir(a.out);  // before the computation, not after it
   const ModelWeights w = a.model.load();
   auto dev = a.plan.open_device();
@@ -373,6 +451,22 @@ void cmd_bench(const BenchArgs& a) {
   }
   for (auto& [label, b] : breakdowns) print_breakdown(label, b);
 
+  // Peers on the same file, after hybridlab's runs (the same machine state), side by side.
+  for (const Peer& p : peers) {
+    json pj = run_peer(p, a.model.model, a.prompts, a.gen, a.runs);
+    std::printf("\npeer %s (llama-bench %s %s):\n", p.label.c_str(), pj["llama_bench"][0].value("backends", "?").c_str(),
+                pj["llama_bench"][0].value("build_commit", "?").c_str());
+    for (auto& r : pj["llama_bench"]) {
+      const std::string label = r["n_gen"].get<int64_t>() == 0 ? fmt::format("pp{}", r["n_prompt"].get<int64_t>())
+                                                                : fmt::format("tg{}", r["n_gen"].get<int64_t>());
+      std::string ratio;
+      for (auto& t : report["tests"])
+        if (t["label"] == label) ratio = fmt::format("   hybridlab / peer {:.2f}", t["tok_per_s"]["median"].get<double>() / r["avg_ts"].get<double>());
+      std::printf("%-8s %12.2f +- %-8.2f%s\n", label.c_str(), r["avg_ts"].get<double>(), r.value("stddev_ts", 0.0), ratio.c_str());
+    }
+    report["peers"].push_back(pj);
+  }
+
   const std::string dir = a.out + "/" + report["device"]["slug"].get<std::string>();
   const std::string path = dir + "/bench-" + (a.tag.empty() ? model_name(a.model) : a.tag) + ".json";
   check_output_dir(dir);
@@ -398,6 +492,9 @@ void add_bench_command(CLI::App& app) {
   b->add_option("--token-seed", a->token_seed, "seed of the synthetic token ids (default 1)")->check(kUnsigned);
   b->add_option("--out", a->out, "reports directory (default reports): writes <out>/<device-slug>/bench-<tag|model>.json");
   auto* tag = b->add_option("--tag", a->tag, "report name: bench-<tag>.json instead of bench-<model>.json");
+  b->add_option("--peer", a->peers,
+                "'LABEL=[KEY=VALUE ...] PATH': run llama.cpp's llama-bench at PATH (with that environment) on the same GGUF "
+                "after hybridlab's runs, same prompts, decode length and runs; its rows go into the report (repeatable)");
   b->add_flag("--no-breakdown", a->no_breakdown, "skip the profiled run of each test (no per-op breakdown)");
   b->add_flag("--no-replay", a->no_replay,
               "decode every step through the forward pass (default: the second step is captured and the rest replay it)");

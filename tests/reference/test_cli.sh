@@ -214,6 +214,35 @@ bad partial-untagged "--variant/--cases: a partial run needs --tag NAME" "$bin" 
 bad out-unmakeable "--out '/proc/hybridlab-no': cannot create the report directory" "$bin" experiment norms --out /proc/hybridlab-no
 if [ -n "$(find "$rep" -name '*.json' 2>/dev/null)" ]; then echo "FAIL a refused experiment wrote a report"; fails=$((fails + 1)); fi
 bad bench-tag-path "--tag '../x': a name" "$bin" bench --model "$tiny" -p 8 -n 2 --tag ../x --out "$rep"
+# bench --peer: llama.cpp's llama-bench on the same GGUF, its rows in the report. A stand-in that checks what it is
+# given (its environment, the model, the prompt lengths, decode length and runs) and prints llama-bench's JSON.
+cat >"$t/fake-llama-bench" <<'SH'
+#!/bin/sh
+[ "$PEER_ENV" = 7 ] || { echo "PEER_ENV not set" >&2; exit 3; }
+[ "$1 $3 $4 $5 $6 $7 $8" = "-m -p 8 -n 2 -r 1" ] || { echo "args: $*" >&2; exit 4; }
+[ -f "$2" ] || exit 5
+echo "ggml log line" >&2
+echo '[ {"build_commit": "fake123", "backends": "Vulkan", "n_prompt": 8, "n_gen": 0, "avg_ts": 400.0, "stddev_ts": 4.0},'
+echo '  {"build_commit": "fake123", "backends": "Vulkan", "n_prompt": 0, "n_gen": 2, "avg_ts": 50.0, "stddev_ts": 0.5} ]'
+SH
+printf '#!/bin/sh\necho no json here\n' >"$t/garbage-bench"
+chmod +x "$t/fake-llama-bench" "$t/garbage-bench"
+ok bench-peer "$bin" bench --model "$t/tiny-q4km.gguf" -p 8 -n 2 --runs 1 --no-breakdown --out "$rep" --tag peer \
+  --peer "fake llama=PEER_ENV=7 $t/fake-llama-bench"
+if ! grep -q "^pp8 .*400.00 +- 4.00 .*hybridlab / peer" "$t/out" || ! python3 - "$rep" <<'PY'
+import glob, json, sys
+r = json.load(open(glob.glob(sys.argv[1] + "/*/bench-peer.json")[0]))
+p = r["peers"][0]
+assert p["label"] == "fake llama" and "PEER_ENV=7" in p["command"], p
+assert [x["avg_ts"] for x in p["llama_bench"]] == [400.0, 50.0] and p["llama_bench"][0]["build_commit"] == "fake123", p
+PY
+then echo "FAIL bench-peer report: $(cat "$t/out")"; fails=$((fails + 1)); fi
+bad bench-peer-missing "is not an executable file" "$bin" bench --model "$t/tiny-q4km.gguf" -p 8 -n 2 --peer "x=$t/nope"
+bad bench-peer-env "is not an environment assignment" "$bin" bench --model "$t/tiny-q4km.gguf" -p 8 -n 2 \
+  --peer "x=lower=1 $t/fake-llama-bench"
+bad bench-peer-not-gguf "--peer: llama.cpp reads a GGUF file" "$bin" bench --model "$tiny" -p 8 -n 2 --peer "x=$t/fake-llama-bench"
+bad_after bench-peer-garbage "llama-bench printed no JSON array" "$bin" bench --model "$t/tiny-q4km.gguf" -p 8 -n 2 --runs 1 \
+  --no-breakdown --out "$rep" --tag garbage --peer "x=$t/garbage-bench"
 
 # Counts from a file, checked against the tensors it holds before anything is allocated.
 python3 - "$t/tiny.gguf" "$t/g-blocks.gguf" <<'EOF2'

@@ -19,6 +19,18 @@ grep -qF "| hybridlab (this plan) | **1704.8** | **147.9** |" "$tmp/e2e.md" || f
 # 5.89 GFLOP per token x 1704.8 tok/s against 638.5 TFLOP/s.
 grep -qF "1.57% of the f16 matrix roofline" "$tmp/e2e.md" || fail "f16 roofline: $(grep '^| pp512' "$tmp/e2e.md")"
 grep -qF "relative L2 1.598e-01" "$tmp/e2e.md" || fail "oracle lines"
+# Peers recorded by `hybridlab bench --peer` in the bench JSON appear without --peer files.
+python3 - "$root/tests/reports/data/bench.json" "$tmp/bench-peers.json" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+b["peers"] = [{"label": "in JSON", "command": "llama-bench ...", "llama_bench": [
+    {"build_commit": "x1", "backends": "Vulkan", "n_prompt": 512, "n_gen": 0, "avg_ts": 3409.6, "stddev_ts": 1.0},
+    {"build_commit": "x1", "backends": "Vulkan", "n_prompt": 0, "n_gen": 128, "avg_ts": 295.8, "stddev_ts": 0.5}]}]
+json.dump(b, open(sys.argv[2], "w"))
+PY
+"$py" "$root/scripts/end_to_end_report.py" --bench "$tmp/bench-peers.json" --bandwidth "$root/reports/nvidia-h200/bandwidth.json" \
+  --out "$tmp/e2e.md" > "$tmp/out" 2>&1 || fail "report with peers in the bench JSON: $(cat "$tmp/out")"
+grep -qF "| in JSON | 3409.6 +- 1.0 | 295.8 +- 0.5 | 0.50 | 0.50 |" "$tmp/e2e.md" || fail "JSON peer row: $(grep 'in JSON' "$tmp/e2e.md")"
 # Without an oracle log the report says the check did not run.
 report_no_oracle > "$tmp/out" 2>&1 || fail "report without oracle: $(cat "$tmp/out")"
 grep -qF "Not checked in this device call" "$tmp/e2e.md" || fail "no-oracle line"
