@@ -8,10 +8,11 @@
 #              units), pp512 and tg128, JSON; PERF=1: also its per-op times inside the pp512 graph (GGML_VK_PERF_LOGGER);
 #   bench      hybridlab bench with PLAN (pp512, tg128 and the per-op breakdown; TAG: bench-TAG.log, --tag TAG);
 #   exps       experiments (EXPS: 'name:limit:cases:tag:runs[:variant];...', ';'-separated);
-#   oracle     the plan's logits against the oracle's on the same file (72-token prompt, 4 decode steps).
+#   oracle     the plan's logits against the oracle's on the same file (72-token prompt, 4 decode steps);
+#   peer-logits llama.cpp's logits on those ids against the oracle's (scripts/compare_logits.py; after peers).
 # Expects .devrun/ (hybridlab and its libraries), .gl/ (Debian's Vulkan loader .debs), .peers/ (llama.cpp's Vulkan
-# build tarball, add_vocab.py, the CUDA source and build script) carried. Writes $OUT/log.txt and $OUT/e2e.tar.gz
-# (reports/ and every step's log under logs/).
+# build tarball, add_vocab.py, the logits tool (xz), the CUDA source and build script) carried. Writes $OUT/log.txt
+# and $OUT/e2e.tar.gz (reports/ and every step's log under logs/).
 #   usage: [STEPS="synth peers bench exps oracle"] [PLAN='*=vulkan'] [EXPS=...] scripts/device_e2e.sh
 # Then, here: scripts/end_to_end_report.py --bench <bench JSON> --oracle logs/oracle.log --bandwidth <bandwidth.json>
 #   --peer 'LABEL=logs/llama-<name>.log' ... --out reports/<device>/end_to_end.md
@@ -82,6 +83,16 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
           [ -n "${runs:-}" ] && args+=(--runs "$runs")
           LD_LIBRARY_PATH=$libs TAIL=25 step "exp-$e${tag:+-$tag}" "$limit" $bin experiment "$e" "${args[@]}"
         done ;;
+      peer-logits)
+        # llama.cpp's deviation from the oracle on the same file and ids (../shared/peers/llama.cpp/logits, carried
+        # xz-compressed in .peers/): the oracle's logits, llama.cpp's (Vulkan, every layer offloaded), compared.
+        python3 -c "print(' '.join(str((i * 7919 + 13) % 248320) for i in range(72)))" > /tmp/hl/prompt.txt
+        echo "$(cat /tmp/hl/prompt.txt) 314 15926 5358 97932" > /tmp/hl/tokens.txt
+        [ -x /tmp/llama-logits ] || { xz -dc .peers/logits-vulkan-*.xz > /tmp/llama-logits && chmod +x /tmp/llama-logits; }
+        LD_LIBRARY_PATH=$libs step oracle-logits "${ORACLE_LIMIT:-240}" $bin run --model "$model" --tokens /tmp/hl/tokens.txt \
+          --out /tmp/hl/oracle.safetensors
+        step llama-logits 120 /tmp/llama-logits /tmp/hl/model-vocab.gguf /tmp/hl/tokens.txt /tmp/hl/llama.f32 0 99
+        step compare-logits 60 python3 scripts/compare_logits.py /tmp/hl/oracle.safetensors "llama.cpp Vulkan=/tmp/hl/llama.f32" ;;
       oracle)
         python3 -c "print(' '.join(str((i * 7919 + 13) % 248320) for i in range(72)))" > /tmp/hl/prompt.txt
         echo "$(cat /tmp/hl/prompt.txt) 314 15926 5358 97932" > /tmp/hl/tokens.txt
