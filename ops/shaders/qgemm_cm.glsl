@@ -6,11 +6,13 @@
 // Tiles: a workgroup computes BR x BN of Y: BR rows of A (tokens, or one expert's packed entries) by BN weight
 // rows (output columns), with SR x SC subgroups, each a QG_MR x QG_MC block of 16 x 16 accumulators (per weight;
 // GATED: gate and up, the SwiGLU's two products, h = silu(gate) * up in the epilogue). QG_MR and QG_MC are
-// compile-time (the accumulators stay in registers: every loop over them unrolls); SR and SC are specialization
-// constants. The K loop stages QG_U (a specialization constant) 32-value units of every A row and weight row per step, each in the unit's own
-// value order (a ggml unit is two runs of 16 values, apart in K-quants): the weight unit as decoded, the A row
-// gathered at the same K offsets, so every block type streams whole units; gate and up must share that order (the
-// host checks). Shared tiles are f16vec4 arrays, written 8 bytes at a time, rows padded by 8 halves.
+// compile-time (the accumulators stay in registers: every loop over them unrolls, every index is a constant); SR
+// and SC are specialization constants. The K loop stages QG_U (a specialization constant) 32-value units of every A
+// row and weight row per step, each in the unit's own value order (a ggml unit is two runs of 16 values, apart in
+// K-quants): the weight unit as decoded, the A row gathered at the same K offsets, so every block type streams whole
+// units; gate and up must share that order (the host checks). The next step's A values and Q4_K units are loaded
+// into registers before this step's products, and staged after them. Shared tiles are f16vec4 arrays, written 8
+// bytes at a time, rows padded by 8 halves.
 // The epilogue goes through a 16 x 16 f32 scratch per subgroup: only rows inside the tile's range and columns
 // below N are written.
 //
