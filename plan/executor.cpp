@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ops/moe_block/fused.h"
+
 namespace hl::gpu {
 
 PlanExecutor::PlanExecutor(const Plan& plan, Device* dev, ScanOptions scan, bool validate)
@@ -256,6 +258,20 @@ Tensor PlanExecutor::moe_experts(const Tensor& x, const Routes& r, const MoeWeig
            {{"gate", w.experts.gate}, {"up", w.experts.up}, {"down", w.experts.down}},
            {{"n_experts", w.n_experts}}};
   run("moe_experts", a);
+  return a.t.at("y");
+}
+
+bool PlanExecutor::fuses_moe_block(const MoeWeights& w, Phase phase) const {
+  if (phase != Phase::Decode || !fuses("moe_block")) return false;
+  return plan_.variant("moe_block").name != "vulkan:fused_decode" || moe_block_fused_takes(w.router, w.experts, w.shared);
+}
+
+Tensor PlanExecutor::moe_block(const Tensor& x, const MoeWeights& w, int k) {
+  OpArgs a{{{"x", x}},
+           {{"router", w.router}, {"gate", w.experts.gate}, {"up", w.experts.up}, {"down", w.experts.down},
+            {"sgate", w.shared.gate}, {"sup", w.shared.up}, {"sdown", w.shared.down}, {"gate_w", w.shared_gate}},
+           {{"k", k}, {"n_experts", w.n_experts}}};
+  run("moe_block", a);
   return a.t.at("y");
 }
 

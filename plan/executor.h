@@ -71,6 +71,10 @@ class PlanExecutor {
   bool fuses(const std::string& op) const { return plan_.variant(op).family != "reference"; }
   bool fuses_gdn_prep() const { return fuses("gdn_prep"); }
   bool fuses_add_rmsnorm() const { return fuses("add_rmsnorm"); }
+  // moe_block fuses in decode only (prompt chunks gain more from route_pack's grouped GEMMs, which read each expert
+  // once for all its tokens), and only where its variant takes the block's weights (whole 32-value units).
+  bool fuses_moe_block(const MoeWeights& w, Phase phase) const;
+  Tensor moe_block(const Tensor& x, const MoeWeights& w, int k);
   struct GdnPrep {
     Tensor q, k, v;
     Gates gates;

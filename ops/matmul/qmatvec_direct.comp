@@ -9,8 +9,10 @@
 // each row (UPL of them per step, unrolled), and all R x UPL units' words are independent loads the
 // compiler issues before the arithmetic. Q4_K/Q5_K fields are 16-byte loads (HLQ_UVEC4); Q6_K and Q8_0
 // blocks are only 2-byte aligned and read as words.
-// x sits in shared memory (K floats): one 16-byte read of x serves R rows. Subgroups walk passes
-// grid-stride, so any subgroup size works.
+// x sits in shared memory (K floats): one 16-byte read of x serves R rows. With XG x is read from global
+// memory instead (every subgroup reads the same K floats, served by the caches), so the weight loads issue
+// at once, not behind the staging's round trip and barrier. Subgroups walk passes grid-stride, so any
+// subgroup size works.
 #version 450
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256;
@@ -18,6 +20,7 @@ layout(constant_id = 1) const uint TYPE = 12;  // ggml type id
 layout(constant_id = 2) const uint R = 4;      // rows per subgroup pass
 layout(constant_id = 3) const uint UPL = 2;    // 32-value units per lane per step
 layout(constant_id = 4) const uint XV = 512;   // vec4s of x staged: K / 4
+layout(constant_id = 5) const uint XG = 0;     // 1: x read from global memory (cached), not staged: no barrier
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
 
@@ -31,7 +34,7 @@ layout(push_constant) uniform Push { uint T, K, N, row_bytes; } pc;
 #define HLQ_UVEC4(buf, i) wq4[i]
 #include "quant_blocks.glsl"
 
-shared vec4 xs[XV];
+shared vec4 xs[XG != 0u ? 1u : XV];
 
 void main() {
   const uint lanes = gl_SubgroupSize, lane = gl_SubgroupInvocationID, units = pc.K / 32u;
@@ -39,10 +42,12 @@ void main() {
   const uint first = (hl_group_index() * nsg + gl_SubgroupID) * R;
   const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * nsg * R;
   for (uint t = 0u; t < pc.T; ++t) {
-    barrier();  // the previous token's x is no longer read
     const uint xrow = t * (pc.K / 4u);
-    for (uint i = gl_LocalInvocationID.x; i < pc.K / 4u; i += WG) xs[i] = x4[xrow + i];
-    barrier();
+    if (XG == 0u) {
+      barrier();  // the previous token's x is no longer read
+      for (uint i = gl_LocalInvocationID.x; i < pc.K / 4u; i += WG) xs[i] = x4[xrow + i];
+      barrier();
+    }
     for (uint r0 = first; r0 < pc.N; r0 += stride) {  // uniform per subgroup
       float acc[R];
       for (uint r = 0u; r < R; ++r) acc[r] = 0.0;
@@ -53,8 +58,8 @@ void main() {
           const uvec2 runs = hlq_unit_runs(TYPE, uu) >> 2u;
           vec4 xv[8];
           for (uint k = 0u; k < 4u; ++k) {
-            xv[k] = xs[runs.x + k];
-            xv[k + 4u] = xs[runs.y + k];
+            xv[k] = XG != 0u ? x4[xrow + runs.x + k] : xs[runs.x + k];
+            xv[k + 4u] = XG != 0u ? x4[xrow + runs.y + k] : xs[runs.y + k];
           }
           const vec2 xsum = hlq_run_sums(xv);
           for (uint r = 0u; r < R; ++r) {

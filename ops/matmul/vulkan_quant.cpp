@@ -80,17 +80,21 @@ void qmatvec_direct(VariantCtx& c, OpArgs& a, const std::string& op) {
   const Tensor& x = a.in("x");
   const Operands o = operands(c, a, what, true, &x);
   const uint64_t smem = d.info().max_shared_memory;
-  if (uint64_t(o.K) * 4 > smem)
-    fail("{}: x of {} values does not fit {} bytes of shared memory; use vulkan:qmatvec", what, o.K, smem);
+  const uint32_t x_global = d.tune(tn + "x_global") ? 1u : 0u;
+  if (!x_global && uint64_t(o.K) * 4 > smem)
+    fail("{}: x of {} values does not fit {} bytes of shared memory; use vulkan:qmatvec or x_global", what, o.K, smem);
   if (o.K % 4) fail("{}: {} input columns, not a multiple of 4", what, o.K);
-  const uint32_t wg = d.tune(tn + "wg"), rows = d.tune(tn + "rows"), upl = d.tune(tn + "units"), groups = d.tune(tn + "groups");
-  if (wg == 0 || rows == 0 || upl == 0) fail("{}: tunables wg, rows and units must be at least 1", what);
+  const uint32_t wg = d.tune(tn + "wg"), rows = d.tune(tn + "rows"), groups = d.tune(tn + "groups");
+  // units 0: a row's units in one step of the subgroup (at most 4 per lane), so its loads issue together.
+  uint32_t upl = d.tune(tn + "units");
+  if (upl == 0) upl = std::clamp<uint32_t>((o.K / 32 + d.info().subgroup_size - 1) / d.info().subgroup_size, 1, 4);
+  if (wg == 0 || rows == 0) fail("{}: tunables wg and rows must be at least 1", what);
   struct {
     uint32_t T, K, N, row_bytes;
   } pc{o.T, o.K, o.N, o.row_bytes};
   Tensor y = Tensor::device(d, o.T, o.N);
   const std::vector<BufferPtr> bind{x.buffer(d), o.w.buffer(d), o.w.buffer(d), y.buffer_mut(d)};
-  const auto& p = d.pipeline("qmatvec_direct", {{0, wg}, {1, o.type}, {2, rows}, {3, upl}, {4, o.K / 4}},
+  const auto& p = d.pipeline("qmatvec_direct", {{0, wg}, {1, o.type}, {2, rows}, {3, upl}, {4, o.K / 4}, {5, x_global}},
                              uint32_t(bind.size()), sizeof pc);
   // A pass per subgroup at the reported subgroup size (the kernel walks passes grid-stride), at most `groups`
   // workgroups when that is set (then each stages x once for more rows).
@@ -268,7 +272,7 @@ void register_matmul_vulkan_quant(Registry& r) {
     // Rows per subgroup pass (their loads in flight together), 32-value units per lane per step, workgroups at most
     // (0: a pass per subgroup, walking rows grid-stride).
     md.tunables = {{key("qmatvec_direct", "wg"), 256}, {key("qmatvec_direct", "rows"), lm ? 8u : 2u},
-                   {key("qmatvec_direct", "units"), lm ? 2u : 1u}, {key("qmatvec_direct", "groups"), 0}};
+                   {key("qmatvec_direct", "units"), lm ? 2u : 1u}, {key("qmatvec_direct", "groups"), 0}, {key("qmatvec_direct", "x_global"), 0}};
     Variant mc = vulkan_variant(op, "vulkan:qcols",
                                 "quantized weights (ggml blocks), prompt chunks: dequantized tiles reused by max_cols tokens",
                                 [op](VariantCtx& c, OpArgs& a) { qcols(c, a, op); });

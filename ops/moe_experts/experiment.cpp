@@ -1,6 +1,6 @@
 // The moe experiment: one MoE layer of the model, each op's own cases: the router (softmax over 256 experts,
 // top-8), the routed experts (SwiGLU, width 512, hidden 2048; f32 and q4_K/q6_K experts) and the gated shared
-// expert, for T = 1..512 tokens.
+// expert, for T = 1..512 tokens; and the whole block fused (moe_block, router to output) for decode.
 #include "experiments/harness.h"
 
 namespace hl::exp {
@@ -8,16 +8,20 @@ namespace hl::exp {
 Experiment moe_experiment() {
   return {"moe",
           "one MoE layer: router (256 experts, top-8), routed experts (width 512, hidden 2048; f32 and q4_K/q6_K), shared "
-          "expert; T = 1..512",
+          "expert; T = 1..512; the whole block (moe_block) for decode",
           [](const Context& cx) {
             std::vector<Part> parts;
-            for (const char* op : {"moe_router", "moe_experts", "shared_expert"})
+            for (const char* op : {"moe_router", "moe_experts", "shared_expert", "moe_block"})
               for (Part& p : op_parts(op, cx)) {
                 // The cooperative-matrix grouped GEMM's grid of subgroups (32 x 32 blocks of gate and up each).
                 if (std::string(op) == "moe_experts")
                   p.sweeps = {{"moe_experts.route_pack_coopmat.warp_rows", {1, 2}},
                               {"moe_experts.route_pack_coopmat.warp_cols", {2, 4}},
                               {"moe_experts.route_pack_coopmat.k_units", {1, 2, 4}}};
+                if (std::string(op) == "moe_block")  // rows per workgroup of the routed steps, workgroup size
+                  p.sweeps = {{"moe_block.fused_decode.gate_up_rows", {4, 8, 16}},
+                              {"moe_block.fused_decode.down_rows", {4, 8, 16}},
+                              {"moe_block.fused_decode.wg", {128, 256}}};
                 parts.push_back(std::move(p));
               }
             return parts;

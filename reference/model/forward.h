@@ -4,6 +4,7 @@
 #pragma once
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -49,9 +50,10 @@ template <class Ex> class Forward {
       const Tensor a = L.kind == LayerKind::FullAttention ? attention_block(L.attn, state_[size_t(i)], h)
                                                           : deltanet_block(L.gdn, state_[size_t(i)], h, phase);
       std::tie(x, h) = add_norm(x, a, L.post_norm);
-      const auto [routed, shared] = moe_block(L.moe, h);
+      const auto [routed, shared] = moe_block(L.moe, h, phase);
       if (i + 1 == c_.n_layers) ex_.begin_layer(-1, LayerKind::LinearAttention);  // -1: model-level ops (the final norm)
-      std::tie(x, h) = add_norm(x, routed, i + 1 < c_.n_layers ? w_.layers[size_t(i) + 1].input_norm : w_.final_norm, &shared);
+      std::tie(x, h) = add_norm(x, routed, i + 1 < c_.n_layers ? w_.layers[size_t(i) + 1].input_norm : w_.final_norm,
+                                shared ? &*shared : nullptr);
       notify(i + 1, x);
     }
     ex_.begin_layer(-1, LayerKind::LinearAttention);
@@ -124,8 +126,12 @@ template <class Ex> class Forward {
             ex_.slice(u, cd, 2 * kd, vd), ex_.ssm_gates(b, a, w.A, w.dt_bias)};
   }
 
-  // SPEC 4.6: routed experts and the gated shared expert, whose sum is the block's output (added by add_norm).
-  std::pair<Tensor, Tensor> moe_block(const MoeWeights& w, const Tensor& h) {
+  // SPEC 4.6: routed experts and the gated shared expert, whose sum is the block's output (added by add_norm). An
+  // executor that runs the whole block as one op (the plan executor in decode, when its plan picks a moe_block
+  // variant) returns that sum as the routed part and no shared part.
+  std::pair<Tensor, std::optional<Tensor>> moe_block(const MoeWeights& w, const Tensor& h, Phase phase) {
+    if constexpr (requires { ex_.fuses_moe_block(w, phase); })
+      if (ex_.fuses_moe_block(w, phase)) return {ex_.moe_block(h, w, c_.top_k), std::nullopt};
     const auto routes = ex_.moe_router(ex_.matmul(h, w.router), c_.top_k);
     return {ex_.moe_experts(h, routes, w), ex_.shared_expert(h, w)};
   }

@@ -1,0 +1,56 @@
+// moe_block (vulkan:fused_decode), step 3 of 3: y[t, h] = sum over slots j of down_e[h] . hmid[t, j]
+// + sg[t] * (sdown[h] . hs[t]). ROWS outputs h of one token per workgroup; a subgroup per output, its lanes
+// over (slot, 32-value unit) pairs of the routed rows (F = 512: 16 units, 8 slots: 128 pairs), then over
+// the shared row's units; two subgroupAdds.
+#version 450
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 128;
+layout(constant_id = 1) const uint ROWS = 8;
+layout(constant_id = 2) const uint TYPE_D = 14;
+layout(constant_id = 3) const uint TYPE_SD = 14;
+#include "common.glsl"
+
+layout(std430, binding = 0) readonly buffer M { vec4 hmid4[]; };   // [T*k, F]
+layout(std430, binding = 1) readonly buffer Ex { int expert[]; };  // [T, k]
+layout(std430, binding = 2) readonly buffer D { uint dq[]; };      // raw rows [E*H, F]
+layout(std430, binding = 3) readonly buffer HS { vec4 hs4[]; };    // [T, Fs]
+layout(std430, binding = 4) readonly buffer SD { uint sdq[]; };    // raw rows [H, Fs]
+layout(std430, binding = 5) readonly buffer S { float sg[]; };     // [T]
+layout(std430, binding = 6) writeonly buffer Y { float y[]; };     // [T, H]
+layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw; } pc;
+
+#define HLQ_WORD(buf, i) ((buf) == 0u ? dq[i] : sdq[i])
+#include "quant_blocks.glsl"
+
+// This lane's term of unit u of the row at byte `row` of source `buf` against the vector at vec4 `mrow` of
+// source msrc (0: hmid, 1: hs).
+float unit_dot(uint type, uint buf, uint row, uint u, uint mrow) {
+  const uvec2 runs = hlq_unit_runs(type, u) >> 2u;
+  vec4 xv[8], q[8], ms;
+  for (uint i = 0u; i < 4u; ++i) {
+    xv[i] = buf == 0u ? hmid4[mrow + runs.x + i] : hs4[mrow + runs.x + i];
+    xv[i + 4u] = buf == 0u ? hmid4[mrow + runs.y + i] : hs4[mrow + runs.y + i];
+  }
+  hlq_unit(type, buf, row, u, q, ms);
+  return hlq_unit_dot(q, ms, xv, hlq_run_sums(xv));
+}
+
+void main() {
+  const uint g = hl_group_index();
+  if (g >= pc.T * pc.blocks) return;  // uniform per workgroup
+  const uint t = g / pc.blocks, h0 = (g % pc.blocks) * ROWS, units = pc.F / 32u, sunits = pc.Fs / 32u;
+  const uint lanes = subgroupAdd(1u), lane = subgroupExclusiveAdd(1u);  // a last subgroup may be partial
+  for (uint r = gl_SubgroupID; r < ROWS && h0 + r < pc.H; r += hl_num_subgroups()) {
+    const uint h = h0 + r;
+    float acc = 0.0, sacc = 0.0;
+    for (uint i = lane; i < pc.k * units; i += lanes) {
+      const uint j = i / units, u = i % units;
+      const uint e = uint(clamp(expert[t * pc.k + j], 0, int(pc.E) - 1));  // never an out-of-bounds read
+      acc += unit_dot(TYPE_D, 0u, (e * pc.H + h) * pc.rb_d, u, (t * pc.k + j) * (pc.F >> 2u));
+    }
+    for (uint u = lane; u < sunits; u += lanes) sacc += unit_dot(TYPE_SD, 1u, h * pc.rb_sd, u, t * (pc.Fs >> 2u));
+    acc = subgroupAdd(acc);
+    sacc = subgroupAdd(sacc);
+    if (subgroupElect()) y[t * pc.H + h] = acc + sg[t] * sacc;
+  }
+}

@@ -1,0 +1,111 @@
+// moe_block (vulkan:fused_decode), step 2 of 3: the routes and the routed experts' SwiGLU. Every workgroup
+// takes ROWS rows f of one (token t, slot j) and first finds t's routes itself from the logits (subgroup 0:
+// softmax over the E experts, then K rounds of a subgroup argmax, the largest p and the lowest id among equal
+// p, as moe_router's reference; weights p / sum of the K chosen in slot order), so no dispatch sits between
+// the router and the experts. Then hmid[t, j, f] = weight_j * silu(gate_e[f] . x) * (up_e[f] . x), e the
+// slot's expert, a subgroup per row as in moe_experts' moe_gate_up_q. The first workgroup of each token
+// writes its routes for step 3.
+#version 450
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 128;
+layout(constant_id = 1) const uint ROWS = 8;
+layout(constant_id = 2) const uint TYPE_G = 12;
+layout(constant_id = 3) const uint TYPE_U = 12;
+layout(constant_id = 4) const uint EMAX = 256;  // experts (the host passes E)
+layout(constant_id = 5) const uint K = 8;       // slots per token
+#include "common.glsl"
+
+layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };        // [T, H]
+layout(std430, binding = 1) readonly buffer L { float logits[]; };   // [T, E]
+layout(std430, binding = 2) readonly buffer G { uint gq[]; };        // raw rows [E*F, H]
+layout(std430, binding = 3) readonly buffer U { uint uq[]; };        // raw rows [E*F, H]
+layout(std430, binding = 4) writeonly buffer M { float hmid[]; };    // [T*K, F]
+layout(std430, binding = 5) writeonly buffer Ex { int expert[]; };   // [T, K]
+layout(std430, binding = 6) writeonly buffer Wt { float weight[]; }; // [T, K]
+layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw; } pc;
+
+#define HLQ_WORD(buf, i) ((buf) == 0u ? gq[i] : uq[i])
+#include "quant_blocks.glsl"
+
+const uint NONE = 0xffffffffu;
+shared float p[EMAX];
+shared uint sel_e[K];
+shared float sel_w[K];
+
+// Subgroup 0 only (uniform within it): token t's K routes into sel_e / sel_w. Each lane owns p[e], e = lane mod lanes.
+void route(uint t, uint lane, uint lanes) {
+  const float neg_inf = uintBitsToFloat(0xff800000u);
+  float mx = neg_inf;
+  for (uint e = lane; e < EMAX; e += lanes) mx = max(mx, logits[t * EMAX + e]);
+  mx = subgroupMax(mx);
+  float s = 0.0;
+  for (uint e = lane; e < EMAX; e += lanes) {
+    p[e] = exp(logits[t * EMAX + e] - mx);
+    s += p[e];
+  }
+  s = subgroupAdd(s);
+  for (uint e = lane; e < EMAX; e += lanes) p[e] /= s;
+  float sum = 0.0;
+  for (uint j = 0u; j < K; ++j) {
+    float lv = -1.0;
+    uint li = NONE;
+    for (uint e = lane; e < EMAX; e += lanes)
+      if (p[e] > lv) {  // ascending e: the lowest id among equal values stays
+        lv = p[e];
+        li = e;
+      }
+    const float m = subgroupMax(lv);
+    const uint mi = subgroupMin(lv == m ? li : NONE);
+    if (mi % lanes == lane) p[mi] = -1.0;  // removed (p >= 0 otherwise); only its owner reads p[mi]
+    sum += m;
+    if (subgroupElect()) {
+      sel_e[j] = mi;
+      sel_w[j] = m;
+    }
+  }
+  if (subgroupElect())
+    for (uint j = 0u; j < K; ++j) sel_w[j] /= sum;
+}
+
+void main() {
+  const uint g = hl_group_index();
+  if (g >= pc.T * K * pc.blocks) return;  // uniform per workgroup
+  const uint tj = g / pc.blocks, t = tj / K, j = tj % K, f0 = (g % pc.blocks) * ROWS, xrow = t * (pc.H >> 2u);
+  const uint lanes = subgroupAdd(1u), lane = subgroupExclusiveAdd(1u);  // a last subgroup may be partial
+  if (gl_SubgroupID == 0u) route(t, lane, lanes);
+  barrier();
+  if (g % (K * pc.blocks) == 0u && gl_LocalInvocationID.x < K) {
+    expert[t * K + gl_LocalInvocationID.x] = int(sel_e[gl_LocalInvocationID.x]);
+    weight[t * K + gl_LocalInvocationID.x] = sel_w[gl_LocalInvocationID.x];
+  }
+  const uint e = min(sel_e[j], EMAX - 1u);
+  const float w = sel_w[j];
+  for (uint r = gl_SubgroupID; r < ROWS && f0 + r < pc.F; r += hl_num_subgroups()) {
+    const uint row = e * pc.F + f0 + r;
+    float ga = 0.0, ua = 0.0;
+    for (uint u = lane; u < pc.H / 32u; u += lanes) {
+      const uvec2 runs = hlq_unit_runs(TYPE_G, u) >> 2u;
+      vec4 xv[8], q[8], ms;
+      for (uint i = 0u; i < 4u; ++i) {
+        xv[i] = x4[xrow + runs.x + i];
+        xv[i + 4u] = x4[xrow + runs.y + i];
+      }
+      vec2 xs = hlq_run_sums(xv);
+      hlq_unit(TYPE_G, 0u, row * pc.rb_g, u, q, ms);
+      ga += hlq_unit_dot(q, ms, xv, xs);
+      if (TYPE_U != TYPE_G) {  // another type: other runs of x
+        const uvec2 ru = hlq_unit_runs(TYPE_U, u) >> 2u;
+        for (uint i = 0u; i < 4u; ++i) {
+          xv[i] = x4[xrow + ru.x + i];
+          xv[i + 4u] = x4[xrow + ru.y + i];
+        }
+        xs = hlq_run_sums(xv);
+      }
+      hlq_unit(TYPE_U, 1u, row * pc.rb_u, u, q, ms);
+      ua += hlq_unit_dot(q, ms, xv, xs);
+    }
+    ga = subgroupAdd(ga);
+    ua = subgroupAdd(ua);
+    if (subgroupElect()) hmid[tj * pc.F + f0 + r] = w * (ga / (1.0 + exp(-ga))) * ua;
+  }
+}

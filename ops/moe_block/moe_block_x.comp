@@ -1,0 +1,64 @@
+// moe_block (vulkan:fused_decode), step 1 of 3: everything that needs only x, in one dispatch. Row r of the
+// combined output: r < E, the router's logit (router_r . x); E <= r < E + Fs, the shared expert's
+// silu(sgate_f . x) * (sup_f . x); r = E + Fs, its gate sigmoid(gate_w . x). ROWS rows per workgroup, a
+// subgroup per row (uniform: each row's kind is the subgroup's), its lanes over 32-value units, subgroupAdd.
+#version 450
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 128;
+layout(constant_id = 1) const uint ROWS = 8;
+layout(constant_id = 2) const uint TYPE_R = 0;    // ggml type ids: router, shared gate and up, gate_w
+layout(constant_id = 3) const uint TYPE_SG = 12;
+layout(constant_id = 4) const uint TYPE_SU = 12;
+layout(constant_id = 5) const uint TYPE_GW = 0;
+#include "common.glsl"
+
+layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };    // [T, H]
+layout(std430, binding = 1) readonly buffer R { uint rq[]; };    // raw rows [E, H]
+layout(std430, binding = 2) readonly buffer SG { uint sgq[]; };  // raw rows [Fs, H]
+layout(std430, binding = 3) readonly buffer SU { uint suq[]; };  // raw rows [Fs, H]
+layout(std430, binding = 4) readonly buffer GW { uint gwq[]; };  // raw row [1, H]
+layout(std430, binding = 5) writeonly buffer L { float logits[]; };  // [T, E]
+layout(std430, binding = 6) writeonly buffer HS { float hs[]; };     // [T, Fs]
+layout(std430, binding = 7) writeonly buffer S { float sg[]; };      // [T]
+layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw; } pc;
+
+#define HLQ_WORD(buf, i) ((buf) == 0u ? rq[i] : (buf) == 1u ? sgq[i] : (buf) == 2u ? suq[i] : gwq[i])
+#include "quant_blocks.glsl"
+
+// This lane's part of (row at byte `row` of source `buf`) . x_t, over units lane, lane + lanes, ...
+float row_dot(uint type, uint buf, uint row, uint xrow, uint lane, uint lanes) {
+  float acc = 0.0;
+  for (uint u = lane; u < pc.H / 32u; u += lanes) {
+    const uvec2 runs = hlq_unit_runs(type, u) >> 2u;
+    vec4 xv[8], q[8], ms;
+    for (uint i = 0u; i < 4u; ++i) {
+      xv[i] = x4[xrow + runs.x + i];
+      xv[i + 4u] = x4[xrow + runs.y + i];
+    }
+    hlq_unit(type, buf, row, u, q, ms);
+    acc += hlq_unit_dot(q, ms, xv, hlq_run_sums(xv));
+  }
+  return acc;
+}
+
+void main() {
+  const uint g = hl_group_index();
+  if (g >= pc.T * pc.blocks) return;  // uniform per workgroup
+  const uint t = g / pc.blocks, r0 = (g % pc.blocks) * ROWS, xrow = t * (pc.H >> 2u);
+  const uint rows = min(r0 + ROWS, pc.E + pc.Fs + 1u);
+  const uint lanes = subgroupAdd(1u), lane = subgroupExclusiveAdd(1u);  // a last subgroup may be partial
+  for (uint r = r0 + gl_SubgroupID; r < rows; r += hl_num_subgroups()) {  // uniform per subgroup
+    if (r < pc.E) {
+      const float l = subgroupAdd(row_dot(TYPE_R, 0u, r * pc.rb_r, xrow, lane, lanes));
+      if (subgroupElect()) logits[t * pc.E + r] = l;
+    } else if (r < pc.E + pc.Fs) {
+      const uint f = r - pc.E;
+      const float ga = subgroupAdd(row_dot(TYPE_SG, 1u, f * pc.rb_sg, xrow, lane, lanes));
+      const float ua = subgroupAdd(row_dot(TYPE_SU, 2u, f * pc.rb_su, xrow, lane, lanes));
+      if (subgroupElect()) hs[t * pc.Fs + f] = (ga / (1.0 + exp(-ga))) * ua;
+    } else {
+      const float s = subgroupAdd(row_dot(TYPE_GW, 3u, 0u, xrow, lane, lanes));
+      if (subgroupElect()) sg[t] = 1.0 / (1.0 + exp(-s));
+    }
+  }
+}

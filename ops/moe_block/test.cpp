@@ -1,0 +1,41 @@
+// moe_block's Vulkan variant (vulkan:fused_decode) against its reference, the parts' reference variants composed
+// (matmul for the router, moe_router, moe_experts, shared_expert): fresh random weights and x on every case, f32 and
+// the GGUF's block types, decode and a few tokens, and under other tunings (rows per workgroup, workgroup size).
+#include "variant_check.h"
+
+using namespace hl;
+using namespace hl::test;
+
+HL_TEST_EVERY_VARIANT("moe_block")
+
+TEST_CASE("vk ops: moe_block under other tunings", "[vk][ops][moe_block]") {
+  auto& prof = device().ctx().profile();
+  const gpu::OpDef& op = gpu::Registry::get().op("moe_block");
+  const auto cs = op.cases(gpu::Scale::Test);
+  // One row per workgroup, rows not dividing the widths, more rows than subgroups.
+  for (const auto& [wg, rows] : {std::pair{64u, 1u}, {256u, 3u}, {32u, 16u}}) {
+    const vk::ScopedTuning scope(prof, {{"moe_block.fused_decode.wg", wg}, {"moe_block.fused_decode.x_rows", rows},
+                                        {"moe_block.fused_decode.gate_up_rows", rows}, {"moe_block.fused_decode.down_rows", rows + 1}});
+    for (const auto& c : cs) {
+      INFO("wg " << wg << ", rows " << rows << ", " << c.label);
+      std::mt19937_64 g(31);
+      require_close("moe_block", "vulkan:fused_decode", c.inputs(g), op.tolerance);
+    }
+  }
+}
+
+TEST_CASE("vk ops: moe_block refuses widths that are not whole units", "[vk][ops][moe_block]") {
+  std::mt19937_64 g(32);
+  const int64_t E = 4, F = 48, H = 64;
+  gpu::OpArgs a{{{"x", Tensor::from(randn(g, 1, H))}},
+                {{"router", weight("router", randn(g, E, H))}, {"gate", weight("gate", randn(g, E * F, H))},
+                 {"up", weight("up", randn(g, E * F, H))}, {"down", weight("down", randn(g, E * H, F))},
+                 {"sgate", weight("sgate", randn(g, 64, H))}, {"sup", weight("sup", randn(g, 64, H))},
+                 {"sdown", weight("sdown", randn(g, H, 64))}, {"gate_w", weight("gate_w", randn(g, 1, H))}},
+                {{"k", 2}, {"n_experts", double(E)}}};
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  CHECK_THROWS_WITH(gpu::Registry::get().variant("moe_block", "vulkan:fused_decode").run(ctx, a), Catch::Contains("multiples of 32"));
+  a.p["k"] = 5;  // more slots than experts
+  CHECK_THROWS_WITH(gpu::Registry::get().variant("moe_block", "vulkan:fused_decode").run(ctx, a), Catch::Contains("top-5 of 4"));
+}

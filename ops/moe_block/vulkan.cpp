@@ -1,0 +1,91 @@
+// moe_block on Vulkan: vulkan:fused_decode, the whole MoE block in three dispatches (moe_block_x.comp: router
+// logits, the shared expert's SwiGLU and its gate; moe_block_gate_up.comp: the routes and the routed experts'
+// SwiGLU; moe_block_down.comp: both downs, weighted and summed). Weights are read as raw rows (f32 or ggml
+// blocks, ops/shaders/quant_blocks.glsl), so every width must be whole 32-value units.
+#include "ops/moe_block/fused.h"
+#include "ops/matmul/quant_rows.h"
+
+namespace hl::gpu {
+
+namespace {
+
+void fused_decode(VariantCtx& c, OpArgs& a) {
+  Device& d = c.device();
+  const std::string what = "moe_block vulkan:fused_decode";
+  const Tensor& x = a.in("x");
+  const int64_t T = x.rows(), H = x.cols(), E = a.iparam("n_experts"), k = a.iparam("k");
+  const WeightRef &router = a.weight("router"), &gate = a.weight("gate"), &up = a.weight("up"), &down = a.weight("down");
+  const WeightRef &sgate = a.weight("sgate"), &sup = a.weight("sup"), &sdown = a.weight("sdown"), &gate_w = a.weight("gate_w");
+  if (E < 1 || k < 1 || k > E || E > 1024 || k > 64) fail("{}: top-{} of {} experts (at most 64 of 1024)", what, k, E);
+  if (gate.rows % E) fail("{}: gate has {} rows, not a multiple of {} experts", what, gate.rows, E);
+  const int64_t F = gate.rows / E, Fs = sgate.rows;
+  if (router.rows != E || router.cols != H || gate.cols != H || up.rows != gate.rows || up.cols != H || down.rows != E * H ||
+      down.cols != F || sgate.cols != H || sup.rows != Fs || sup.cols != H || sdown.rows != H || sdown.cols != Fs ||
+      gate_w.rows != 1 || gate_w.cols != H)
+    fail("{}: x [{}, {}] does not fit router [{}, {}], {} experts gate/up [{}, {}] down [{}, {}], shared gate/up [{}, {}] "
+         "down [{}, {}], gate_w [{}, {}]", what, T, H, router.rows, router.cols, E, gate.rows, gate.cols, down.rows,
+         down.cols, sgate.rows, sgate.cols, sdown.rows, sdown.cols, gate_w.rows, gate_w.cols);
+  if (H % 32 || F % 32 || Fs % 32)
+    fail("{}: hidden {}, expert width {} and shared width {} must be multiples of 32 (whole units of the row kernels)", what,
+         H, F, Fs);
+  std::vector<Tensor> w;
+  for (const WeightRef* r : {&router, &gate, &up, &down, &sgate, &sup, &sdown})
+    w.push_back(vk_quant_rows(c, *r, what)), check_binding(d, w.back(), "moe_block", r->name());
+  const WeightRef& gw = gate_w;
+  w.push_back(vk_quant_rows(c, gw, what));
+  const auto rb = [](const WeightRef& r) { return u32(int64_t(quant::row_bytes(r.storage_type(), r.cols))); };
+  const auto type = [](const WeightRef& r) { return uint32_t(r.storage_type()); };
+  const std::string tn = "moe_block.fused_decode.";
+  const uint32_t wg = d.tune(tn + "wg"), rx = d.tune(tn + "x_rows"), rg = d.tune(tn + "gate_up_rows"), rd = d.tune(tn + "down_rows");
+  if (!wg || !rx || !rg || !rd) fail("{}: tunables wg, x_rows, gate_up_rows and down_rows must be at least 1", what);
+  struct {
+    uint32_t T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw;
+  } pc{u32(T), u32(H), u32(E), u32(F), u32(Fs), u32(k), 0, rb(router), rb(gate), rb(up), rb(down), rb(sgate), rb(sup), rb(sdown),
+       rb(gw)};
+  Tensor logits = Tensor::device(d, T, E), hs = Tensor::device(d, T, Fs), sg = Tensor::device(d, T, 1);
+  pc.blocks = u32((E + Fs + 1 + rx - 1) / rx);
+  const auto& p1 = d.pipeline("moe_block_x", {{0, wg}, {1, rx}, {2, type(router)}, {3, type(sgate)}, {4, type(sup)}, {5, type(gw)}},
+                              8, sizeof pc);
+  Grid g = grid(uint64_t(T) * pc.blocks);
+  d.dispatch(p1, {x.buffer(d), w[0].buffer(d), w[4].buffer(d), w[5].buffer(d), w[7].buffer(d), logits.buffer_mut(d),
+                  hs.buffer_mut(d), sg.buffer_mut(d)}, pc, g.x, g.y);
+  Tensor hmid = Tensor::device(d, T * k, F), expert = Tensor::device(d, T, k, Tensor::Type::I32), weight = Tensor::device(d, T, k);
+  pc.blocks = u32((F + rg - 1) / rg);
+  const auto& p2 = d.pipeline("moe_block_gate_up",
+                              {{0, wg}, {1, rg}, {2, type(gate)}, {3, type(up)}, {4, u32(E)}, {5, u32(k)}}, 7, sizeof pc);
+  g = grid(uint64_t(T * k) * pc.blocks);
+  d.dispatch(p2, {x.buffer(d), logits.buffer(d), w[1].buffer(d), w[2].buffer(d), hmid.buffer_mut(d), expert.buffer_mut(d),
+                  weight.buffer_mut(d)}, pc, g.x, g.y);
+  Tensor y = Tensor::device(d, T, H);
+  pc.blocks = u32((H + rd - 1) / rd);
+  const auto& p3 = d.pipeline("moe_block_down", {{0, wg}, {1, rd}, {2, type(down)}, {3, type(sdown)}}, 7, sizeof pc);
+  g = grid(uint64_t(T) * pc.blocks);
+  d.dispatch(p3, {hmid.buffer(d), expert.buffer(d), w[3].buffer(d), hs.buffer(d), w[6].buffer(d), sg.buffer(d), y.buffer_mut(d)},
+             pc, g.x, g.y);
+  a.set("y", y);
+}
+
+}  // namespace
+
+// Whether vulkan:fused_decode takes this block's weights: every width whole 32-value units of a type the row
+// kernels decode (the plan executor fuses the block in decode only then).
+bool moe_block_fused_takes(const WeightRef& router, const ExpertWeights& experts, const ExpertWeights& shared) {
+  for (const WeightRef* r : {&router, &experts.gate, &experts.up, &experts.down, &shared.gate, &shared.up, &shared.down})
+    if (!vk_quant_decodes(*r)) return false;
+  return true;
+}
+
+void register_moe_block_vulkan(Registry& r) {
+  Variant v = vulkan_variant("moe_block", "vulkan:fused_decode",
+                             "router, routes, routed and shared experts in three dispatches: x-only rows, routes + gate/up, "
+                             "both downs summed",
+                             fused_decode, true);
+  // Threads per workgroup; rows per workgroup of each step (a subgroup per row).
+  v.tunables = {{"moe_block.fused_decode.wg", 128},
+                {"moe_block.fused_decode.x_rows", 8},
+                {"moe_block.fused_decode.gate_up_rows", 8},
+                {"moe_block.fused_decode.down_rows", 8}};
+  r.add_variant(std::move(v));
+}
+
+}  // namespace hl::gpu
