@@ -37,7 +37,9 @@ layout(push_constant) uniform Push { uint T, K, N, row_bytes; } pc;
 shared vec4 xs[XG != 0u ? 1u : XV];
 
 void main() {
-  const uint lanes = gl_SubgroupSize, lane = gl_SubgroupInvocationID, units = pc.K / 32u;
+  // units from the specialization constant (K / 32): the unit loop's trip count is a constant, so the compiler
+  // unrolls it and issues every step's loads together instead of one dependent round per step.
+  const uint lanes = gl_SubgroupSize, lane = gl_SubgroupInvocationID, units = XV / 8u;
   const uint nsg = hl_num_subgroups();
   const uint first = (hl_group_index() * nsg + gl_SubgroupID) * R;
   const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * nsg * R;

@@ -1,13 +1,18 @@
 // moe_block (vulkan:fused_decode), step 3 of 3: y[t, h] = sum over slots j of down_e[h] . hmid[t, j]
 // + sg[t] * (sdown[h] . hs[t]). ROWS outputs h of one token per workgroup; a subgroup per output, its lanes
 // over (slot, 32-value unit) pairs of the routed rows (F = 512: 16 units, 8 slots: 128 pairs), then over
-// the shared row's units; two subgroupAdds.
+// the shared row's units; two subgroupAdds. The token's expert ids are read once into shared memory and the
+// loops have constant trip counts, so each lane's loads issue together instead of one dependent round per step.
 #version 450
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint ROWS = 8;
 layout(constant_id = 2) const uint TYPE_D = 14;
 layout(constant_id = 3) const uint TYPE_SD = 14;
+layout(constant_id = 4) const uint K = 8;      // slots per token
+layout(constant_id = 5) const uint UF = 16;    // 32-value units per routed down row: F / 32
+layout(constant_id = 6) const uint US = 16;    // per shared down row: Fs / 32
+layout(constant_id = 7) const uint SGS = 32;    // the device's subgroup size (the workgroup holds whole subgroups)
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer M { vec4 hmid4[]; };   // [T*k, F]
@@ -35,20 +40,27 @@ float unit_dot(uint type, uint buf, uint row, uint u, uint mrow) {
   return hlq_unit_dot(q, ms, xv, hlq_run_sums(xv));
 }
 
+shared uint se[K];
+
 void main() {
   const uint g = hl_group_index();
   if (g >= pc.T * pc.blocks) return;  // uniform per workgroup
-  const uint t = g / pc.blocks, h0 = (g % pc.blocks) * ROWS, units = pc.F / 32u, sunits = pc.Fs / 32u;
-  const uint lanes = subgroupAdd(1u), lane = subgroupExclusiveAdd(1u);  // a last subgroup may be partial
-  for (uint r = gl_SubgroupID; r < ROWS && h0 + r < pc.H; r += hl_num_subgroups()) {
+  const uint t = g / pc.blocks, h0 = (g % pc.blocks) * ROWS, lane = gl_SubgroupInvocationID;
+  for (uint j = gl_LocalInvocationID.x; j < K; j += WG) se[j] = uint(clamp(expert[t * K + j], 0, int(pc.E) - 1));
+  barrier();
+  for (uint r = gl_SubgroupID; r < ROWS && h0 + r < pc.H; r += hl_num_subgroups()) {  // uniform per subgroup
     const uint h = h0 + r;
     float acc = 0.0, sacc = 0.0;
-    for (uint i = lane; i < pc.k * units; i += lanes) {
-      const uint j = i / units, u = i % units;
-      const uint e = uint(clamp(expert[t * pc.k + j], 0, int(pc.E) - 1));  // never an out-of-bounds read
-      acc += unit_dot(TYPE_D, 0u, (e * pc.H + h) * pc.rb_d, u, (t * pc.k + j) * (pc.F >> 2u));
+    for (uint s = 0u; s < (K * UF + SGS - 1u) / SGS; ++s) {
+      const uint i = lane + s * SGS, j = i / UF, u = i % UF;
+      if (i >= K * UF) break;
+      acc += unit_dot(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, (t * K + j) * (pc.F >> 2u));
     }
-    for (uint u = lane; u < sunits; u += lanes) sacc += unit_dot(TYPE_SD, 1u, h * pc.rb_sd, u, t * (pc.Fs >> 2u));
+    for (uint s = 0u; s < (US + SGS - 1u) / SGS; ++s) {
+      const uint u = lane + s * SGS;
+      if (u >= US) break;
+      sacc += unit_dot(TYPE_SD, 1u, h * pc.rb_sd, u, t * (pc.Fs >> 2u));
+    }
     acc = subgroupAdd(acc);
     sacc = subgroupAdd(sacc);
     if (subgroupElect()) y[t * pc.H + h] = acc + sg[t] * sacc;

@@ -13,6 +13,8 @@ layout(constant_id = 2) const uint TYPE_G = 12;
 layout(constant_id = 3) const uint TYPE_U = 12;
 layout(constant_id = 4) const uint EMAX = 256;  // experts (the host passes E)
 layout(constant_id = 5) const uint K = 8;       // slots per token
+layout(constant_id = 6) const uint UH = 64;     // 32-value units per row: H / 32
+layout(constant_id = 7) const uint SGS = 32;     // the device's subgroup size (the workgroup holds whole subgroups)
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };        // [T, H]
@@ -71,8 +73,8 @@ void main() {
   const uint g = hl_group_index();
   if (g >= pc.T * K * pc.blocks) return;  // uniform per workgroup
   const uint tj = g / pc.blocks, t = tj / K, j = tj % K, f0 = (g % pc.blocks) * ROWS, xrow = t * (pc.H >> 2u);
-  const uint lanes = subgroupAdd(1u), lane = subgroupExclusiveAdd(1u);  // a last subgroup may be partial
-  if (gl_SubgroupID == 0u) route(t, lane, lanes);
+  const uint lane = gl_SubgroupInvocationID;
+  if (gl_SubgroupID == 0u) route(t, lane, SGS);
   barrier();
   if (g % (K * pc.blocks) == 0u && gl_LocalInvocationID.x < K) {
     expert[t * K + gl_LocalInvocationID.x] = int(sel_e[gl_LocalInvocationID.x]);
@@ -83,7 +85,9 @@ void main() {
   for (uint r = gl_SubgroupID; r < ROWS && f0 + r < pc.F; r += hl_num_subgroups()) {
     const uint row = e * pc.F + f0 + r;
     float ga = 0.0, ua = 0.0;
-    for (uint u = lane; u < pc.H / 32u; u += lanes) {
+    for (uint i = 0u; i < (UH + SGS - 1u) / SGS; ++i) {  // constant trip count: unrolled, loads issued together
+      const uint u = lane + i * SGS;
+      if (u >= UH) break;
       const uvec2 runs = hlq_unit_runs(TYPE_G, u) >> 2u;
       vec4 xv[8], q[8], ms;
       for (uint i = 0u; i < 4u; ++i) {

@@ -10,11 +10,13 @@ layout(constant_id = 2) const uint TYPE_R = 0;    // ggml type ids: router, shar
 layout(constant_id = 3) const uint TYPE_SG = 12;
 layout(constant_id = 4) const uint TYPE_SU = 12;
 layout(constant_id = 5) const uint TYPE_GW = 0;
+layout(constant_id = 6) const uint UH = 64;   // 32-value units per row: H / 32
+layout(constant_id = 7) const uint SGS = 32;   // the device's subgroup size (the workgroup holds whole subgroups)
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };    // [T, H]
 layout(std430, binding = 1) readonly buffer R { uint rq[]; };    // raw rows [E, H]
-layout(std430, binding = 2) readonly buffer SG { uint sgq[]; };  // raw rows [Fs, H]
+layout(std430, binding = 2) readonly buffer SGate { uint sgq[]; };  // raw rows [Fs, H]
 layout(std430, binding = 3) readonly buffer SU { uint suq[]; };  // raw rows [Fs, H]
 layout(std430, binding = 4) readonly buffer GW { uint gwq[]; };  // raw row [1, H]
 layout(std430, binding = 5) writeonly buffer L { float logits[]; };  // [T, E]
@@ -25,10 +27,13 @@ layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g,
 #define HLQ_WORD(buf, i) ((buf) == 0u ? rq[i] : (buf) == 1u ? sgq[i] : (buf) == 2u ? suq[i] : gwq[i])
 #include "quant_blocks.glsl"
 
-// This lane's part of (row at byte `row` of source `buf`) . x_t, over units lane, lane + lanes, ...
-float row_dot(uint type, uint buf, uint row, uint xrow, uint lane, uint lanes) {
+// This lane's part of (row at byte `row` of source `buf`) . x_t, over units lane, lane + SGS, ...: a constant
+// trip count, so the compiler unrolls it and issues every step's loads before the arithmetic.
+float row_dot(uint type, uint buf, uint row, uint xrow, uint lane) {
   float acc = 0.0;
-  for (uint u = lane; u < pc.H / 32u; u += lanes) {
+  for (uint i = 0u; i < (UH + SGS - 1u) / SGS; ++i) {
+    const uint u = lane + i * SGS;
+    if (u >= UH) break;
     const uvec2 runs = hlq_unit_runs(type, u) >> 2u;
     vec4 xv[8], q[8], ms;
     for (uint i = 0u; i < 4u; ++i) {
@@ -46,18 +51,18 @@ void main() {
   if (g >= pc.T * pc.blocks) return;  // uniform per workgroup
   const uint t = g / pc.blocks, r0 = (g % pc.blocks) * ROWS, xrow = t * (pc.H >> 2u);
   const uint rows = min(r0 + ROWS, pc.E + pc.Fs + 1u);
-  const uint lanes = subgroupAdd(1u), lane = subgroupExclusiveAdd(1u);  // a last subgroup may be partial
+  const uint lane = gl_SubgroupInvocationID;
   for (uint r = r0 + gl_SubgroupID; r < rows; r += hl_num_subgroups()) {  // uniform per subgroup
     if (r < pc.E) {
-      const float l = subgroupAdd(row_dot(TYPE_R, 0u, r * pc.rb_r, xrow, lane, lanes));
+      const float l = subgroupAdd(row_dot(TYPE_R, 0u, r * pc.rb_r, xrow, lane));
       if (subgroupElect()) logits[t * pc.E + r] = l;
     } else if (r < pc.E + pc.Fs) {
       const uint f = r - pc.E;
-      const float ga = subgroupAdd(row_dot(TYPE_SG, 1u, f * pc.rb_sg, xrow, lane, lanes));
-      const float ua = subgroupAdd(row_dot(TYPE_SU, 2u, f * pc.rb_su, xrow, lane, lanes));
+      const float ga = subgroupAdd(row_dot(TYPE_SG, 1u, f * pc.rb_sg, xrow, lane));
+      const float ua = subgroupAdd(row_dot(TYPE_SU, 2u, f * pc.rb_su, xrow, lane));
       if (subgroupElect()) hs[t * pc.Fs + f] = (ga / (1.0 + exp(-ga))) * ua;
     } else {
-      const float s = subgroupAdd(row_dot(TYPE_GW, 3u, 0u, xrow, lane, lanes));
+      const float s = subgroupAdd(row_dot(TYPE_GW, 3u, 0u, xrow, lane));
       if (subgroupElect()) sg[t] = 1.0 / (1.0 + exp(-s));
     }
   }

@@ -13,7 +13,7 @@ TEST_CASE("vk ops: moe_block under other tunings", "[vk][ops][moe_block]") {
   const gpu::OpDef& op = gpu::Registry::get().op("moe_block");
   const auto cs = op.cases(gpu::Scale::Test);
   // One row per workgroup, rows not dividing the widths, more rows than subgroups.
-  for (const auto& [wg, rows] : {std::pair{64u, 1u}, {256u, 3u}, {32u, 16u}}) {
+  for (const auto& [wg, rows] : {std::pair{64u, 1u}, {128u, 3u}, {32u, 16u}}) {
     const vk::ScopedTuning scope(prof, {{"moe_block.fused_decode.wg", wg}, {"moe_block.fused_decode.x_rows", rows},
                                         {"moe_block.fused_decode.gate_up_rows", rows}, {"moe_block.fused_decode.down_rows", rows + 1}});
     for (const auto& c : cs) {
