@@ -6,6 +6,7 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint TWO = 0;  // 1: a second addend b
+layout(constant_id = 2) const uint GC = 2048;  // G, the group's values: the loops' trip count a constant
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
 
@@ -17,24 +18,35 @@ layout(std430, binding = 4) writeonly buffer Y { float y[]; };
 layout(std430, binding = 5) writeonly buffer N { float n[]; };
 layout(push_constant) uniform Push {
   uint groups;  // rows * (cols / G)
-  uint G;
+  uint G;       // = GC
   float eps;
 } pc;
+
+const uint NV = (GC + WG - 1u) / WG;  // values per invocation
 
 float addend(uint i) { return TWO != 0u ? a[i] + b[i] : a[i]; }
 
 void main() {
   const uint grp = hl_group_index();
   if (grp >= pc.groups) return;  // uniform per workgroup
-  const uint base = grp * pc.G;
+  const uint base = grp * GC, lid = gl_LocalInvocationID.x;
+  // Every load first (a constant trip count: unrolled, all in flight together), the sums in the same order as
+  // a strided loop, y kept in registers for n.
+  float v[NV];
+  for (uint j = 0u; j < NV; ++j) {
+    const uint i = lid + j * WG;
+    v[j] = i < GC ? x[base + i] + addend(base + i) : 0.0;
+  }
   float s = 0.0;
-  for (uint i = gl_LocalInvocationID.x; i < pc.G; i += WG) {
-    const float v = x[base + i] + addend(base + i);
-    y[base + i] = v;
-    s += v * v;
+  for (uint j = 0u; j < NV; ++j) {
+    const uint i = lid + j * WG;
+    if (i < GC) y[base + i] = v[j];
+    s += v[j] * v[j];
   }
   s = hl_workgroup_sum(s);
-  const float inv = 1.0 / sqrt(s / float(pc.G) + pc.eps);
-  // n recomputes the sum (the same f32 operations) rather than reading y back: no barrier, no second pass over y.
-  for (uint i = gl_LocalInvocationID.x; i < pc.G; i += WG) n[base + i] = (x[base + i] + addend(base + i)) * inv * gain[i];
+  const float inv = 1.0 / sqrt(s / float(GC) + pc.eps);
+  for (uint j = 0u; j < NV; ++j) {
+    const uint i = lid + j * WG;
+    if (i < GC) n[base + i] = v[j] * inv * gain[i];
+  }
 }

@@ -1,5 +1,5 @@
 // add_rmsnorm on Vulkan: vulkan:fused, the add (of one or two addends) and the norm of the sum in one pass,
-// one workgroup per normalised group (add_rmsnorm.comp).
+// one workgroup per normalised group (add_rmsnorm.comp), its size G a specialization constant (the loops unrolled).
 #include "ops/vulkan_variant.h"
 
 namespace hl::gpu {
@@ -24,7 +24,7 @@ void fused(VariantCtx& c, OpArgs& a) {
   if (G == 0 || x.cols() % G) fail("add_rmsnorm: {} columns are not a multiple of the gain length {}", x.cols(), G);
   const NormPush pc{u32(x.numel() / G), u32(G), float(a.param("eps"))};
   Tensor y = Tensor::device(d, x.rows(), x.cols()), n = Tensor::device(d, x.rows(), x.cols());
-  const auto& p = d.pipeline("add_rmsnorm", {{0, d.tune("add_rmsnorm.fused.wg")}, {1, two ? 1u : 0u}}, 6, sizeof pc);
+  const auto& p = d.pipeline("add_rmsnorm", {{0, d.tune("add_rmsnorm.fused.wg")}, {1, two ? 1u : 0u}, {2, u32(G)}}, 6, sizeof pc);
   const Grid g = grid(pc.groups);
   d.dispatch(p, {x.buffer(d), b.buffer(d), b2.buffer(d), gain.buffer(d), y.buffer_mut(d), n.buffer_mut(d)}, pc, g.x, g.y);
   a.set("y", y);

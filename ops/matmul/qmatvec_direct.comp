@@ -21,6 +21,7 @@ layout(constant_id = 2) const uint R = 4;      // rows per subgroup pass
 layout(constant_id = 3) const uint UPL = 2;    // 32-value units per lane per step
 layout(constant_id = 4) const uint XV = 512;   // vec4s of x staged: K / 4
 layout(constant_id = 5) const uint XG = 0;     // 1: x read from global memory (cached), not staged: no barrier
+layout(constant_id = 6) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip count covers it
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
 
@@ -37,8 +38,8 @@ layout(push_constant) uniform Push { uint T, K, N, row_bytes; } pc;
 shared vec4 xs[XG != 0u ? 1u : XV];
 
 void main() {
-  // units from the specialization constant (K / 32): the unit loop's trip count is a constant, so the compiler
-  // unrolls it and issues every step's loads together instead of one dependent round per step.
+  // The unit loop's trip count is a constant (units = K / 32 from XV, at least SGS lanes): the compiler unrolls it
+  // and issues every step's loads together instead of one dependent round per step.
   const uint lanes = gl_SubgroupSize, lane = gl_SubgroupInvocationID, units = XV / 8u;
   const uint nsg = hl_num_subgroups();
   const uint first = (hl_group_index() * nsg + gl_SubgroupID) * R;
@@ -53,7 +54,8 @@ void main() {
     for (uint r0 = first; r0 < pc.N; r0 += stride) {  // uniform per subgroup
       float acc[R];
       for (uint r = 0u; r < R; ++r) acc[r] = 0.0;
-      for (uint u0 = lane; u0 < units; u0 += lanes * UPL) {
+      for (uint step = 0u; step < (units + SGS * UPL - 1u) / (SGS * UPL); ++step) {
+        const uint u0 = lane + step * lanes * UPL;  // past the row: clamped loads, weighted 0 below (no branch)
         for (uint i = 0u; i < UPL; ++i) {
           // Past the row's units: a repeat of the last, weighted 0 (no branch between the loads).
           const uint u = u0 + i * lanes, uu = min(u, units - 1u);

@@ -94,7 +94,8 @@ void qmatvec_direct(VariantCtx& c, OpArgs& a, const std::string& op) {
   } pc{o.T, o.K, o.N, o.row_bytes};
   Tensor y = Tensor::device(d, o.T, o.N);
   const std::vector<BufferPtr> bind{x.buffer(d), o.w.buffer(d), o.w.buffer(d), y.buffer_mut(d)};
-  const auto& p = d.pipeline("qmatvec_direct", {{0, wg}, {1, o.type}, {2, rows}, {3, upl}, {4, o.K / 4}, {5, x_global}},
+  const auto& p = d.pipeline("qmatvec_direct", {{0, wg}, {1, o.type}, {2, rows}, {3, upl}, {4, o.K / 4}, {5, x_global},
+                                                {6, d.info().min_subgroup_size}},
                              uint32_t(bind.size()), sizeof pc);
   // A pass per subgroup at the reported subgroup size (the kernel walks passes grid-stride), at most `groups`
   // workgroups when that is set (then each stages x once for more rows).

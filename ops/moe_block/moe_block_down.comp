@@ -12,7 +12,7 @@ layout(constant_id = 3) const uint TYPE_SD = 14;
 layout(constant_id = 4) const uint K = 8;      // slots per token
 layout(constant_id = 5) const uint UF = 16;    // 32-value units per routed down row: F / 32
 layout(constant_id = 6) const uint US = 16;    // per shared down row: Fs / 32
-layout(constant_id = 7) const uint SGS = 32;    // the device's subgroup size (the workgroup holds whole subgroups)
+layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer M { vec4 hmid4[]; };   // [T*k, F]
@@ -52,14 +52,12 @@ void main() {
     const uint h = h0 + r;
     float acc = 0.0, sacc = 0.0;
     for (uint s = 0u; s < (K * UF + SGS - 1u) / SGS; ++s) {
-      const uint i = lane + s * SGS, j = i / UF, u = i % UF;
-      if (i >= K * UF) break;
-      acc += unit_dot(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, (t * K + j) * (pc.F >> 2u));
+      const uint ii = lane + s * gl_SubgroupSize, i = min(ii, K * UF - 1u), j = i / UF, u = i % UF;  // clamped, weighted 0
+      acc += (ii < K * UF ? 1.0 : 0.0) * unit_dot(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, (t * K + j) * (pc.F >> 2u));
     }
     for (uint s = 0u; s < (US + SGS - 1u) / SGS; ++s) {
-      const uint u = lane + s * SGS;
-      if (u >= US) break;
-      sacc += unit_dot(TYPE_SD, 1u, h * pc.rb_sd, u, t * (pc.Fs >> 2u));
+      const uint ui = lane + s * gl_SubgroupSize, u = min(ui, US - 1u);  // clamped, weighted 0
+      sacc += (ui < US ? 1.0 : 0.0) * unit_dot(TYPE_SD, 1u, h * pc.rb_sd, u, t * (pc.Fs >> 2u));
     }
     acc = subgroupAdd(acc);
     sacc = subgroupAdd(sacc);

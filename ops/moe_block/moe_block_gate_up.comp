@@ -14,7 +14,7 @@ layout(constant_id = 3) const uint TYPE_U = 12;
 layout(constant_id = 4) const uint EMAX = 256;  // experts (the host passes E)
 layout(constant_id = 5) const uint K = 8;       // slots per token
 layout(constant_id = 6) const uint UH = 64;     // 32-value units per row: H / 32
-layout(constant_id = 7) const uint SGS = 32;     // the device's subgroup size (the workgroup holds whole subgroups)
+layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };        // [T, H]
@@ -74,7 +74,7 @@ void main() {
   if (g >= pc.T * K * pc.blocks) return;  // uniform per workgroup
   const uint tj = g / pc.blocks, t = tj / K, j = tj % K, f0 = (g % pc.blocks) * ROWS, xrow = t * (pc.H >> 2u);
   const uint lane = gl_SubgroupInvocationID;
-  if (gl_SubgroupID == 0u) route(t, lane, SGS);
+  if (gl_SubgroupID == 0u) route(t, lane, gl_SubgroupSize);
   barrier();
   if (g % (K * pc.blocks) == 0u && gl_LocalInvocationID.x < K) {
     expert[t * K + gl_LocalInvocationID.x] = int(sel_e[gl_LocalInvocationID.x]);
@@ -86,8 +86,8 @@ void main() {
     const uint row = e * pc.F + f0 + r;
     float ga = 0.0, ua = 0.0;
     for (uint i = 0u; i < (UH + SGS - 1u) / SGS; ++i) {  // constant trip count: unrolled, loads issued together
-      const uint u = lane + i * SGS;
-      if (u >= UH) break;
+      const uint ui = lane + i * gl_SubgroupSize, u = min(ui, UH - 1u);  // past the row: clamped, weighted 0
+      const float live = ui < UH ? 1.0 : 0.0;
       const uvec2 runs = hlq_unit_runs(TYPE_G, u) >> 2u;
       vec4 xv[8], q[8], ms;
       for (uint i = 0u; i < 4u; ++i) {
@@ -96,7 +96,7 @@ void main() {
       }
       vec2 xs = hlq_run_sums(xv);
       hlq_unit(TYPE_G, 0u, row * pc.rb_g, u, q, ms);
-      ga += hlq_unit_dot(q, ms, xv, xs);
+      ga += live * hlq_unit_dot(q, ms, xv, xs);
       if (TYPE_U != TYPE_G) {  // another type: other runs of x
         const uvec2 ru = hlq_unit_runs(TYPE_U, u) >> 2u;
         for (uint i = 0u; i < 4u; ++i) {
@@ -106,7 +106,7 @@ void main() {
         xs = hlq_run_sums(xv);
       }
       hlq_unit(TYPE_U, 1u, row * pc.rb_u, u, q, ms);
-      ua += hlq_unit_dot(q, ms, xv, xs);
+      ua += live * hlq_unit_dot(q, ms, xv, xs);
     }
     ga = subgroupAdd(ga);
     ua = subgroupAdd(ua);

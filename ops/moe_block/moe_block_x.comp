@@ -11,7 +11,7 @@ layout(constant_id = 3) const uint TYPE_SG = 12;
 layout(constant_id = 4) const uint TYPE_SU = 12;
 layout(constant_id = 5) const uint TYPE_GW = 0;
 layout(constant_id = 6) const uint UH = 64;   // 32-value units per row: H / 32
-layout(constant_id = 7) const uint SGS = 32;   // the device's subgroup size (the workgroup holds whole subgroups)
+layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };    // [T, H]
@@ -27,13 +27,12 @@ layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g,
 #define HLQ_WORD(buf, i) ((buf) == 0u ? rq[i] : (buf) == 1u ? sgq[i] : (buf) == 2u ? suq[i] : gwq[i])
 #include "quant_blocks.glsl"
 
-// This lane's part of (row at byte `row` of source `buf`) . x_t, over units lane, lane + SGS, ...: a constant
+// This lane's part of (row at byte `row` of source `buf`) . x_t, over units lane, lane + gl_SubgroupSize, ...: a constant
 // trip count, so the compiler unrolls it and issues every step's loads before the arithmetic.
 float row_dot(uint type, uint buf, uint row, uint xrow, uint lane) {
   float acc = 0.0;
   for (uint i = 0u; i < (UH + SGS - 1u) / SGS; ++i) {
-    const uint u = lane + i * SGS;
-    if (u >= UH) break;
+    const uint ui = lane + i * gl_SubgroupSize, u = min(ui, UH - 1u);  // past the row: clamped, weighted 0
     const uvec2 runs = hlq_unit_runs(type, u) >> 2u;
     vec4 xv[8], q[8], ms;
     for (uint i = 0u; i < 4u; ++i) {
@@ -41,7 +40,7 @@ float row_dot(uint type, uint buf, uint row, uint xrow, uint lane) {
       xv[i + 4u] = x4[xrow + runs.y + i];
     }
     hlq_unit(type, buf, row, u, q, ms);
-    acc += hlq_unit_dot(q, ms, xv, hlq_run_sums(xv));
+    acc += ui < UH ? hlq_unit_dot(q, ms, xv, hlq_run_sums(xv)) : 0.0;
   }
   return acc;
 }

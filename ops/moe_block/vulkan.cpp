@@ -39,7 +39,7 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
   const uint32_t wg = d.tune(tn + "wg"), rx = d.tune(tn + "x_rows"), rg = d.tune(tn + "gate_up_rows"), rd = d.tune(tn + "down_rows");
   if (!wg || !rx || !rg || !rd) fail("{}: tunables wg, x_rows, gate_up_rows and down_rows must be at least 1", what);
   // The kernels' loops run a constant number of steps of a whole subgroup each (their loads then issue together).
-  const uint32_t sgs = d.info().subgroup_size;
+  const uint32_t sgs = d.info().subgroup_size, sg_min = d.info().min_subgroup_size;
   if (wg % sgs) fail("{}: workgroup size {} is not a multiple of the subgroup size {}", what, wg, sgs);
   struct {
     uint32_t T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw;
@@ -48,7 +48,7 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
   Tensor logits = Tensor::device(d, T, E), hs = Tensor::device(d, T, Fs), sg = Tensor::device(d, T, 1);
   pc.blocks = u32((E + Fs + 1 + rx - 1) / rx);
   const auto& p1 = d.pipeline("moe_block_x", {{0, wg}, {1, rx}, {2, type(router)}, {3, type(sgate)}, {4, type(sup)}, {5, type(gw)},
-                               {6, u32(H / 32)}, {7, sgs}},
+                               {6, u32(H / 32)}, {7, sg_min}},
                               8, sizeof pc);
   Grid g = grid(uint64_t(T) * pc.blocks);
   d.dispatch(p1, {x.buffer(d), w[0].buffer(d), w[4].buffer(d), w[5].buffer(d), w[7].buffer(d), logits.buffer_mut(d),
@@ -56,7 +56,7 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
   Tensor hmid = Tensor::device(d, T * k, F), expert = Tensor::device(d, T, k, Tensor::Type::I32), weight = Tensor::device(d, T, k);
   pc.blocks = u32((F + rg - 1) / rg);
   const auto& p2 = d.pipeline("moe_block_gate_up",
-                              {{0, wg}, {1, rg}, {2, type(gate)}, {3, type(up)}, {4, u32(E)}, {5, u32(k)}, {6, u32(H / 32)}, {7, sgs}},
+                              {{0, wg}, {1, rg}, {2, type(gate)}, {3, type(up)}, {4, u32(E)}, {5, u32(k)}, {6, u32(H / 32)}, {7, sg_min}},
                               7, sizeof pc);
   g = grid(uint64_t(T * k) * pc.blocks);
   d.dispatch(p2, {x.buffer(d), logits.buffer(d), w[1].buffer(d), w[2].buffer(d), hmid.buffer_mut(d), expert.buffer_mut(d),
@@ -64,7 +64,7 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
   Tensor y = Tensor::device(d, T, H);
   pc.blocks = u32((H + rd - 1) / rd);
   const auto& p3 = d.pipeline("moe_block_down", {{0, wg}, {1, rd}, {2, type(down)}, {3, type(sdown)}, {4, u32(k)}, {5, u32(F / 32)},
-                                                     {6, u32(Fs / 32)}, {7, sgs}},
+                                                     {6, u32(Fs / 32)}, {7, sg_min}},
                               7, sizeof pc);
   g = grid(uint64_t(T) * pc.blocks);
   d.dispatch(p3, {hmid.buffer(d), expert.buffer(d), w[3].buffer(d), hs.buffer(d), w[6].buffer(d), sg.buffer(d), y.buffer_mut(d)},

@@ -18,7 +18,7 @@ void rowgroup(VariantCtx& c, OpArgs& a) {
   if (G == 0 || x.cols() % G) fail("rmsnorm: {} columns are not a multiple of the gain length {}", x.cols(), G);
   const NormPush pc{u32(x.numel() / G), u32(G), float(a.param("eps"))};
   Tensor y = Tensor::device(d, x.rows(), x.cols());
-  const auto& p = d.pipeline("rmsnorm", {{0, d.tune("rmsnorm.rowgroup.wg")}}, 3, sizeof pc);
+  const auto& p = d.pipeline("rmsnorm", {{0, d.tune("rmsnorm.rowgroup.wg")}, {1, pc.G}}, 3, sizeof pc);
   const Grid g = grid(pc.groups);
   d.dispatch(p, {x.buffer(d), gain.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
   a.set("y", y);
