@@ -27,7 +27,8 @@ void rowgroup(VariantCtx& c, OpArgs& a) {
 
 void register_gated_rmsnorm_vulkan(Registry& r) {
   Variant v = vulkan_variant("gated_rmsnorm", "vulkan:rowgroup", "32 invocations per head, several heads per workgroup, subgroup or shared sums", rowgroup, true);
-  v.tunables = {{"gated_rmsnorm.rowgroup.group", 32}};  // invocations per head
+  // Invocations per head; on Hopper a head's 128 values in one step per invocation (its loads in flight together).
+  v.tunables = {{"gated_rmsnorm.rowgroup.group", 32, {{"nvidia-hopper", 128}}}};
   r.add_variant(std::move(v));
 }
 
