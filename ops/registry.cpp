@@ -62,6 +62,16 @@ Tensor WeightStore::scratch(const std::string& key, int64_t rows, int64_t cols) 
   return t;
 }
 
+Tensor WeightStore::constant(const std::string& key, const std::function<Tensor()>& make) {
+  if (!dev_) fail("WeightStore::constant('{}'): no Vulkan device", key);
+  Tensor& t = constant_[key];
+  if (!t.valid()) {
+    t = make();
+    t.buffer(*dev_);  // uploaded now, once
+  }
+  return t;
+}
+
 Tensor WeightStore::device_raw(const WeightRef& w) {
   if (!dev_) fail("weight '{}' is needed on a Vulkan device, but none is open", w.name());
   const size_t bytes = quant::row_bytes(w.storage_type(), w.cols) * size_t(w.rows);

@@ -104,11 +104,15 @@ class WeightStore {
   // pool allocation per call that the pool, still holding the last layer's in the stream, misses and must
   // drain for. Calls that reuse it are ordered by the device's barrier tracking (runtime/device.h).
   Tensor scratch(const std::string& key, int64_t rows, int64_t cols);
+  // A small constant table kept on the device under `key` (rope's frequencies): made and uploaded by `make` on the
+  // first call, the same device tensor after, so a decode step does not upload it again. The key must name
+  // everything the table depends on.
+  Tensor constant(const std::string& key, const std::function<Tensor()>& make);
 
  private:
   Device* dev_;
   WeightCache<Tensor> host_, device_, raw_, planar_;
-  std::map<std::string, Tensor> scratch_;
+  std::map<std::string, Tensor> scratch_, constant_;
 };
 
 struct VariantCtx {

@@ -17,16 +17,19 @@ void rope(VariantCtx& c, OpArgs& a) {
   if (D <= 0 || x.cols() % D || R < 0 || R % 2 || R > D)
     fail("rope: {} columns, head dim {}, rotary dims {} are inconsistent", x.cols(), D, R);
   // Frequencies in turns per position as 64-bit fixed-point fractions (see rope.comp), formed in double
-  // like the reference's angles. Tiny (R / 2 pairs of words): uploaded with the call.
+  // like the reference's angles. Tiny (R / 2 pairs of words): uploaded once per (theta, R), then reused.
   const int64_t half = R / 2;
-  IMat freq = IMat::Zero(1, std::max<int64_t>(2 * half, 2));
-  for (int64_t i = 0; i < half; ++i) {
-    const double inv_freq = std::pow(a.param("theta"), -2.0 * double(i) / double(R));
-    const auto f = uint64_t(std::ldexp(inv_freq / (2 * std::numbers::pi), 64));  // < 2^62: inv_freq <= 1
-    freq(0, 2 * i) = std::bit_cast<int32_t>(uint32_t(f));
-    freq(0, 2 * i + 1) = std::bit_cast<int32_t>(uint32_t(f >> 32));
-  }
-  const Tensor table = Tensor::from_i32(std::move(freq));
+  const double theta = a.param("theta");
+  const Tensor table = c.weights->constant(fmt::format("rope.freq {:a} {}", theta, R), [&] {
+    IMat freq = IMat::Zero(1, std::max<int64_t>(2 * half, 2));
+    for (int64_t i = 0; i < half; ++i) {
+      const double inv_freq = std::pow(theta, -2.0 * double(i) / double(R));
+      const auto f = uint64_t(std::ldexp(inv_freq / (2 * std::numbers::pi), 64));  // < 2^62: inv_freq <= 1
+      freq(0, 2 * i) = std::bit_cast<int32_t>(uint32_t(f));
+      freq(0, 2 * i + 1) = std::bit_cast<int32_t>(uint32_t(f >> 32));
+    }
+    return Tensor::from_i32(std::move(freq));
+  });
   Tensor y = Tensor::device(d, x.rows(), x.cols());
   struct {
     uint32_t n, heads, D, half, pos0;
