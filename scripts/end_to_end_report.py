@@ -10,6 +10,8 @@ import argparse
 import json
 import re
 
+import rdna4_projection
+
 
 def llama_bench_rows(path):
     """llama-bench -o json output (alone or after its log lines): {"pp512": row, "tg128": row}."""
@@ -22,6 +24,13 @@ def llama_bench_rows(path):
     except json.JSONDecodeError as e:
         raise SystemExit(f"end_to_end_report.py: {path}: llama-bench JSON does not parse: {e}")
     return rows_by_test(rows)
+
+
+def ceilings(path):
+    """The device's measured ceilings from its bandwidth report: read_GBps, f32_TFLOPs, f16_TFLOPs (None if unmeasured)."""
+    bw = {c["label"]: c for c in json.load(open(path))["cases"]}
+    return {"read_GBps": bw["read"]["GBps"], "f32_TFLOPs": bw["f32 fma"]["TFLOPs"],
+            "f16_TFLOPs": next((c["TFLOPs"] for label, c in bw.items() if label.startswith("f16 matrix")), None)}
 
 
 def rows_by_test(rows):
@@ -62,9 +71,8 @@ def main():
                     help="a bench JSON of the same model with one change, described by WHAT")
     a = ap.parse_args()
     b = json.load(open(a.bench))
-    bw = {c["label"]: c for c in json.load(open(a.bandwidth))["cases"]}
-    read_gbps, f32_tflops = bw["read"]["GBps"], bw["f32 fma"]["TFLOPs"]
-    f16_tflops = next((c["TFLOPs"] for label, c in bw.items() if label.startswith("f16 matrix")), None)
+    ceil = ceilings(a.bandwidth)
+    read_gbps, f32_tflops, f16_tflops = ceil["read_GBps"], ceil["f32_TFLOPs"], ceil["f16_TFLOPs"]
     # Peers measured by `hybridlab bench --peer` (in the bench JSON), then those given as llama-bench outputs.
     peers = [(p["label"], rows_by_test(p["llama_bench"])) for p in b.get("peers", [])]
     for spec in a.peer:
@@ -131,8 +139,14 @@ def main():
                       "(the token- and position-dependent ops: embed, rope, attention with its KV cache); the rest are "
                       "command buffer segments submitted again.")
         w("")
-    w("No RDNA4 projection here: the bandwidth-scaled one this report used to print was off by 7x for llama.cpp's decode, "
-      "whose R9700 numbers are published; a per-op model calibrated on the peers is still to be built.\n")
+    # RDNA4 projection, calibrated on llama.cpp's KHR-only path (the one RDNA4 has) measured in the same call.
+    khr = next(((label, rows) for label, rows in peers if "KHR" in label), None)
+    if khr and f16_tflops:
+        w("\n".join(rdna4_projection.section({t["label"]: t["tok_per_s"]["median"] for t in b["tests"]}, khr[0],
+                                             {k: r["avg_ts"] for k, r in khr[1].items()}, bytes_tok, flops_tok, ceil)))
+    else:
+        w("No RDNA4 projection here: it is calibrated on llama.cpp's KHR-only Vulkan path measured in the same call "
+          "(a peer labelled KHR), and this call has none" + ("" if f16_tflops else " (or no f16 matrix ceiling)") + ".\n")
 
     tests = {t["label"]: t for t in b["tests"]}
     if peers:

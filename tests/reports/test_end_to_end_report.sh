@@ -19,6 +19,10 @@ grep -qF "| hybridlab (this plan) | **1704.8** | **147.9** |" "$tmp/e2e.md" || f
 # 5.89 GFLOP per token x 1704.8 tok/s against 638.5 TFLOP/s.
 grep -qF "1.57% of the f16 matrix roofline" "$tmp/e2e.md" || fail "f16 roofline: $(grep '^| pp512' "$tmp/e2e.md")"
 grep -qF "relative L2 1.598e-01" "$tmp/e2e.md" || fail "oracle lines"
+# A KHR-only peer calibrates the RDNA4 projection: its section, with the calibration rows and hybridlab's projected rows.
+grep -qF "## RDNA4 projection (a projection, not a measurement)" "$tmp/e2e.md" || fail "no RDNA4 projection section"
+grep -qE "^\| tg128 \| 143\.1 \| [0-9.]+ \| 153\.4 \| [-+][0-9.]+% \|$" "$tmp/e2e.md" || fail "calibration row: $(grep '^| tg128' "$tmp/e2e.md")"
+grep -qE "^\| pp512 \| 1704\.8 \| [0-9.]+ \| [-+][0-9.]+% \| [0-9.]+ \|$" "$tmp/e2e.md" || fail "projected row: $(grep '^| pp512' "$tmp/e2e.md")"
 # Peers recorded by `hybridlab bench --peer` in the bench JSON appear without --peer files.
 python3 - "$root/tests/reports/data/bench.json" "$tmp/bench-peers.json" <<'PY'
 import json, sys
@@ -34,6 +38,7 @@ grep -qF "| in JSON | 3409.6 +- 1.0 | 295.8 +- 0.5 | 0.50 | 0.50 |" "$tmp/e2e.md
 # Without an oracle log the report says the check did not run.
 report_no_oracle > "$tmp/out" 2>&1 || fail "report without oracle: $(cat "$tmp/out")"
 grep -qF "Not checked in this device call" "$tmp/e2e.md" || fail "no-oracle line"
+grep -qF "No RDNA4 projection here" "$tmp/e2e.md" || fail "no-peer projection line"
 
 # Bad peer inputs: one line on stderr, non-zero exit, no report.
 printf 'ggml_vulkan: no json here\n' > "$tmp/none.log"
