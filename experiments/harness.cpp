@@ -341,6 +341,17 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
         std::function<double(gpu::OpArgs&)> time_one = [&](gpu::OpArgs& a) {
           return cx.dev.time_ns([&] { v->run(dev_ctx, a); });
         };
+        const int chain = cx.opt.chain;
+        if (chain > 0)  // a chain of dependent calls over the rotated inputs, per call
+          time_one = [&, chain](gpu::OpArgs& a) {
+            const size_t first = size_t(&a - sets.data());
+            return cx.dev.time_ns([&] {
+                     for (int i = 0; i < chain; ++i) {
+                       cx.dev.barrier();
+                       v->run(dev_ctx, sets[(first + size_t(i)) % sets.size()]);
+                     }
+                   }) / chain;
+          };
         if (host_timed)
           time_one = [&](gpu::OpArgs& a) {
             const auto t0 = Clock::now();
@@ -375,6 +386,8 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
         r["time_us"] = {{"median", s * 1e6}, {"min", *std::min_element(ns.begin(), ns.end()) * 1e-3},
                         {"max", *std::max_element(ns.begin(), ns.end()) * 1e-3}, {"p10", percentile(ns, 0.1) * 1e-3},
                         {"p90", percentile(ns, 0.9) * 1e-3}, {"runs", ns.size()}, {"rotated_inputs", rot}};
+        if (chain > 0 && !host_timed)
+          r["timing"] = fmt::format("Vulkan timestamps around {} calls over the rotated inputs, each behind a barrier; per call", chain);
         if (on_cpu) {
           r["where"] = fmt::format("CPU, {} threads", threads);
           r["timing"] = "steady clock around the call";
@@ -485,7 +498,8 @@ json run_experiment(const Experiment& e, const Options& opt) {
 // The smallest op this harness can time: a 4-value residual add (vulkan:elementwise) through the same path
 // as every variant (output allocation, dispatch, barrier, timestamp pair), median of 50 after 10 warm-up runs.
 // GPU times near it measure that path, not the kernel (on the H200 the small Q4_K mat-vecs sit at ~11-13 us).
-double timing_floor_us(gpu::Device& dev) {
+// With --chain, the same add timed as the variants are: chains of that many calls, each behind a barrier, per call.
+double timing_floor_us(gpu::Device& dev, int chain) {
   const gpu::Variant& add = gpu::Registry::get().variant("add", "vulkan:elementwise");
   gpu::WeightStore ws(&dev);
   gpu::VariantCtx ctx{&dev, &ws};
@@ -493,7 +507,13 @@ double timing_floor_us(gpu::Device& dev) {
   std::vector<double> ns;
   for (int i = 0; i < 60; ++i) {
     gpu::OpArgs a = args;
-    const double t = dev.time_ns([&] { add.run(ctx, a); });
+    const double t = chain > 0 ? dev.time_ns([&] {
+                                   for (int j = 0; j < chain; ++j) {
+                                     dev.barrier();
+                                     add.run(ctx, a);
+                                   }
+                                 }) / chain
+                               : dev.time_ns([&] { add.run(ctx, a); });
     if (i >= 10) ns.push_back(t);
   }
   return median(ns) * 1e-3;
@@ -516,6 +536,7 @@ static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt) {
                  {"runs", opt.runs},
                  {"cases", json::array()}};
   if (!opt.cases.empty()) report["cases_filter"] = opt.cases;
+  if (opt.chain > 0) report["chain"] = opt.chain;
   const Projection proj;
   report["projection"] = {{"device", proj.device}, {"GBps", proj.gbps}, {"f32_TFLOPs", proj.f32_tflops}, {"f16_TFLOPs", proj.f16_tflops},
                           {"method", "rdna4_projected_us = max(bytes / 640 GB/s, flops / peak) divided by the fraction of this "
@@ -527,7 +548,7 @@ static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt) {
   } else {
     report["ceilings"] = {{"read_GBps", cx.ceil.read_gbps}, {"copy_GBps", cx.ceil.copy_gbps}, {"f32_TFLOPs", cx.ceil.f32_tflops},
                           {"f16_matrix_TFLOPs", cx.ceil.f16_matrix_tflops}, {"source", cx.ceil.source}};
-    report["timing_floor_us"] = timing_floor_us(dev);
+    report["timing_floor_us"] = timing_floor_us(dev, opt.chain);
     for (const Part& p : e.parts(cx)) {
       report["tolerances"][p.op] = p.tolerance;
       run_part(cx, e.name, p, report, &failures);

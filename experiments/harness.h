@@ -47,6 +47,10 @@ struct Options {
   std::string cases;         // regex: run only the cases whose label it matches (inputs unchanged)
   std::string tag;           // report files <experiment>-<tag>.{json,md} instead of <experiment>.*
   int runs = 20;
+  // GPU variants timed as chains of this many calls, each behind a barrier (the cost of one dependent step of a
+  // decode stream: launch, ramp and drain included, the timestamp pair's cost spread over the chain); 0: one call
+  // between a timestamp pair.
+  int chain = 0;
   bool time_failing = false;  // time variants whose outputs fail the tolerance too (diagnosis; still counted as failures)
 };
 

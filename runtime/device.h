@@ -71,6 +71,9 @@ class Device {
   void copy(const BufferPtr& src, const BufferPtr& dst, size_t bytes, size_t src_offset = 0, size_t dst_offset = 0);
   void download(const BufferPtr& src, void* data, size_t bytes, size_t src_offset = 0);  // syncs first
 
+  // Orders everything queued so far before everything queued after, as a dependence would (a pipeline barrier);
+  // for timing ops as a chain of dependent steps (experiment --chain), where nothing links them by data.
+  void barrier() { barrier_if_pending(); }
   void sync();   // submits what is recorded and waits for everything submitted
   void flush();  // submits what is recorded without waiting
 

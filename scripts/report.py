@@ -113,8 +113,10 @@ def markdown(report, images):
         + ("**QUICK shapes** (CPU Vulkan device; `FULL=1` for the model's shapes)" if report.get("quick") else "full model shapes")
         + (", best of 3 wall-clock runs of the whole prompt and of the decode steps after a warm-up run (per-op "
            "times: Vulkan timestamps for device ops, wall clock for host ops)" if report["experiment"] == "forward" else
-           f", median of {report.get('runs', '?')} timed runs after warm-up (Vulkan timestamp queries; host-timed "
-           "variants say so in their row)"),
+           f", median of {report.get('runs', '?')} timed runs after warm-up (Vulkan timestamp queries"
+           + (f" around chains of {report['chain']} calls, each behind a barrier, per call: a decode stream's dependent step"
+              if report.get("chain") else "")
+           + "; host-timed variants say so in their row)"),
     ]
     if report.get("quick") and report["experiment"] not in ("bandwidth", "forward"):
         # The description names the model's shapes; a QUICK run times smaller ones.

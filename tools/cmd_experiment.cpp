@@ -25,6 +25,10 @@ void add_experiment_commands(CLI::App& app) {
       ->check(kWhole)
       ->check(CLI::Range(1, 1000000));
   expc->add_option("--out", a->o.out_dir, "report directory (default reports)");
+  expc->add_option("--chain", a->o.chain,
+                    "time GPU variants as chains of N calls, each behind a barrier, per call (a decode stream's dependent "
+                    "step; default: one call between two timestamps)")
+      ->check(CLI::Range(0, 4096));
   expc->add_flag("--time-failing", a->o.time_failing,
                  "time variants whose outputs fail the tolerance too (diagnosis builds; the run still fails)");
   expc->callback([a, variant, cases, tag] {

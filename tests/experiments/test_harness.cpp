@@ -106,6 +106,33 @@ TEST_CASE("experiments: a QUICK run writes a report with the documented schema",
   fs::remove_all(o.out_dir);
 }
 
+TEST_CASE("experiments: --chain times GPU variants as chains of dependent calls and says so", "[experiments]") {
+  exp::Options o;
+  o.quick = true;
+  o.runs = 2;
+  o.chain = 4;
+  o.cases = "T=1$";
+  o.tag = "chain";
+  o.out_dir = tmp_reports();
+  const json j = exp::run_experiment("ssm_conv", o);
+  CHECK(j["chain"] == 4);
+  CHECK(j["timing_floor_us"].get<double>() > 0);
+  int chained = 0;
+  for (auto& c : j["cases"])
+    for (auto& res : c["results"])
+      if (res["status"] == "pass" && res["where"] == "GPU") {
+        ++chained;
+        CHECK(res["time_us"]["median"].get<double>() > 0);
+        CHECK_THAT(res["timing"].get<std::string>(), Catch::Contains("4 calls") && Catch::Contains("barrier"));
+      }
+  CHECK(chained > 0);
+  const std::string dir = o.out_dir + "/" + j["device"]["slug"].get<std::string>();
+  std::ifstream md(dir + "/ssm_conv-chain.md");
+  const std::string text((std::istreambuf_iterator<char>(md)), {});
+  CHECK_THAT(text, Catch::Contains("chains of 4 calls"));
+  fs::remove_all(o.out_dir);
+}
+
 TEST_CASE("experiments: a wrong variant is reported as failing and is not timed", "[experiments]") {
   gpu::Variant wrong = gpu::Registry::get().variant("add", "vulkan:elementwise");
   wrong.name = "vulkan:wrong";
