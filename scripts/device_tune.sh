@@ -18,7 +18,7 @@ bin=.devrun/hybridlab
     IFS='|' read -r e cases variant tune tag <<< "$spec"
     echo "== $e [$cases] $variant HYBRIDLAB_TUNE=$tune -> $tag"; start=$(date +%s)
     HYBRIDLAB_TUNE="$tune" timeout 120 $bin experiment "$e" --full --cases "$cases" --variant "$variant" --tag "$tag" \
-      --runs 20 --time-failing > "$OUT/tune-$tag.log" 2>&1
+      --runs 20 --time-failing ${CHAIN:+--chain "$CHAIN"} > "$OUT/tune-$tag.log" 2>&1
     echo "exit $? after $(( $(date +%s) - start )) s"
     grep -E "^\| vulkan" reports/*/"$e-$tag.md" | head -12
   done
