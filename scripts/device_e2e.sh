@@ -7,7 +7,7 @@
 #   peers      llama.cpp's llama-bench on it (its Vulkan backend: NV coopmat2 default, KHR coopmat only, no matrix
 #              units), pp512 and tg128, JSON; PERF=1: also its per-op times inside the pp512 graph (GGML_VK_PERF_LOGGER);
 #   bench      hybridlab bench with PLAN (pp512, tg128 and the per-op breakdown; TAG: bench-TAG.log, --tag TAG);
-#   exps       experiments (EXPS: 'name:limit:cases:tag:runs[:variant];...', ';'-separated);
+#   exps       experiments (EXPS: 'name:limit:cases:tag:runs[:variant];...', ';'-separated; CHAIN=N adds --chain N);
 #   oracle     the plan's logits against the oracle's on the same file (72-token prompt, 4 decode steps);
 #   peer-logits llama.cpp's logits on those ids against the oracle's (scripts/compare_logits.py; after peers).
 # Expects .devrun/ (hybridlab and its libraries), .gl/ (Debian's Vulkan loader .debs), .peers/ (llama.cpp's Vulkan
