@@ -200,17 +200,39 @@ json roofline(const Cost& c, double seconds, const Ceilings& ceil, const Project
   return r;
 }
 
-json peers_for(const std::string& experiment, const std::string& op, const std::string& label, const std::string& slug) {
+json load_peers(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) fail("--peers {}: cannot read it", quant::printable(path, 200));
+  json j = json::parse(f, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("peers") || !j["peers"].is_array())
+    fail("--peers {}: not a peers JSON (an object with a \"peers\" array)", quant::printable(path, 200));
+  for (auto& p : j["peers"])
+    if (!p.is_object() || !p.contains("experiment") || !p.contains("case") || !p.contains("device") ||
+        !p.value("time_us", json()).is_number() || !(p["time_us"].get<double>() > 0))
+      fail("--peers {}: a row without experiment, case, device or a positive time_us", quant::printable(path, 200));
+  return j;
+}
+
+// The peers of one case: the rows measured in this call (--peers) where there are any, else the quoted constants of
+// experiments/anchors.json (labelled with their source).
+json peers_for(const json& measured, const std::string& experiment, const std::string& op, const std::string& label,
+               const std::string& slug) {
   static const json anchors = [] {
     std::ifstream f(root_path("experiments/anchors.json"));
     return f ? json::parse(f) : json::object();
   }();
-  json out = json::array();
-  for (auto& p : anchors.value("peers", json::array()))
-    if (p.value("experiment", "") == experiment && p.value("case", "") == label && p.value("device", "") == slug &&
-        p.value("op", op) == op)
-      out.push_back(p);
-  return out;
+  const auto matching = [&](const json& src, bool measured) {
+    json out = json::array();
+    for (auto p : src.value("peers", json::array()))
+      if (p.value("experiment", "") == experiment && p.value("case", "") == label && p.value("device", "") == slug &&
+          p.value("op", op) == op) {
+        p["measured"] = measured;
+        out.push_back(p);
+      }
+    return out;
+  };
+  if (json m = matching(measured, true); !m.empty()) return m;
+  return matching(anchors, false);
 }
 
 void run_part(Context& cx, const std::string& exp_name, const Part& part, json& report, int* failures) {
@@ -239,7 +261,7 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
     std::mt19937_64 rng(std::hash<std::string>{}(part.op + c.label) ^ seed++);
     if (!cx.opt.cases.empty() && !std::regex_search(c.label, std::regex(cx.opt.cases))) continue;
     json jc = {{"op", part.op}, {"label", c.label}, {"shape", c.shape}, {"bytes", c.cost.bytes}, {"flops", c.cost.flops},
-               {"results", json::array()}, {"peers", peers_for(exp_name, part.op, c.label, slug)}};
+               {"results", json::array()}, {"peers", peers_for(cx.peers, exp_name, part.op, c.label, slug)}};
     if (const gpu::Variant* dv = reg.family_default(part.op, "vulkan")) jc["default_variant"] = dv->name;  // what *=vulkan runs
     const gpu::OpArgs inputs = c.inputs(rng);
     // The reference: the truth for this case, and its CPU time.
@@ -522,7 +544,7 @@ double timing_floor_us(gpu::Device& dev, int chain) {
 static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt) {
   const std::string& name = e.name;
   const bool cpu_device = dev.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU;
-  Context cx{dev, opt, {}, opt.quick || (cpu_device && !opt.full)};
+  Context cx{dev, opt, Ceilings{}, opt.quick || (cpu_device && !opt.full), json::object()};
   check_filters(e, cx);
   if (name != "bandwidth") cx.ceil = load_or_measure_ceilings(dev, opt);
   json report = {{"schema", "hybridlab.experiment/1"},
@@ -537,6 +559,10 @@ static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt) {
                  {"cases", json::array()}};
   if (!opt.cases.empty()) report["cases_filter"] = opt.cases;
   if (opt.chain > 0) report["chain"] = opt.chain;
+  if (!opt.peers_file.empty()) {
+    cx.peers = load_peers(opt.peers_file);
+    report["peers_about"] = cx.peers.value("about", opt.peers_file);
+  }
   const Projection proj;
   report["projection"] = {{"device", proj.device}, {"GBps", proj.gbps}, {"f32_TFLOPs", proj.f32_tflops}, {"f16_TFLOPs", proj.f16_tflops},
                           {"method", "rdna4_projected_us = max(bytes / 640 GB/s, flops / peak) divided by the fraction of this "

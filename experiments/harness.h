@@ -51,6 +51,9 @@ struct Options {
   // decode stream: launch, ramp and drain included, the timestamp pair's cost spread over the chain); 0: one call
   // between a timestamp pair.
   int chain = 0;
+  // Peer rows measured in the same device call (scripts/llama_ops.py writes them): shown beside the variants in place
+  // of experiments/anchors.json's quoted constants for every case they cover.
+  std::string peers_file;
   bool time_failing = false;  // time variants whose outputs fail the tolerance too (diagnosis; still counted as failures)
 };
 
@@ -71,6 +74,7 @@ struct Context {
   Options opt;
   Ceilings ceil;
   bool quick;
+  nlohmann::json peers = nlohmann::json::object();  // the --peers file's rows, loaded once
 };
 
 struct Experiment {

@@ -7,7 +7,11 @@
 #   peers      llama.cpp's llama-bench on it (its Vulkan backend: NV coopmat2 default, KHR coopmat only, no matrix
 #              units), pp512 and tg128, JSON; PERF=1: also its per-op times inside the pp512 graph (GGML_VK_PERF_LOGGER);
 #   bench      hybridlab bench with PLAN (pp512, tg128 and the per-op breakdown; TAG: bench-TAG.log, --tag TAG);
-#   exps       experiments (EXPS: 'name:limit:cases:tag:runs[:variant];...', ';'-separated; CHAIN=N adds --chain N);
+#   peer-ops   llama.cpp's per-op times (scripts/llama_ops.py): inside its pp512 (NV coopmat2 and KHR-only), pp4096 and
+#              decode (ctx 512, 4096) graphs (GGML_VK_PERF_LOGGER), and test-backend-ops at the experiments' shapes;
+#              writes logs/peers.json, which the exps step after it passes to the experiments (--peers);
+#   exps       experiments (EXPS: 'name:limit:cases:tag:runs[:variant[:chain]];...', ';'-separated; CHAIN=N adds
+#              --chain N to every one without its own);
 #   oracle     the plan's logits against the oracle's on the same file (72-token prompt, 4 decode steps);
 #   peer-logits llama.cpp's logits on those ids against the oracle's (scripts/compare_logits.py; after peers).
 # Expects .devrun/ (hybridlab and its libraries), .gl/ (Debian's Vulkan loader .debs), .peers/ (llama.cpp's Vulkan
@@ -45,7 +49,7 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
 {
   echo "== machine: $(nproc) CPUs, $(free -g | awk '/Mem/ {print $2}') GiB; disk $(df -h /tmp | tail -1)"
   LD_LIBRARY_PATH=$libs $bin devices 2>&1 | head -4
-  for s in ${STEPS:-synth cuda bench peers exps oracle peers-cuda}; do
+  for s in ${STEPS:-synth cuda bench peers peer-ops exps oracle peers-cuda}; do
     case $s in
       cuda)
         (setsid bash .peers/build_cuda.sh /tmp/llcuda > logs/build_cuda.log 2>&1 &) ;;
@@ -77,12 +81,29 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
       exps)
         IFS=';' read -r -a specs <<< "${EXPS:-}"
         for spec in "${specs[@]}"; do
-          IFS=: read -r e limit cases tag runs variant <<< "$spec"
-          args=(--full ${CHAIN:+--chain "$CHAIN"}); [ -n "${cases:-}" ] && args+=(--cases "$cases"); [ -n "${tag:-}" ] && args+=(--tag "$tag")
+          IFS=: read -r e limit cases tag runs variant chain <<< "$spec"
+          chain=${chain:-${CHAIN:-}}
+          args=(--full ${chain:+--chain "$chain"}); [ -n "${cases:-}" ] && args+=(--cases "$cases"); [ -n "${tag:-}" ] && args+=(--tag "$tag")
+          [ -f logs/peers.json ] && args+=(--peers logs/peers.json)
           [ -n "${variant:-}" ] && args+=(--variant "$variant")
           [ -n "${runs:-}" ] && args+=(--runs "$runs")
           LD_LIBRARY_PATH=$libs TAIL=25 step "exp-$e${tag:+-$tag}" "$limit" $bin experiment "$e" "${args[@]}"
         done ;;
+      peer-ops)
+        [ -x /tmp/llama/llama-bench ] || tar xJf .peers/llama-vulkan-*.tar.xz -C /tmp/llama
+        [ -e /tmp/hl/model-vocab.gguf ] || ln -s "$model" /tmp/hl/model-vocab.gguf
+        TAIL=5 llama llama-perf-pp512 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 512 -n 0 -r 1
+        TAIL=5 llama llama-perf-pp512-khr 120 GGML_VK_PERF_LOGGER=1 GGML_VK_DISABLE_COOPMAT2=1 -- -ngl 99 -p 512 -n 0 -r 1
+        TAIL=5 llama llama-perf-pp4096 150 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 4096 -ub 4096 -b 4096 -n 0 -r 1
+        TAIL=5 llama llama-perf-decode512 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 0 -n 4 -d 512 -r 1
+        TAIL=5 llama llama-perf-decode4096 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 0 -n 4 -d 4096 -r 1
+        python3 scripts/llama_ops.py cases logs/llama-ops-cases.txt
+        TAIL=50 step llama-tbo 240 env LD_LIBRARY_PATH=/tmp/llama /tmp/llama/test-backend-ops perf -b Vulkan0 \
+          --test-file logs/llama-ops-cases.txt
+        step llama-ops 30 python3 scripts/llama_ops.py peers --device "${PEER_DEVICE:-nvidia-h200}" --version 0c1e570 \
+          --prefill 512=logs/llama-perf-pp512.log --prefill 512:KHR-only=logs/llama-perf-pp512-khr.log \
+          --prefill 4096=logs/llama-perf-pp4096.log --decode 512=logs/llama-perf-decode512.log \
+          --decode 4096=logs/llama-perf-decode4096.log --tbo logs/llama-tbo.log --out logs/peers.json ;;
       peer-logits)
         # llama.cpp's deviation from the oracle on the same file and ids (../shared/peers/llama.cpp/logits, carried
         # xz-compressed in .peers/): the oracle's logits, llama.cpp's (Vulkan, every layer offloaded), compared.

@@ -122,6 +122,8 @@ def markdown(report, images):
         # The description names the model's shapes; a QUICK run times smaller ones.
         labels = list(dict.fromkeys(c["label"] for c in report["cases"]))
         lines.append("- QUICK cases run (not the shapes above): " + ", ".join(f"`{x}`" for x in labels))
+    if report.get("peers_about"):
+        lines.append(f"- peers: {report['peers_about']}; the rows below marked *measured, same run*")
     if report.get("cases_filter"):
         lines.append(f"- a partial run: only the cases whose label matches `{report['cases_filter']}`")
     ceil = report.get("ceilings")
@@ -179,7 +181,10 @@ def markdown(report, images):
                 f"{fmt(r.get('GBps'), '{:.1f}')} | {fmt(r.get('TFLOPs'), '{:.3f}')} | {fmt(frac * 100 if frac is not None else None, '{:.1f}%')} | "
                 f"{r.get('bound') or ''} | {fmt(r.get('rdna4_projected_us'), '{:.1f}')} |")
         for p in c.get("peers", []):
-            lines.append(f"| *peer:* {p['name']} | {p.get('device', '')} | reference row | | {p['time_us']:.1f} | | | | | |")
+            # Measured in this run (--peers): GB/s from this case's counted bytes; quoted constants: their source only.
+            how = "measured, same run" if p.get("measured") else f"quoted: {p.get('source', '')}"
+            gbps = fmt(c["bytes"] / p["time_us"] / 1e3, "{:.1f}") if p.get("measured") and c.get("bytes") else ""
+            lines.append(f"| *peer:* {p['name']} | {p.get('device', '')} | {how} | | {p['time_us']:.2f} | {gbps} | | | | |")
         lines += ["", verdict_line(c), ""]
     lines += schedules_markdown(report)
     return "\n".join(lines) + "\n"

@@ -9,7 +9,9 @@ Rules:
 - noisy: the spread of a timing, (p90 - p10) / median (or (max - min) / median where the report has no percentiles),
   exceeds NOISE_BOUND; a noisy timing is named but never ranked or used for a speed-up;
 - margins are time ratios (>1: the best is that much faster): over the runner-up of its class, over the variant the
-  default plan runs (`default_variant`, what `*=vulkan` picks) and over the reference.
+  default plan runs (`default_variant`, what `*=vulkan` picks) and over the reference;
+- peers (llama.cpp's op at this case's shape): the fastest GPU variant against each peer row measured in the same run
+  (`measured`); quoted peers (experiments/anchors.json, another day's numbers) are shown but never compared.
 """
 
 NOISE_BOUND = 0.25
@@ -84,6 +86,9 @@ def verdict(case):
                     v["vs_default"] = dr["time_us"]["median"] / t
             if ref is not None and b is not ref:
                 v["vs_reference"] = ref["time_us"]["median"] / t
+        if cls == "GPU":
+            v["vs_peers"] = [(p, p["time_us"] / b["time_us"]["median"]) for p in case.get("peers", [])
+                             if b and p.get("measured") and p.get("time_us")]
         out[cls] = v
     return out
 
@@ -115,6 +120,8 @@ def verdict_line(case):
             s += f", {c['vs_default']:.2f}x the default `{c['default']}`"
         if c["vs_reference"] is not None:
             s += f", {c['vs_reference']:.3g}x the reference"
+        for p, ratio in c.get("vs_peers", []):
+            s += f", {ratio:.2f}x {p['name']} ({p['time_us']:.2f} us, same run)"
         parts.append(s)
     loud = sorted({n for c in v.values() for n in c["noisy"]})
     line = "**Verdict** " + ("; ".join(parts) if parts else "nothing timed") + "."

@@ -29,6 +29,9 @@ void add_experiment_commands(CLI::App& app) {
                     "time GPU variants as chains of N calls, each behind a barrier, per call (a decode stream's dependent "
                     "step; default: one call between two timestamps)")
       ->check(CLI::Range(0, 4096));
+  expc->add_option("--peers", a->o.peers_file,
+                   "peer rows measured in this run (scripts/llama_ops.py peers): shown beside the variants instead of the "
+                   "quoted constants of experiments/anchors.json");
   expc->add_flag("--time-failing", a->o.time_failing,
                  "time variants whose outputs fail the tolerance too (diagnosis builds; the run still fails)");
   expc->callback([a, variant, cases, tag] {
