@@ -546,6 +546,7 @@ static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt) {
   const bool cpu_device = dev.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU;
   Context cx{dev, opt, Ceilings{}, opt.quick || (cpu_device && !opt.full), json::object()};
   check_filters(e, cx);
+  if (!opt.peers_file.empty()) cx.peers = load_peers(opt.peers_file);
   if (name != "bandwidth") cx.ceil = load_or_measure_ceilings(dev, opt);
   json report = {{"schema", "hybridlab.experiment/1"},
                  {"experiment", e.name},
@@ -559,10 +560,7 @@ static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt) {
                  {"cases", json::array()}};
   if (!opt.cases.empty()) report["cases_filter"] = opt.cases;
   if (opt.chain > 0) report["chain"] = opt.chain;
-  if (!opt.peers_file.empty()) {
-    cx.peers = load_peers(opt.peers_file);
-    report["peers_about"] = cx.peers.value("about", opt.peers_file);
-  }
+  if (!opt.peers_file.empty()) report["peers_about"] = cx.peers.value("about", opt.peers_file);
   const Projection proj;
   report["projection"] = {{"device", proj.device}, {"GBps", proj.gbps}, {"f32_TFLOPs", proj.f32_tflops}, {"f16_TFLOPs", proj.f16_tflops},
                           {"method", "rdna4_projected_us = max(bytes / 640 GB/s, flops / peak) divided by the fraction of this "

@@ -6,12 +6,17 @@ the argmax agreement, one line per engine (the deviation column beside speed in 
 
 ORACLE: `hybridlab run --out` (tensor `logits` [positions, vocab], the all-reference plan). LOGITS: the same from
 another plan, or raw little-endian f32 [positions, vocab] as `../shared/peers/llama.cpp/logits` writes them."""
+import array
 import json
+import math
 import os
 import struct
 import sys
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # a machine without numpy (the GPU machine): the same numbers from the standard library, slower
+    np = None
 
 
 def fail(msg):
@@ -39,26 +44,61 @@ def read_safetensors_logits(path):
     data = raw[8 + n + a:8 + n + b]
     if len(data) != rows * cols * 4:
         fail(f"{path}: 'logits' holds {len(data)} bytes, its shape needs {rows * cols * 4}")
-    return np.frombuffer(data, dtype="<f4").reshape(rows, cols).astype(np.float64)
+    return as_matrix(data, rows, cols)
+
+
+class Rows:
+    """[rows, cols] f32 values without numpy: a flat array and its shape."""
+    def __init__(self, flat, rows, cols):
+        self.flat, self.shape = flat, (rows, cols)
+
+
+def as_matrix(data, rows, cols):
+    if np is not None:
+        return np.frombuffer(data, dtype="<f4").reshape(rows, cols).astype(np.float64)
+    flat = array.array("f")
+    flat.frombytes(data)
+    if sys.byteorder != "little":
+        flat.byteswap()
+    return Rows(flat, rows, cols)
 
 
 def read_logits(path, shape):
     if path.endswith(".safetensors"):
         return read_safetensors_logits(path)
-    data = np.fromfile(path, dtype="<f4")
-    if data.size != shape[0] * shape[1]:
-        fail(f"{path}: {data.size} f32 values, the oracle's logits are {shape[0]} x {shape[1]}")
-    return data.reshape(shape).astype(np.float64)
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) != shape[0] * shape[1] * 4:
+        fail(f"{path}: {len(data) // 4} f32 values, the oracle's logits are {shape[0]} x {shape[1]}")
+    return as_matrix(data, shape[0], shape[1])
 
 
 def compare(oracle, got):
     """(relative L2, argmax agreement, non-finite count) of got against oracle."""
+    if np is None:
+        return compare_plain(oracle, got)
     bad = int(np.size(got) - np.isfinite(got).sum())
     if bad:
         return float("nan"), float("nan"), bad
     rel = float(np.linalg.norm(got - oracle) / max(np.linalg.norm(oracle), 1e-300))
     agree = float(np.mean(np.argmax(got, axis=1) == np.argmax(oracle, axis=1)))
     return rel, agree, 0
+
+
+def compare_plain(oracle, got):
+    rows, cols = oracle.shape
+    o, g = oracle.flat, got.flat
+    bad = sum(1 for v in g if not math.isfinite(v))
+    if bad:
+        return float("nan"), float("nan"), bad
+    num = math.fsum((a - b) * (a - b) for a, b in zip(g, o))
+    den = math.fsum(b * b for b in o)
+    agree = 0
+    for r in range(rows):
+        lo, hi = r * cols, (r + 1) * cols
+        go, oo = g[lo:hi], o[lo:hi]
+        agree += go.index(max(go)) == oo.index(max(oo))
+    return math.sqrt(num) / max(math.sqrt(den), 1e-300), agree / rows, 0
 
 
 def main():

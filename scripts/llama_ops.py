@@ -105,13 +105,14 @@ def graph_blocks(path):
     return blocks
 
 
-MM = re.compile(r"^MUL_MAT (?P<type>\S+) m=(?P<m>\d+) n=(?P<n>\d+) k=(?P<k>\d+)")
+# A projection: "MUL_MAT q4_K m=8192 n=512 k=2048", the mat-vec "MUL_MAT_VEC ...", fused ones "MUL_MAT_ADD MUL_MAT_VEC ...".
+MM = re.compile(r"(?:^|\s)MUL_MAT(?:_VEC)? (?P<type>\S+) m=(?P<m>\d+) n=(?P<n>\d+) k=(?P<k>\d+)$")
 
 
 def pick_block(blocks, n, path):
     """The last block whose projections ran n tokens (a prompt graph of T = n, or a decoded token for n = 1)."""
     for b in reversed(blocks):
-        ns = {int(m["n"]) for m in (MM.match(k) for k in b) if m}
+        ns = {int(m["n"]) for m in (MM.search(k) for k in b) if m}
         if ns and n in ns and (n == 1) == (ns == {1}):
             return b
     fail(f"{path}: no GGML_VK_PERF_LOGGER block with {n}-token projections (was it run with GGML_VK_PERF_LOGGER=1?)")
@@ -128,8 +129,9 @@ def per_layer(block, pattern, anchor=None):
     return sum(v[2] for v in hits) / units, sum(v[0] for v in hits) / units
 
 
-def graph_rows(block, T, ctx, what, version, engine=""):
-    """Peer rows from one graph: T tokens (prefill), or one token at context ctx (decode)."""
+def graph_rows(block, T, ctx, what, version, engine="", attention_only=False):
+    """Peer rows from one graph: T tokens (prefill), or one token at context ctx (decode); attention_only: a second
+    decode graph at a longer context, where only attention's case differs."""
     rows = []
     engine = f"Vulkan {engine}".strip()
     where = f"llama.cpp {version} {engine}, inside its {what} graph (GGML_VK_PERF_LOGGER)"
@@ -147,17 +149,23 @@ def graph_rows(block, T, ctx, what, version, engine=""):
             (r"FLASH_ATTN_EXT", None, "attention", "attention",
              f"decode ctx={ctx}" if T == 1 else f"prefill T={T}", "FLASH_ATTN_EXT")):
         r = per_layer(block, pattern, anchor)
-        if r:
+        if r and (op == "attention" or not attention_only):
             add(experiment, op, case, r[0], f"{name}, per layer ({r[1]:g} calls each)")
-    for key, (count, avg, _) in block.items():
-        m = MM.match(key)
+    projections = {}  # (type, k, m, n) -> [calls, total us]: plain and fused calls of one shape together
+    for key, (count, avg, total) in block.items():
+        m = MM.search(key)
         if m:
-            k, o, n = int(m["k"]), int(m["m"]), int(m["n"])
-            for name, pk, pm, t, op in PROJECTIONS:
-                if (pk, pm, t) == (k, o, m["type"]) and n in NS:
-                    add("matmul", op, f"{name} {t} {k}->{o} n={n}", avg, f"MUL_MAT {t} {k}->{o} x{n} (mean of {count})")
+            acc = projections.setdefault((m["type"], int(m["k"]), int(m["m"]), int(m["n"])), [0, 0.0])
+            acc[0] += count
+            acc[1] += total
+    for (t, k, o, n), (count, total) in sorted(projections.items()):
+        for name, pk, pm, pt, op in PROJECTIONS:
+            if (pk, pm, pt) == (k, o, t) and n == T and not attention_only:
+                add("matmul", op, f"{name} {t} {k}->{o} n={n}", total / count,
+                    f"{'MUL_MAT_VEC' if n == 1 else 'MUL_MAT'} {t} {k}->{o} x{n} (mean of {count})")
+    for key, (count, avg, _) in block.items():
         m = re.match(r"^(RMS_NORM_MUL )?RMS_NORM\((\d+),(\d+),(\d+),(\d+)\)", key)
-        if m and int(m[2]) == HIDDEN and int(m[3]) == T and T in (1, 64, 512, 4096):
+        if m and int(m[2]) == HIDDEN and int(m[3]) == T and T in (1, 64, 512, 4096) and not attention_only:
             add("norms", "rmsnorm", f"T={T}", avg, f"{'RMS_NORM+MUL' if m[1] else 'RMS_NORM'} 2048 x {T} (mean of {count})")
     return rows
 
@@ -181,6 +189,8 @@ def tbo_rows(path, version):
             sums[key] = (us + float(m["us"]), parts + [m["name"].split("/")[3] if m["name"].count("/") == 3 else m["op"]])
     rows = []
     for (experiment, op, case), (us, parts) in sums.items():
+        if op == "moe_experts" and sorted(parts) != ["down", "gate", "up"]:
+            continue  # a run cut short: gate without up and down is not the op
         what = " + ".join(parts)
         rows.append({"experiment": experiment, "op": op, "case": case, "time_us": round(us, 3),
                      "name": f"llama.cpp Vulkan {'MUL_MAT_ID ' + what if op == 'moe_experts' else 'MUL_MAT'} alone",
@@ -218,9 +228,10 @@ def main():
     for spec in a.prefill:
         T, engine, path = kv(spec, "--prefill")
         rows += graph_rows(pick_block(graph_blocks(path), T, path), T, 0, f"pp{T}", a.version, engine)
-    for spec in a.decode:
+    for i, spec in enumerate(a.decode):
         ctx, engine, path = kv(spec, "--decode")
-        rows += graph_rows(pick_block(graph_blocks(path), 1, path), 1, ctx, f"decode (ctx {ctx})", a.version, engine)
+        rows += graph_rows(pick_block(graph_blocks(path), 1, path), 1, ctx, f"decode (ctx {ctx})", a.version, engine,
+                           attention_only=i > 0)
     for path in a.tbo:
         rows += tbo_rows(path, a.version)
     if not rows:

@@ -133,6 +133,47 @@ TEST_CASE("experiments: --chain times GPU variants as chains of dependent calls 
   fs::remove_all(o.out_dir);
 }
 
+TEST_CASE("experiments: --peers shows the rows measured in the same run instead of the quoted ones", "[experiments]") {
+  exp::Options o;
+  o.quick = true;
+  o.runs = 2;
+  o.cases = "^T=1$";
+  o.tag = "peers";
+  o.out_dir = tmp_reports();
+  const std::string slug = device().ctx().device_slug();
+  o.peers_file = o.out_dir + "/peers.json";
+  {
+    json peers = {{"about", "llama.cpp test rows"},
+                  {"peers", {{{"experiment", "ssm_conv"}, {"op", "ssm_conv"}, {"case", "T=1"}, {"device", slug},
+                              {"name", "llama.cpp Vulkan SSM_CONV"}, {"time_us", 4.5}, {"source", "a log"}},
+                             {{"experiment", "ssm_conv"}, {"op", "ssm_conv"}, {"case", "T=1"}, {"device", "other-gpu"},
+                              {"name", "elsewhere"}, {"time_us", 1.0}, {"source", "a log"}}}}};
+    std::ofstream(o.peers_file) << peers.dump();
+  }
+  const json j = exp::run_experiment("ssm_conv", o);
+  CHECK(j["peers_about"] == "llama.cpp test rows");
+  bool seen = false;
+  for (auto& c : j["cases"])
+    if (c["op"] == "ssm_conv") {
+      REQUIRE(c["peers"].size() == 1);  // this device's row only
+      CHECK(c["peers"][0]["measured"] == true);
+      CHECK(c["peers"][0]["time_us"] == 4.5);
+      seen = true;
+    }
+  CHECK(seen);
+  std::ifstream md(o.out_dir + "/" + slug + "/ssm_conv-peers.md");
+  const std::string text((std::istreambuf_iterator<char>(md)), {});
+  CHECK_THAT(text, Catch::Contains("llama.cpp Vulkan SSM_CONV") && Catch::Contains("measured, same run"));
+  // A file that is not a peers JSON, or a row without a time: one clear error before anything runs.
+  for (const std::string bad : {"{\"peers\": 3}", "not json", "{\"peers\": [{\"experiment\": \"x\", \"case\": \"y\", \"device\": \"z\"}]}"}) {
+    std::ofstream(o.peers_file) << bad;
+    CHECK_THROWS_WITH(exp::run_experiment("ssm_conv", o), Catch::Contains("--peers"));
+  }
+  o.peers_file = o.out_dir + "/none.json";
+  CHECK_THROWS_WITH(exp::run_experiment("ssm_conv", o), Catch::Contains("cannot read"));
+  fs::remove_all(o.out_dir);
+}
+
 TEST_CASE("experiments: a wrong variant is reported as failing and is not timed", "[experiments]") {
   gpu::Variant wrong = gpu::Registry::get().variant("add", "vulkan:elementwise");
   wrong.name = "vulkan:wrong";

@@ -25,6 +25,18 @@ rows = dict(re.findall(r"^(.*): relative L2 (\S+), argmax agreement 1\.0000$", o
 assert 1e-6 < float(rows["llama.cpp CPU"]) < 1e-3, rows
 assert float(rows["hybridlab *=vulkan"]) < 1e-4, rows
 PY
+# Without numpy (the GPU machine has none): the same lines from the standard-library path.
+"$py" -c "import sys, runpy; sys.modules['numpy'] = None; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')" \
+  "$root/scripts/compare_logits.py" "$t/oracle.safetensors" "llama.cpp CPU=$d/llama-cpu-tiny-f32-16.f32" \
+  "hybridlab *=vulkan=$t/vk.safetensors" > "$t/plain" 2>&1 || fail "compare without numpy: $(cat "$t/plain")"
+"$py" - "$t/out" "$t/plain" <<'PY' || fail "without numpy: different numbers"
+import re, sys
+a, b = ({k: (l2, ag) for k, l2, ag in re.findall(r"^(.*): relative L2 (\S+), argmax agreement (\S+)$", open(p).read(), re.M)}
+        for p in sys.argv[1:3])
+assert a.keys() == b.keys() and len(a) == 2, (a, b)
+for k in a:
+    assert abs(float(a[k][0]) / float(b[k][0]) - 1) < 1e-2 and a[k][1] == b[k][1], (k, a[k], b[k])
+PY
 # Bad inputs: one line on stderr, exit 2.
 head -c 1000 "$d/llama-cpu-tiny-f32-16.f32" > "$t/short.f32"
 for bad in "x=$t/short.f32" "x=$t/none.f32" "no-label"; do

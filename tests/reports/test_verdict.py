@@ -50,6 +50,13 @@ case2 = {"label": "y", "default_variant": "vulkan:auto", "results": [
 v2 = verdict(case2)["GPU"]
 check(v2["vs_default"] is None and v2["vs_reference"] is None, "no claim from a noisy reference")
 check("(the default)" in verdict_line(case2), "the default marked when it wins")
+# Peers: the best GPU variant against each row measured in the same run; quoted constants are never compared.
+case3 = dict(case2, peers=[{"name": "llama.cpp Vulkan X", "time_us": 6.0, "measured": True},
+                           {"name": "quoted Y", "time_us": 1.0, "measured": False}])
+v3 = verdict(case3)["GPU"]
+check([(p["name"], r) for p, r in v3["vs_peers"]] == [("llama.cpp Vulkan X", 2.0)], "measured peers only, time ratio")
+check("2.00x llama.cpp Vulkan X (6.00 us, same run)" in verdict_line(case3) and "quoted Y" not in verdict_line(case3),
+      "the peer margin in the verdict line")
 old = {"variant": "a", "status": "pass", "where": "GPU", "time_us": {"median": 10.0, "min": 9.0, "max": 14.0}}
 check(noisy(old) and not noisy(dict(old, time_us={"median": 10.0, "min": 9.0, "max": 11.0})), "min/max spread fallback")
 
