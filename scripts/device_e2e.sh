@@ -9,7 +9,8 @@
 #   bench      hybridlab bench with PLAN (pp512, tg128 and the per-op breakdown; TAG: bench-TAG.log, --tag TAG);
 #   peer-ops   llama.cpp's per-op times (scripts/llama_ops.py): inside its pp512 (NV coopmat2 and KHR-only), pp4096 and
 #              decode (ctx 512, 4096) graphs (GGML_VK_PERF_LOGGER), and test-backend-ops at the experiments' shapes;
-#              writes logs/peers.json, which the exps step after it passes to the experiments (--peers);
+#              writes logs/peers.json, which the exps step after it passes to the experiments (--peers); PP4096=1 adds
+#              the pp4096 graph; TBO_SKIP: the cases test-backend-ops leaves out (regex; default lm_head and routed experts);
 #   exps       experiments (EXPS: 'name:limit:cases:tag:runs[:variant[:chain]];...', ';'-separated; CHAIN=N adds
 #              --chain N to every one without its own);
 #   oracle     the plan's logits against the oracle's on the same file (72-token prompt, 4 decode steps);
@@ -17,7 +18,8 @@
 # Expects .devrun/ (hybridlab and its libraries), .gl/ (Debian's Vulkan loader .debs), .peers/ (llama.cpp's Vulkan
 # build tarball, add_vocab.py, the logits tool (xz), the CUDA source and build script) carried. Writes $OUT/log.txt
 # and $OUT/e2e.tar.gz (reports/ and every step's log under logs/).
-#   usage: [STEPS="synth peers bench exps oracle"] [PLAN='*=vulkan'] [EXPS=...] scripts/device_e2e.sh
+#   usage: [STEPS="synth peers bench exps oracle"] [PLAN='*=vulkan'] [EXPS=...] [DEADLINE=s] scripts/device_e2e.sh
+# DEADLINE: every step's limit is cut to what is left of that many seconds from the start, later steps skipped.
 # Then, here: scripts/end_to_end_report.py --bench <bench JSON> --oracle logs/oracle.log --bandwidth <bandwidth.json>
 #   --peer 'LABEL=logs/llama-<name>.log' ... --out reports/<device>/end_to_end.md
 set -u
@@ -34,8 +36,13 @@ plan=${PLAN:-*=vulkan}
 log=$OUT/log.txt
 mkdir -p /tmp/hl /tmp/llama
 mkdir -p logs
-step() {  # step NAME LIMIT_S CMD...: runs CMD under a time limit, output to logs/NAME.log, its tail to the log
+t0=$(date +%s)
+step() {  # step NAME LIMIT_S CMD...: runs CMD under a time limit (cut to what DEADLINE, seconds from the start, leaves),
+          # output to logs/NAME.log, its tail to the log
   local name=$1 limit=$2 start=$(date +%s); shift 2
+  local left=$(( ${DEADLINE:-100000} - (start - t0) - 5 ))
+  [ "$left" -lt "$limit" ] && limit=$left
+  if [ "$limit" -le 0 ]; then echo "== $name: skipped, DEADLINE reached"; return; fi
   echo "== $name (limit $limit s): $*"
   timeout "$limit" "$@" > "logs/$name.log" 2>&1
   echo "exit $? after $(( $(date +%s) - start )) s"
@@ -88,22 +95,27 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
           [ -n "${variant:-}" ] && args+=(--variant "$variant")
           [ -n "${runs:-}" ] && args+=(--runs "$runs")
           LD_LIBRARY_PATH=$libs TAIL=25 step "exp-$e${tag:+-$tag}" "$limit" $bin experiment "$e" "${args[@]}"
+          tar czf "$OUT/e2e.tar.gz" reports logs
         done ;;
       peer-ops)
         [ -x /tmp/llama/llama-bench ] || tar xJf .peers/llama-vulkan-*.tar.xz -C /tmp/llama
         [ -e /tmp/hl/model-vocab.gguf ] || ln -s "$model" /tmp/hl/model-vocab.gguf
         TAIL=5 llama llama-perf-pp512 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 512 -n 0 -r 1
         TAIL=5 llama llama-perf-pp512-khr 120 GGML_VK_PERF_LOGGER=1 GGML_VK_DISABLE_COOPMAT2=1 -- -ngl 99 -p 512 -n 0 -r 1
-        TAIL=5 llama llama-perf-pp4096 150 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 4096 -ub 4096 -b 4096 -n 0 -r 1
+        [ "${PP4096:-0}" = 1 ] && TAIL=5 llama llama-perf-pp4096 150 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 4096 -ub 4096 -b 4096 -n 0 -r 1
         TAIL=5 llama llama-perf-decode512 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 0 -n 4 -d 512 -r 1
         TAIL=5 llama llama-perf-decode4096 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 0 -n 4 -d 4096 -r 1
-        python3 scripts/llama_ops.py cases logs/llama-ops-cases.txt
-        TAIL=50 step llama-tbo 240 env LD_LIBRARY_PATH=/tmp/llama /tmp/llama/test-backend-ops perf -b Vulkan0 \
+        # test-backend-ops quantizes each weight from random values on one CPU core: the lm_head (508 M values) and the
+        # routed expert stacks (268 M) take most of a minute each there, and the graphs above time them in place.
+        python3 scripts/llama_ops.py cases /tmp/hl/llama-ops-all.txt
+        grep -v -E "${TBO_SKIP:-lm_head|moe_experts}" /tmp/hl/llama-ops-all.txt > logs/llama-ops-cases.txt
+        TAIL=30 step llama-tbo 120 env LD_LIBRARY_PATH=/tmp/llama /tmp/llama/test-backend-ops perf -b Vulkan0 \
           --test-file logs/llama-ops-cases.txt
         step llama-ops 30 python3 scripts/llama_ops.py peers --device "${PEER_DEVICE:-nvidia-h200}" --version 0c1e570 \
           --prefill 512=logs/llama-perf-pp512.log --prefill 512:KHR-only=logs/llama-perf-pp512-khr.log \
-          --prefill 4096=logs/llama-perf-pp4096.log --decode 512=logs/llama-perf-decode512.log \
-          --decode 4096=logs/llama-perf-decode4096.log --tbo logs/llama-tbo.log --out logs/peers.json ;;
+          $([ -f logs/llama-perf-pp4096.log ] && echo --prefill 4096=logs/llama-perf-pp4096.log) \
+          --decode 512=logs/llama-perf-decode512.log --decode 4096=logs/llama-perf-decode4096.log --tbo logs/llama-tbo.log \
+          --out logs/peers.json ;;
       peer-logits)
         # llama.cpp's deviation from the oracle on the same file and ids (../shared/peers/llama.cpp/logits, carried
         # xz-compressed in .peers/): the oracle's logits, llama.cpp's (Vulkan, every layer offloaded), compared.
