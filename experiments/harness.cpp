@@ -99,7 +99,8 @@ Ceilings load_or_measure_ceilings(gpu::Device& dev, const Options& opt) {
   if (!fs::exists(path)) {
     std::fprintf(stderr, "experiment: no %s yet: measuring the bandwidth ceilings first\n", path.c_str());
     Options o = opt;
-    o.only_variant.clear(), o.cases.clear(), o.tag.clear();
+    o.only_variant.clear(), o.cases.clear(), o.tag.clear(), o.peers_file.clear();
+    o.no_sweep = o.gpu_only = false;
     run_on(dev, experiment("bandwidth"), o);
   }
   std::ifstream f(path);
@@ -293,6 +294,10 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
         continue;
       }
       if (!v->takes(inputs)) continue;  // weights it does not read (e.g. another block type)
+      if (cx.opt.gpu_only && !v->needs_device) {
+        jc["results"].push_back({{"variant", v->name}, {"status", "skipped"}, {"why", "a CPU variant (--gpu-only)"}});
+        continue;
+      }
       if (auto why = reg.availability(*v, &cx.dev); !why.empty()) {
         jc["results"].push_back({{"variant", v->name}, {"status", "unavailable"}, {"why", why}});
         std::fprintf(stderr, "%s unavailable: %s\n", tag(c, v).c_str(), why.c_str());
@@ -307,7 +312,8 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
       }
       // Sweep points: the cartesian product of the variant's sweeps (one empty point if none).
       std::vector<std::map<std::string, uint32_t>> points{c.tune};
-      for (auto& [key, values] : sweeps_for(part, *v)) {
+      const auto sweeps = cx.opt.no_sweep ? decltype(sweeps_for(part, *v)){} : sweeps_for(part, *v);
+      for (auto& [key, values] : sweeps) {
         std::vector<std::map<std::string, uint32_t>> next;
         for (auto& p : points)
           for (uint32_t val : values) {
@@ -478,8 +484,11 @@ void check_options(const Options& opt) {
 // nothing would otherwise run only the reference (or nothing) and write that as the report.
 static void check_filters(const Experiment& e, const Context& cx) {
   const Options& opt = cx.opt;
-  if (opt.only_variant.empty() && opt.cases.empty()) return;
-  if (e.custom) fail("experiment {} times whole passes or the device: --variant and --cases apply to op experiments", e.name);
+  const bool reduced = opt.no_sweep || opt.gpu_only;
+  if (opt.only_variant.empty() && opt.cases.empty() && !reduced) return;
+  if (e.custom)
+    fail("experiment {} times whole passes or the device: --variant, --cases, --no-sweep and --gpu-only apply to op experiments",
+         e.name);
   const auto parts = e.parts(cx);
   std::vector<std::string> variants, labels;
   for (const Part& p : parts) {
@@ -506,7 +515,8 @@ static void check_filters(const Experiment& e, const Context& cx) {
   }
   // A partial run writes beside the full report, never over it.
   if (opt.tag.empty())
-    fail("--variant/--cases: a partial run needs --tag NAME (it writes {}-NAME.*, beside the full report)", e.name);
+    fail("--variant/--cases/--no-sweep/--gpu-only: a partial run needs --tag NAME (it writes {}-NAME.*, beside the full report)",
+         e.name);
 }
 
 json run_experiment(const std::string& name, const Options& opt) { return run_experiment(experiment(name), opt); }
@@ -560,6 +570,8 @@ static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt) {
                  {"cases", json::array()}};
   if (!opt.cases.empty()) report["cases_filter"] = opt.cases;
   if (opt.chain > 0) report["chain"] = opt.chain;
+  if (opt.no_sweep) report["no_sweep"] = true;
+  if (opt.gpu_only) report["gpu_only"] = true;
   if (!opt.peers_file.empty()) report["peers_about"] = cx.peers.value("about", opt.peers_file);
   const Projection proj;
   report["projection"] = {{"device", proj.device}, {"GBps", proj.gbps}, {"f32_TFLOPs", proj.f32_tflops}, {"f16_TFLOPs", proj.f16_tflops},

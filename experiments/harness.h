@@ -54,6 +54,10 @@ struct Options {
   // Peer rows measured in the same device call (scripts/llama_ops.py writes them): shown beside the variants in place
   // of experiments/anchors.json's quoted constants for every case they cover.
   std::string peers_file;
+  // Each GPU variant at this device profile's tuning only, no tunable sweep (a sweep point costs ~1 s of warm-up at
+  // full shapes); and CPU variants other than the reference left out: a run that fits a device call's time.
+  bool no_sweep = false;
+  bool gpu_only = false;
   bool time_failing = false;  // time variants whose outputs fail the tolerance too (diagnosis; still counted as failures)
 };
 

@@ -32,6 +32,8 @@ void add_experiment_commands(CLI::App& app) {
   expc->add_option("--peers", a->o.peers_file,
                    "peer rows measured in this run (scripts/llama_ops.py peers): shown beside the variants instead of the "
                    "quoted constants of experiments/anchors.json");
+  expc->add_flag("--no-sweep", a->o.no_sweep, "each GPU variant at the device profile's tuning only (no tunable sweep)");
+  expc->add_flag("--gpu-only", a->o.gpu_only, "leave out the CPU variants other than the reference (which gives the truth)");
   expc->add_flag("--time-failing", a->o.time_failing,
                  "time variants whose outputs fail the tolerance too (diagnosis builds; the run still fails)");
   expc->callback([a, variant, cases, tag] {

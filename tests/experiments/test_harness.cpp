@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "experiments/harness.h"
 #include "test_util.h"
@@ -139,6 +140,7 @@ TEST_CASE("experiments: --peers shows the rows measured in the same run instead 
   o.runs = 2;
   o.cases = "^T=1$";
   o.tag = "peers";
+  o.no_sweep = o.gpu_only = true;
   o.out_dir = tmp_reports();
   const std::string slug = device().ctx().device_slug();
   o.peers_file = o.out_dir + "/peers.json";
@@ -152,6 +154,16 @@ TEST_CASE("experiments: --peers shows the rows measured in the same run instead 
   }
   const json j = exp::run_experiment("ssm_conv", o);
   CHECK(j["peers_about"] == "llama.cpp test rows");
+  CHECK(j["no_sweep"] == true);
+  for (auto& c : j["cases"]) {  // the reference, GPU variants once each (no sweep), CPU ones skipped
+    std::set<std::string> seen_variants;
+    for (auto& r : c["results"]) {
+      const std::string st = r["status"];
+      if (st == "pass") CHECK(r["where"].get<std::string>().starts_with("GPU"));
+      if (st == "pass") CHECK(seen_variants.insert(r["variant"].get<std::string>()).second);
+      if (st == "skipped") CHECK_THAT(r["why"].get<std::string>(), Catch::Contains("--gpu-only") || Catch::Contains("plain"));
+    }
+  }
   bool seen = false;
   for (auto& c : j["cases"])
     if (c["op"] == "ssm_conv") {
@@ -171,6 +183,10 @@ TEST_CASE("experiments: --peers shows the rows measured in the same run instead 
   }
   o.peers_file = o.out_dir + "/none.json";
   CHECK_THROWS_WITH(exp::run_experiment("ssm_conv", o), Catch::Contains("cannot read"));
+  o.peers_file.clear();
+  o.tag.clear();
+  o.cases.clear();
+  CHECK_THROWS_WITH(exp::run_experiment("ssm_conv", o), Catch::Contains("needs --tag"));
   fs::remove_all(o.out_dir);
 }
 
@@ -255,7 +271,7 @@ TEST_CASE("experiments: options that match nothing or name a path are refused be
   CHECK_THAT(error("norms", [](exp::Options& o) { o.cases = "T=1$"; }),
              Catch::Contains("a partial run needs --tag NAME"));  // never over the full report
   CHECK_THAT(error("forward", [](exp::Options& o) { o.only_variant = "vulkan:rowgroup"; }),
-             Catch::Contains("--variant and --cases apply to op experiments"));
+             Catch::Contains("--cases, --no-sweep and --gpu-only apply to op experiments"));
   CHECK_THAT(error("norms", [](exp::Options& o) { o.out_dir = "/proc/hybridlab-no"; }), Catch::Contains("cannot create the report directory"));
   // Nothing measured, nothing written (not even the bandwidth ceilings every report divides by).
   bool any = false;
