@@ -10,9 +10,10 @@
 #   peer-ops   llama.cpp's per-op times (scripts/llama_ops.py): inside its pp512 (NV coopmat2 and KHR-only), pp4096 and
 #              decode (ctx 512, 4096) graphs (GGML_VK_PERF_LOGGER), and test-backend-ops at the experiments' shapes;
 #              writes logs/peers.json, which the exps step after it passes to the experiments (--peers); PP4096=1 adds
-#              the pp4096 graph; TBO_SKIP: the cases test-backend-ops leaves out (regex; default lm_head and routed experts);
+#              the pp4096 graph; TBO=0 leaves test-backend-ops out, TBO_SKIP the cases it leaves out (regex; default
+#              lm_head and routed experts);
 #   exps       experiments (EXPS: 'name:limit:cases:tag:runs[:variant[:chain]];...', ';'-separated; CHAIN=N adds
-#              --chain N to every one without its own);
+#              --chain N to every one without its own; EXP_FLAGS: more flags for each, e.g. '--no-sweep --gpu-only');
 #   oracle     the plan's logits against the oracle's on the same file (72-token prompt, 4 decode steps);
 #   peer-logits llama.cpp's logits on those ids against the oracle's (scripts/compare_logits.py; after peers).
 # Expects .devrun/ (hybridlab and its libraries), .gl/ (Debian's Vulkan loader .debs), .peers/ (llama.cpp's Vulkan
@@ -92,6 +93,7 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
           chain=${chain:-${CHAIN:-}}
           args=(--full ${chain:+--chain "$chain"}); [ -n "${cases:-}" ] && args+=(--cases "$cases"); [ -n "${tag:-}" ] && args+=(--tag "$tag")
           [ -f logs/peers.json ] && args+=(--peers logs/peers.json)
+          args+=(${EXP_FLAGS:-})
           [ -n "${variant:-}" ] && args+=(--variant "$variant")
           [ -n "${runs:-}" ] && args+=(--runs "$runs")
           LD_LIBRARY_PATH=$libs TAIL=25 step "exp-$e${tag:+-$tag}" "$limit" $bin experiment "$e" "${args[@]}"
@@ -107,15 +109,17 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
         TAIL=5 llama llama-perf-decode4096 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 0 -n 4 -d 4096 -r 1
         # test-backend-ops quantizes each weight from random values on one CPU core: the lm_head (508 M values) and the
         # routed expert stacks (268 M) take most of a minute each there, and the graphs above time them in place.
-        python3 scripts/llama_ops.py cases /tmp/hl/llama-ops-all.txt
-        grep -v -E "${TBO_SKIP:-lm_head|moe_experts}" /tmp/hl/llama-ops-all.txt > logs/llama-ops-cases.txt
-        TAIL=30 step llama-tbo 120 env LD_LIBRARY_PATH=/tmp/llama /tmp/llama/test-backend-ops perf -b Vulkan0 \
-          --test-file logs/llama-ops-cases.txt
+        if [ "${TBO:-1}" = 1 ]; then
+          python3 scripts/llama_ops.py cases /tmp/hl/llama-ops-all.txt
+          grep -v -E "${TBO_SKIP:-lm_head|moe_experts}" /tmp/hl/llama-ops-all.txt > logs/llama-ops-cases.txt
+          TAIL=30 step llama-tbo 120 env LD_LIBRARY_PATH=/tmp/llama /tmp/llama/test-backend-ops perf -b Vulkan0 \
+            --test-file logs/llama-ops-cases.txt
+        fi
         step llama-ops 30 python3 scripts/llama_ops.py peers --device "${PEER_DEVICE:-nvidia-h200}" --version 0c1e570 \
           --prefill 512=logs/llama-perf-pp512.log --prefill 512:KHR-only=logs/llama-perf-pp512-khr.log \
           $([ -f logs/llama-perf-pp4096.log ] && echo --prefill 4096=logs/llama-perf-pp4096.log) \
-          --decode 512=logs/llama-perf-decode512.log --decode 4096=logs/llama-perf-decode4096.log --tbo logs/llama-tbo.log \
-          --out logs/peers.json ;;
+          --decode 512=logs/llama-perf-decode512.log --decode 4096=logs/llama-perf-decode4096.log \
+          $([ -f logs/llama-tbo.log ] && echo --tbo logs/llama-tbo.log) --out logs/peers.json ;;
       peer-logits)
         # llama.cpp's deviation from the oracle on the same file and ids (../shared/peers/llama.cpp/logits, carried
         # xz-compressed in .peers/): the oracle's logits, llama.cpp's (Vulkan, every layer offloaded), compared.
