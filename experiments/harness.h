@@ -57,6 +57,7 @@ struct Options {
   // Each GPU variant at this device profile's tuning only, no tunable sweep (a sweep point costs ~1 s of warm-up at
   // full shapes); and CPU variants other than the reference left out: a run that fits a device call's time.
   bool no_sweep = false;
+  std::string family;  // time only this family's variants (e.g. vulkan), and the reference
   bool gpu_only = false;
   bool time_failing = false;  // time variants whose outputs fail the tolerance too (diagnosis; still counted as failures)
 };

@@ -122,10 +122,11 @@ def markdown(report, images):
         # The description names the model's shapes; a QUICK run times smaller ones.
         labels = list(dict.fromkeys(c["label"] for c in report["cases"]))
         lines.append("- QUICK cases run (not the shapes above): " + ", ".join(f"`{x}`" for x in labels))
-    if report.get("no_sweep") or report.get("gpu_only"):
+    if report.get("no_sweep") or report.get("gpu_only") or report.get("family"):
         lines.append("- a reduced run: " + ", ".join(x for x, on in (
             ("each GPU variant at this device's tuning only (no tunable sweep)", report.get("no_sweep")),
-            ("CPU variants other than the reference left out", report.get("gpu_only"))) if on))
+            ("CPU variants other than the reference left out", report.get("gpu_only")),
+            (f"only the {report.get('family')} variants and the reference", report.get("family"))) if on))
     if report.get("peers_about"):
         lines.append(f"- peers: {report['peers_about']}; the rows below marked *measured, same run*")
     if report.get("cases_filter"):

@@ -9,7 +9,8 @@ Rules:
 - noisy: the spread of a timing, (p90 - p10) / median (or (max - min) / median where the report has no percentiles),
   exceeds NOISE_BOUND; a noisy timing is named but never ranked or used for a speed-up;
 - margins are time ratios (>1: the best is that much faster): over the runner-up of its class, over the variant the
-  default plan runs (`default_variant`, what `*=vulkan` picks) and over the reference;
+  default plan runs (`default_variant`, what `*=vulkan` runs for the case: the family default followed where it
+  delegates, `default_family_variant`) and over the reference;
 - peers (llama.cpp's op at this case's shape): the fastest GPU variant against each peer row measured in the same run
   (`measured`); quoted peers (experiments/anchors.json, another day's numbers) are shown but never compared.
 """
@@ -117,7 +118,8 @@ def verdict_line(case):
         else:
             s += ", the only quiet one"
         if c["vs_default"] is not None:
-            s += f", {c['vs_default']:.2f}x the default `{c['default']}`"
+            via = case.get("default_family_variant")
+            s += f", {c['vs_default']:.2f}x the default `{c['default']}`" + (f" (what `{via}` runs here)" if via else "")
         if c["vs_reference"] is not None:
             s += f", {c['vs_reference']:.3g}x the reference"
         for p, ratio in c.get("vs_peers", []):

@@ -33,12 +33,13 @@ void add_experiment_commands(CLI::App& app) {
                    "peer rows measured in this run (scripts/llama_ops.py peers): shown beside the variants instead of the "
                    "quoted constants of experiments/anchors.json");
   expc->add_flag("--no-sweep", a->o.no_sweep, "each GPU variant at the device profile's tuning only (no tunable sweep)");
+  auto* family = expc->add_option("--family", a->o.family, "time only the variants of this family (e.g. vulkan) and the reference");
   expc->add_flag("--gpu-only", a->o.gpu_only, "leave out the CPU variants other than the reference (which gives the truth)");
   expc->add_flag("--time-failing", a->o.time_failing,
                  "time variants whose outputs fail the tolerance too (diagnosis builds; the run still fails)");
-  expc->callback([a, variant, cases, tag] {
+  expc->callback([a, variant, cases, tag, family] {
     // Given but empty: a mistake (a shell variable that expanded to nothing), not "no filter".
-    for (auto* opt : {variant, cases, tag})
+    for (auto* opt : {variant, cases, tag, family})
       if (opt->count() && opt->as<std::string>().empty()) fail("{} '': give a value or leave the option out", opt->get_name());
     const auto report = exp::run_experiment(a->name, a->o);
     if (const int failures = report.value("failures", 0))

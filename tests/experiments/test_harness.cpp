@@ -187,6 +187,17 @@ TEST_CASE("experiments: --peers shows the rows measured in the same run instead 
   o.tag.clear();
   o.cases.clear();
   CHECK_THROWS_WITH(exp::run_experiment("ssm_conv", o), Catch::Contains("needs --tag"));
+  o.tag = "peers";
+  o.family = "nosuch";
+  CHECK_THROWS_WITH(exp::run_experiment("ssm_conv", o), Catch::Contains("--family 'nosuch'"));
+  // --family vulkan: the reference and hand-written Vulkan variants only.
+  o.family = "vulkan";
+  o.cases = "^T=1$";
+  for (auto& c : exp::run_experiment("ssm_conv", o)["cases"])
+    for (auto& r : c["results"]) {
+      const std::string v = r["variant"];
+      CHECK((v == "reference" || v.starts_with("vulkan:")));
+    }
   fs::remove_all(o.out_dir);
 }
 
@@ -271,7 +282,7 @@ TEST_CASE("experiments: options that match nothing or name a path are refused be
   CHECK_THAT(error("norms", [](exp::Options& o) { o.cases = "T=1$"; }),
              Catch::Contains("a partial run needs --tag NAME"));  // never over the full report
   CHECK_THAT(error("forward", [](exp::Options& o) { o.only_variant = "vulkan:rowgroup"; }),
-             Catch::Contains("--cases, --no-sweep and --gpu-only apply to op experiments"));
+             Catch::Contains("--family, --no-sweep and --gpu-only apply to op experiments"));
   CHECK_THAT(error("norms", [](exp::Options& o) { o.out_dir = "/proc/hybridlab-no"; }), Catch::Contains("cannot create the report directory"));
   // Nothing measured, nothing written (not even the bandwidth ceilings every report divides by).
   bool any = false;

@@ -57,6 +57,8 @@ v3 = verdict(case3)["GPU"]
 check([(p["name"], r) for p, r in v3["vs_peers"]] == [("llama.cpp Vulkan X", 2.0)], "measured peers only, time ratio")
 check("2.00x llama.cpp Vulkan X (6.00 us, same run)" in verdict_line(case3) and "quoted Y" not in verdict_line(case3),
       "the peer margin in the verdict line")
+case4 = dict(case2, default_variant="vulkan:other", default_family_variant="vulkan:auto")
+check("2.00x the default `vulkan:other` (what `vulkan:auto` runs here)" in verdict_line(case4), "the delegated default named")
 old = {"variant": "a", "status": "pass", "where": "GPU", "time_us": {"median": 10.0, "min": 9.0, "max": 14.0}}
 check(noisy(old) and not noisy(dict(old, time_us={"median": 10.0, "min": 9.0, "max": 11.0})), "min/max spread fallback")
 
