@@ -13,7 +13,7 @@ import sys
 import matplotlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from verdict import NOISE_BOUND, noisy, spread, verdict, verdict_line  # noqa: E402
+from verdict import NOISE_BOUND, noisy, peer_cell, spread, verdict, verdict_line  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -361,19 +361,25 @@ def index(root):
                          series_key(best) if best else "-",
                          f"{best['time_us']['median']:.2f}" if best else "-",
                          f"{100 * best['fraction_of_ceiling']:.1f}%" if best and best.get("fraction_of_ceiling") is not None else "-",
-                         rel, r, ", ".join(failing)))
+                         rel, r, ", ".join(failing), peer_cell(v)))
     out = ["# hybridlab reports", "",
            "Every experiment's report per device (`make experiment NAME=...` writes them; `make report` rebuilds this index).",
            "Times are medians of Vulkan timestamp measurements; *roofline* is the fraction of the device's measured ceiling "
            "(the `bandwidth` experiment of the same device). QUICK reports (CPU devices) use reduced shapes.", "",
            f"*Best variant*: the fastest GPU variant (CPU where none ran on the GPU) whose timing is not noisy (spread over "
            f"{NOISE_BOUND:.0%} of the median); each report's verdict lines give the margins.", "",
-           "| experiment | op | case | device | best variant | time (us) | roofline | failing | report |", "|---|---|---|---|---|---|---|---|---|"]
+           "*llama.cpp*: its time for the op at the case's shape measured in the same device call (`--peers`), in its graph "
+           "(NV coopmat2 default, *KHR*: coopmat KHR only) or *alone* (test-backend-ops), and the best variant's margin "
+           "(x > 1: hybridlab faster).", "",
+           "| experiment | op | case | device | best variant | time (us) | roofline | llama.cpp us (margin) | failing | report |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         exp, op, label, dev, best, t, frac, rel, r = row[:9]
         failing = row[9] if len(row) > 9 else ""
+        peers = row[10] if len(row) > 10 else ""
         quick = " (QUICK)" if r.get("quick") else ""
-        out.append(f"| {exp} | {op} | {label} | {dev}{quick} | {best} | {t} | {frac} | {failing} | [{os.path.basename(rel)}]({rel}) |")
+        out.append(f"| {exp} | {op} | {label} | {dev}{quick} | {best} | {t} | {frac} | {peers} | {failing} | "
+                   f"[{os.path.basename(rel)}]({rel}) |")
     out += bench_rows(bench)
     with open(os.path.join(root, "README.md"), "w") as f:
         f.write("\n".join(out) + "\n")

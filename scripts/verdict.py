@@ -131,3 +131,12 @@ def verdict_line(case):
         line += (f" Noisy (spread over {NOISE_BOUND:.0%} of the median), not ranked: "
                  + ", ".join(f"`{n}`" for n in loud) + ".")
     return line
+
+
+def peer_cell(v):
+    """The measured peers of a case with the best GPU variant's margin: '12.9 (0.72x), KHR 13.4 (0.75x), alone ...'."""
+    out = []
+    for p, ratio in (v.get("GPU") or {}).get("vs_peers", []):
+        kind = "alone " if "test-backend-ops" in p.get("source", "") else "KHR " if "KHR-only" in p["name"] else ""
+        out.append(f"{kind}{p['time_us']:.1f} ({ratio:.2f}x)")
+    return ", ".join(out)

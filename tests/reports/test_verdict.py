@@ -5,7 +5,7 @@ import json
 import sys
 
 sys.path.insert(0, sys.argv[1] + "/scripts")
-from verdict import noisy, verdict, verdict_line  # noqa: E402
+from verdict import noisy, peer_cell, verdict, verdict_line  # noqa: E402
 
 
 def res(variant, med, where="GPU", status="pass", p10=None, p90=None, params=None):
@@ -57,6 +57,10 @@ v3 = verdict(case3)["GPU"]
 check([(p["name"], r) for p, r in v3["vs_peers"]] == [("llama.cpp Vulkan X", 2.0)], "measured peers only, time ratio")
 check("2.00x llama.cpp Vulkan X (6.00 us, same run)" in verdict_line(case3) and "quoted Y" not in verdict_line(case3),
       "the peer margin in the verdict line")
+case3k = dict(case3, peers=case3["peers"] + [{"name": "llama.cpp Vulkan KHR-only X", "time_us": 3.0, "measured": True},
+                                             {"name": "llama.cpp Vulkan X", "time_us": 9.0, "measured": True,
+                                              "source": "test-backend-ops perf"}])
+check(peer_cell(verdict(case3k)) == "6.0 (2.00x), KHR 3.0 (1.00x), alone 9.0 (3.00x)", peer_cell(verdict(case3k)))
 case4 = dict(case2, default_variant="vulkan:other", default_family_variant="vulkan:auto")
 check("2.00x the default `vulkan:other` (what `vulkan:auto` runs here)" in verdict_line(case4), "the delegated default named")
 old = {"variant": "a", "status": "pass", "where": "GPU", "time_us": {"median": 10.0, "min": 9.0, "max": 14.0}}
