@@ -27,7 +27,8 @@ EXPERTS, TOP_K, EXPERT_WIDTH, HIDDEN = 256, 8, 512, 2048
 # The matmul experiment's quantized cases: (name, in, out, type, op), n tokens (ops/matmul/cases.cpp).
 PROJECTIONS = [("qkv", 2048, 8192, "q4_K", "matmul"), ("qkv", 2048, 8192, "q6_K", "matmul"),
                ("z", 2048, 4096, "q4_K", "matmul"), ("out", 4096, 2048, "q4_K", "matmul"),
-               ("expert", 2048, 512, "q4_K", "matmul"), ("lm_head", 2048, 248320, "q6_K", "lm_head")]
+               ("expert", 2048, 512, "q4_K", "matmul"), ("gates", 2048, 32, "q4_K", "matmul"),
+               ("lm_head", 2048, 248320, "q6_K", "lm_head")]
 NS = [1, 8, 40, 128, 512]
 EXPERT_TS = [1, 8, 64, 512]
 

@@ -59,6 +59,7 @@ std::vector<Case> cases_of(const std::string& op, Scale s) {
                                   {"z", 2048, 4096, "matmul", quant::Type::Q4_K},
                                   {"out", 4096, 2048, "matmul", quant::Type::Q4_K},
                                   {"expert", 2048, 512, "matmul", quant::Type::Q4_K},
+                                  {"gates", 2048, 32, "matmul", quant::Type::Q4_K, false},  // linear attention's b, a
                                   {"lm_head", 2048, 248320, "lm_head", quant::Type::Q6_K}};
   const bool quick = s == Scale::Quick;
   const std::vector<int64_t> ns = quick ? std::vector<int64_t>{1, 8, 40} : std::vector<int64_t>{1, 8, 40, 128, 512};

@@ -22,6 +22,29 @@ TEST_CASE("vk ops: matmul and lm_head, every variant, odd and real shapes", "[vk
 // invocation holding its share of the accumulators), on every case of the op, with the default tiles and with small
 // ones (several subgroup strips, several row and column tiles). A and the weights are rounded to f16: the error is
 // real (well above f32 rounding) and within kQgemmTolerance.
+// Split K: a few tiles over a long K run as ks partial GEMMs and one pass that adds them; the same result as one pass
+// (the reference's tolerance), one more dispatch.
+TEST_CASE("vk ops: qgemm_coopmat splits K where the tiles are few", "[vk][ops][coopmat]") {
+  if (!device().info().shader_float16) {
+    WARN("SKIPPED: no shaderFloat16 on " << device().info().name);
+    return;
+  }
+  std::mt19937_64 g(11);
+  const int64_t T = 40, K = 1024, N = 48;
+  gpu::OpArgs a{{{"x", Tensor::from(randn(g, T, K))}}, {{"w", weight("w", randn(g, N, K, 1.0 / std::sqrt(K)))}}, {}};
+  const std::string p = "matmul.qgemm_coopmat.";
+  for (uint32_t split : {1u, 4u, 64u}) {  // none; 4 parts; as many as K allows (at least 4 steps each: 8)
+    const vk::ScopedTuning tune(device().ctx().profile(), {{p + "cm_emulate", 1}, {p + "warp_rows", 1}, {p + "warp_cols", 1},
+                                                           {p + "k_units", 1}, {p + "min_groups", 64}, {p + "split_k", split}});
+    INFO("split_k " << split);
+    const uint64_t before = device().stats().dispatches;
+    require_close("matmul", "vulkan:qgemm_coopmat", a, 1e-5);
+    device().flush();
+    // The reference runs on the host: the device's dispatches are the variant's (weights uploaded by copies).
+    CHECK(device().stats().dispatches - before == (split == 1 ? 1u : 2u));
+  }
+}
+
 TEST_CASE("vk ops: qgemm_coopmat with emulated matrices, every weight type", "[vk][ops][coopmat]") {
   if (!device().info().shader_float16) {
     WARN("SKIPPED: no shaderFloat16 on " << device().info().name);

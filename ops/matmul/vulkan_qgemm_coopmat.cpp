@@ -56,7 +56,7 @@ int unit_order(uint32_t type) {
 }
 
 struct Push {
-  uint32_t E, K, N, k, ncol, rb0, rb1, T;
+  uint32_t E, K, N, k, ncol, rb0, rb1, T, ks;
 };
 
 const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const QgemmTile& t, const Shape& s, uint32_t mode,
@@ -114,11 +114,26 @@ Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const 
     t.rows = 16 * s0.mr * t.sr, t.cols = 16 * s0.mc * t.sc, t.wg = t.sr * t.sc * d.info().max_subgroup_size;
   }
   check_loops(d, t, s, K);
-  const Push pc{1, K, N, 1, (N + t.cols - 1) / t.cols, w.row_bytes, w.row_bytes, T};
+  // Still short of min_groups (few output columns and a long K: the linear-attention gates, k and v in a
+  // prompt chunk): K split in up to <prefix>split_k parts of at least 4 steps each, the partial results added by a
+  // second pass.
+  const uint64_t steps = K / (32 * t.units), want = d.tune(prefix + "min_groups");
+  const uint64_t cap = std::max<uint64_t>(1, std::min<uint64_t>(d.tune(prefix + "split_k"), steps / 4));
+  const uint32_t ks = groups() >= want ? 1 : u32(std::min<uint64_t>((want + groups() - 1) / groups(), cap));
+  const Push pc{1, K, N, 1, (N + t.cols - 1) / t.cols, w.row_bytes, w.row_bytes, T, ks};
   Tensor y = Tensor::device(d, T, N);
-  const Grid g = grid(uint64_t((T + t.rows - 1) / t.rows) * pc.ncol);
+  const Grid g = grid(uint64_t((T + t.rows - 1) / t.rows) * pc.ncol * pc.ks);
   const BufferPtr xb = x.buffer(d), wb = w.t.buffer(d);
-  d.dispatch(pipeline(d, prefix, t, s, 0, w.type, w.type), {xb, xb, xb, xb, wb, wb, y.buffer_mut(d), wb, wb}, pc, g.x, g.y);
+  const auto& gemm = pipeline(d, prefix, t, s, 0, w.type, w.type);
+  if (pc.ks == 1) {
+    d.dispatch(gemm, {xb, xb, xb, xb, wb, wb, y.buffer_mut(d), wb, wb}, pc, g.x, g.y);
+  } else {
+    Tensor part = Tensor::device(d, int64_t(pc.ks) * T, N);
+    d.dispatch(gemm, {xb, xb, xb, xb, wb, wb, part.buffer_mut(d), wb, wb}, pc, g.x, g.y);
+    const struct { uint32_t n, ks; } sp{T * N, pc.ks};
+    const Grid gs = grid((uint64_t(T) * N + 255) / 256);
+    d.dispatch(d.pipeline("matmul_ksum", {{0, 256}}, 2, sizeof sp), {part.buffer(d), y.buffer_mut(d)}, sp, gs.x, gs.y);
+  }
   return y;
 }
 
@@ -134,7 +149,7 @@ void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed
     fail("qgemm_coopmat: gate ({}) and up ({}) order the values of a unit differently; one pass needs one order",
          quant::type_name(quant::Type(w0.type)), quant::type_name(quant::Type(w1.type)));
   check_loops(d, t, s, K);
-  const Push pc{u32(p.E), K, N, u32(p.k), (N + t.cols - 1) / t.cols, w0.row_bytes, w1.row_bytes, 0};
+  const Push pc{u32(p.E), K, N, u32(p.k), (N + t.cols - 1) / t.cols, w0.row_bytes, w1.row_bytes, 0, 1};
   // Row tiles: sum over experts of ceil(rows_e / BR) <= ceil(rows / BR) + (experts with rows).
   const uint64_t rows = p.rows.cols(), tiles = (rows + t.rows - 1) / t.rows + std::min<uint64_t>(p.E, rows);
   const Grid g = grid(tiles * pc.ncol);
@@ -175,10 +190,11 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     // per tile decode each weight unit for more tokens, which pays where the decode bounds the kernel; Hopper takes 4
     // (128 x 128 tiles, 45 KB). The matmul experiment sweeps both.
     // k_units: 32-value units of K per step (1, 2, 4; fewer where K needs). min_groups: narrower tiles below that many
-    // workgroups. Hopper: 128 x 256 tiles of one unit per step, narrowed to keep 128 workgroups (the matmul
-    // experiment's sweep at T = 512 picks those per shape).
+    // workgroups, then K split in up to split_k parts (1: never). Hopper: 128 x 256 tiles of one unit per step,
+    // narrowed to keep 128 workgroups (the matmul experiment's sweep at T = 512 picks those per shape).
     v.tunables = {{prefix + "warp_rows", 2, {{"nvidia-hopper", 4}}}, {prefix + "warp_cols", 2, {{"nvidia-hopper", 4}}},
                   {prefix + "k_units", 2, {{"nvidia-hopper", 1}}}, {prefix + "min_groups", 0, {{"nvidia-hopper", 128}}},
+                  {prefix + "split_k", 8},
                   {prefix + "cm_emulate", 0}};
     r.add_variant(std::move(v));
   }

@@ -17,7 +17,9 @@
 // below N are written.
 //
 // Work split: MODE 0 (dense): workgroup g takes column tile g / nrow and row tile g % nrow (consecutive
-// workgroups share one weight tile in L2). MODE 1 (route_pack, GATED 1: gate/up; GATED 0: down): the compact
+// workgroups share one weight tile in L2), and with KS > 1 splits of K (split-K: few tiles, a long K), K range
+// (g / tiles) of KS, its partial sums written to slice (g / tiles) of KS [T, N] slices the host adds up.
+// MODE 1 (route_pack, GATED 1: gate/up; GATED 0: down): the compact
 // tile list of route_offsets.comp (route_tile in route_gemm.glsl): expert e, packed rows [p0, p1), columns n0..
 //
 // The host sizes the workgroup as SR SC subgroups of the device's largest subgroup size with full subgroups, so
@@ -61,6 +63,7 @@ layout(push_constant) uniform Push {
   uint ncol;      // ceil(N / BN)
   uint rb0, rb1;  // row bytes of w0, w1
   uint T;         // MODE 0: rows of A
+  uint ks;        // MODE 0: splits of K (1: none); MODE 1: 1
 } pc;
 
 #define HLQ_WORD(buf, i) ((buf) == 0u ? w0[i] : w1[i])
@@ -218,7 +221,7 @@ void w_load(uint i, uint u0, uint n0, uint wrow0, out uvec4 h0, out uvec4 q0, ou
 
 // One 16 x 16 block of the result (rows r.. of the tile, columns n..; u: up's block when GATED) through subgroup
 // s's scratch: rows inside [p0, p1), columns below N.
-void epilogue_block(hl_cm_acc a, hl_cm_acc u, uint s, uint p0, uint p1, uint n, uint r) {
+void epilogue_block(hl_cm_acc a, hl_cm_acc u, uint s, uint p0, uint p1, uint n, uint r, uint slice) {
   const uint sb = s * 256u * (GATED + 1u);
   HL_CM_STORE(scratch, sb, a, HL_CM_ROW_MAJOR, 16u);
   if (GATED == 1u) HL_CM_STORE(scratch, sb + 256u, u, HL_CM_ROW_MAJOR, 16u);
@@ -230,7 +233,7 @@ void epilogue_block(hl_cm_acc a, hl_cm_acc u, uint s, uint p0, uint p1, uint n, 
     float y = scratch[sb + e];
     if (GATED == 1u) y = y / (1.0 + exp(-y)) * scratch[sb + 256u + e];
     // Dense and gate/up: row pos (route_pack: h in packed order); down: the entry's own row.
-    res[(MODE == 1u && GATED == 0u ? uint(rows[pos]) : pos) * pc.N + col] = y;
+    res[slice + (MODE == 1u && GATED == 0u ? uint(rows[pos]) : pos) * pc.N + col] = y;
   }
   subgroupMemoryBarrierShared();
   subgroupBarrier();  // the scratch is read before the next block overwrites it
@@ -259,9 +262,13 @@ void epilogue_block(hl_cm_acc a, hl_cm_acc u, uint s, uint p0, uint p1, uint n, 
 void main() {
   const uint lid = gl_LocalInvocationID.x;
   uint p0, p1, n0, wrow0;  // tile rows [p0, p1) (positions: A rows in MODE 0, packed entries in MODE 1)
+  uint split = 0u;         // MODE 0: this workgroup's part of K
   if (MODE == 0u) {
-    const uint nrow = (pc.T + BR - 1u) / BR, g = hl_group_index();
-    if (g >= nrow * pc.ncol) return;
+    const uint nrow = (pc.T + BR - 1u) / BR, tiles = nrow * pc.ncol;
+    uint g = hl_group_index();
+    if (g >= tiles * pc.ks) return;
+    split = g / tiles;
+    g %= tiles;
     n0 = (g / nrow) * BN;
     p0 = (g % nrow) * BR;
     p1 = min(p0 + BR, pc.T);
@@ -286,6 +293,9 @@ void main() {
 #endif
 
   const uint units = pc.K / 32u;  // a multiple of QG_U (the host checks)
+  // This workgroup's steps of K: all of them, or split `split` of ks (whole steps; uniform per workgroup).
+  const uint steps = units / QG_U, per = (steps + pc.ks - 1u) / pc.ks;
+  const uint ub = min(split * per, steps) * QG_U, ue = min(split * per + per, steps) * QG_U;
   // Next step's A values and Q4_K weight units are loaded into registers before this step's products and stored
   // to shared memory after them (the loads' latency hidden behind the matrix work), where they fit in QG_AREG and
   // QG_WREG slots per invocation; else each step loads and stages in turn.
@@ -297,12 +307,12 @@ void main() {
   vec4 ra[QG_AREG];
   uvec4 rh0[QG_WREG], rq0[QG_WREG], rh1[QG_WREG], rq1[QG_WREG];
   barrier();  // arow written
-  if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, 0u);
+  if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, ub);
   if (PFW)
-    [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) w_load(lid + q * WG, 0u, n0, wrow0, rh0[q], rq0[q], rh1[q], rq1[q]);
-  for (uint u0 = 0u; u0 < units; u0 += QG_U) {
+    [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) w_load(lid + q * WG, ub, n0, wrow0, rh0[q], rq0[q], rh1[q], rq1[q]);
+  for (uint u0 = ub; u0 < ue; u0 += QG_U) {
     barrier();  // the previous step consumed
-    if ((DIAG & 2u) == 0u || u0 == 0u) {
+    if ((DIAG & 2u) == 0u || u0 == ub) {
       // A: BR rows x the step's units, each its two runs of 16 values (at the weight unit's K offsets), f32 -> f16.
       if (PFA) {
         [[unroll]] for (uint q = 0u; q < QG_AREG; ++q)
@@ -311,7 +321,7 @@ void main() {
         for (uint i = lid; i < AV; i += WG) as[a_slot(i)] = f16vec4(a_load(i, u0));
       }
     }
-    if ((DIAG & 1u) == 0u || u0 == 0u) {
+    if ((DIAG & 1u) == 0u || u0 == ub) {
       // Weights: BN rows x the step's units, decoded.
       if (PFW) {
         QG_W_DECODES
@@ -325,7 +335,7 @@ void main() {
       }
     }
     barrier();  // the step is staged
-    if (u0 + QG_U < units) {
+    if (u0 + QG_U < ue) {
       if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, u0 + QG_U);
       if (PFW)
         [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)
@@ -353,10 +363,11 @@ void main() {
   // Every accumulator is named by a constant index (QG_EPILOGUE expands the blocks): an index the compiler cannot
   // resolve keeps the whole array in memory, the K loop's products included.
   if (!computes) return;
+  const uint slice = split * pc.T * pc.N;
 #if QG_GATED_ACC
-#define QG_BLOCK(i, j) epilogue_block(acc[(i) * QG_MC + (j)], accu[(i) * QG_MC + (j)], s, p0, p1, n0 + c0 + 16u * (j), r0 + 16u * (i));
+#define QG_BLOCK(i, j) epilogue_block(acc[(i) * QG_MC + (j)], accu[(i) * QG_MC + (j)], s, p0, p1, n0 + c0 + 16u * (j), r0 + 16u * (i), slice);
 #else
-#define QG_BLOCK(i, j) epilogue_block(acc[(i) * QG_MC + (j)], acc[(i) * QG_MC + (j)], s, p0, p1, n0 + c0 + 16u * (j), r0 + 16u * (i));
+#define QG_BLOCK(i, j) epilogue_block(acc[(i) * QG_MC + (j)], acc[(i) * QG_MC + (j)], s, p0, p1, n0 + c0 + 16u * (j), r0 + 16u * (i), slice);
 #endif
   QG_EPILOGUE
 }

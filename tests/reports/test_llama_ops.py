@@ -44,7 +44,7 @@ def near(a, b, rel=1e-3):
 cases = os.path.join(tmp, "cases.txt")
 assert run("cases", cases).returncode == 0
 lines = open(cases).read().split("\n")[:-1]
-assert len(lines) == 6 * 5 + 4 * 3, len(lines)
+assert len(lines) == 7 * 5 + 4 * 3, len(lines)
 first = lines[0].split()
 assert first[0] == "29" and first[-1] == "matmul/matmul/qkv~q4_K~2048->8192~n=1", first
 assert first[2:6] == ["8192", "1", "1", "1"] and first[23] == "2" and first[24:33] == ["12", "2048", "8192", "1", "1", "144", "1152", "9437184", "9437184"]
@@ -62,6 +62,7 @@ assert near(one(p, g, "attention", "prefill T=512"), 151.337)
 assert near(one(p, g, "matmul", "qkv q4_K 2048->8192 n=512"), 150.502)
 assert near(one(p, g, "matmul", "qkv q4_K 2048->8192 n=512", khr=True), 150.502)  # the same log under a second name
 assert near(one(p, g, "rmsnorm", "T=512"), 11.588)
+assert near(one(p, g, "matmul", "gates q4_K 2048->32 n=512"), 14.523)  # the linear-attention gates
 # The prompt graph's one lm_head row (its last token) is not a decode case.
 assert not [r for r in p if g in r["source"] and r["case"].endswith("n=1")]
 # Decode: the last block (one token); plain and fused (MUL_MAT_ADD) mat-vecs of one shape pooled.
