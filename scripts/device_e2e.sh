@@ -80,8 +80,8 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
         llama llama-khr 120 GGML_VK_DISABLE_COOPMAT2=1 -- -ngl 99 -p 512 -n 128 -r 3 -o json
         llama llama-scalar 120 GGML_VK_DISABLE_COOPMAT2=1 GGML_VK_DISABLE_COOPMAT=1 -- -ngl 99 -p 512 -n 0 -r 2 -o json
         if [ "${PERF:-0}" = 1 ]; then
-          TAIL=80 llama llama-perf-cm2 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 512 -n 0 -r 1
-          TAIL=80 llama llama-perf-khr 120 GGML_VK_PERF_LOGGER=1 GGML_VK_DISABLE_COOPMAT2=1 -- -ngl 99 -p 512 -n 0 -r 1
+          TAIL=80 llama llama-perf-cm2 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 512 -n 0 -r 3
+          TAIL=80 llama llama-perf-khr 120 GGML_VK_PERF_LOGGER=1 GGML_VK_DISABLE_COOPMAT2=1 -- -ngl 99 -p 512 -n 0 -r 3
         fi ;;
       bench)
         LD_LIBRARY_PATH=$libs step "bench${TAG:+-$TAG}" 240 $bin bench --model "$model" --ops "$plan" -p ${BENCH_P:-512} -n ${BENCH_N:-128} \
@@ -102,11 +102,11 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
       peer-ops)
         [ -x /tmp/llama/llama-bench ] || tar xJf .peers/llama-vulkan-*.tar.xz -C /tmp/llama
         [ -e /tmp/hl/model-vocab.gguf ] || ln -s "$model" /tmp/hl/model-vocab.gguf
-        TAIL=5 llama llama-perf-pp512 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 512 -n 0 -r 1
-        TAIL=5 llama llama-perf-pp512-khr 120 GGML_VK_PERF_LOGGER=1 GGML_VK_DISABLE_COOPMAT2=1 -- -ngl 99 -p 512 -n 0 -r 1
+        TAIL=5 llama llama-perf-pp512 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 512 -n 0 -r 3
+        TAIL=5 llama llama-perf-pp512-khr 120 GGML_VK_PERF_LOGGER=1 GGML_VK_DISABLE_COOPMAT2=1 -- -ngl 99 -p 512 -n 0 -r 3
         [ "${PP4096:-0}" = 1 ] && TAIL=5 llama llama-perf-pp4096 150 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 4096 -ub 4096 -b 4096 -n 0 -r 1
-        TAIL=5 llama llama-perf-decode512 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 0 -n 4 -d 512 -r 1
-        TAIL=5 llama llama-perf-decode4096 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 0 -n 4 -d 4096 -r 1
+        TAIL=5 llama llama-perf-decode512 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 0 -n 8 -d 512 -r 1
+        TAIL=5 llama llama-perf-decode4096 120 GGML_VK_PERF_LOGGER=1 -- -ngl 99 -p 0 -n 8 -d 4096 -r 1
         # test-backend-ops quantizes each weight from random values on one CPU core: the lm_head (508 M values) and the
         # routed expert stacks (268 M) take most of a minute each there, and the graphs above time them in place.
         if [ "${TBO:-1}" = 1 ]; then

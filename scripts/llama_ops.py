@@ -13,7 +13,9 @@
         --decode CTX[:ENGINE]=LOG llama-bench -p 0 -n N -d CTX under GGML_VK_PERF_LOGGER=1: the ops of one decoded token
         --tbo LOG        test-backend-ops perf on the lines `cases` wrote: each op alone at the experiment's shape
       A graph's per-layer ops (routed experts, router, gated delta net, conv, attention) are summed over the graph
-      and divided by the layers that run them; single calls (projections, norms) are the logger's mean per call.
+      and divided by the layers that run them; single calls (projections, norms) are the logger's mean per call; each
+      row is the median over the graph's evaluations in the log (the first, a warm-up, left out where there are
+      several), their range beside it.
 """
 import argparse
 import json
@@ -110,13 +112,35 @@ def graph_blocks(path):
 MM = re.compile(r"(?:^|\s)MUL_MAT(?:_VEC)? (?P<type>\S+) m=(?P<m>\d+) n=(?P<n>\d+) k=(?P<k>\d+)$")
 
 
-def pick_block(blocks, n, path):
-    """The last block whose projections ran n tokens (a prompt graph of T = n, or a decoded token for n = 1)."""
-    for b in reversed(blocks):
+def pick_blocks(blocks, n, path):
+    """The blocks whose projections ran n tokens (prompt graphs of T = n, or decoded tokens for n = 1), less the first
+    where there are several (llama-bench's warm-up run)."""
+    hits = []
+    for b in blocks:
         ns = {int(m["n"]) for m in (MM.search(k) for k in b) if m}
         if ns and n in ns and (n == 1) == (ns == {1}):
-            return b
-    fail(f"{path}: no GGML_VK_PERF_LOGGER block with {n}-token projections (was it run with GGML_VK_PERF_LOGGER=1?)")
+            hits.append(b)
+    if not hits:
+        fail(f"{path}: no GGML_VK_PERF_LOGGER block with {n}-token projections (was it run with GGML_VK_PERF_LOGGER=1?)")
+    return hits[1:] if len(hits) > 1 else hits
+
+
+def median_rows(per_block):
+    """One row per peer: the median over the blocks (graph evaluations) of its time, their range beside it."""
+    by = {}
+    for rows in per_block:
+        for r in rows:
+            by.setdefault((r["experiment"], r["op"], r["case"], r["name"]), []).append(r)
+    out = []
+    for rs in by.values():
+        t = sorted(r["time_us"] for r in rs)
+        mid = len(t) // 2
+        row = dict(rs[0], time_us=round(t[mid] if len(t) % 2 else (t[mid - 1] + t[mid]) / 2, 3))
+        row["evaluations"] = len(t)
+        if len(t) > 1:
+            row["range_us"] = [t[0], t[-1]]
+        out.append(row)
+    return out
 
 
 def per_layer(block, pattern, anchor=None):
@@ -228,11 +252,11 @@ def main():
     rows = []
     for spec in a.prefill:
         T, engine, path = kv(spec, "--prefill")
-        rows += graph_rows(pick_block(graph_blocks(path), T, path), T, 0, f"pp{T}", a.version, engine)
+        rows += median_rows(graph_rows(b, T, 0, f"pp{T}", a.version, engine) for b in pick_blocks(graph_blocks(path), T, path))
     for i, spec in enumerate(a.decode):
         ctx, engine, path = kv(spec, "--decode")
-        rows += graph_rows(pick_block(graph_blocks(path), 1, path), 1, ctx, f"decode (ctx {ctx})", a.version, engine,
-                           attention_only=i > 0)
+        rows += median_rows(graph_rows(b, 1, ctx, f"decode (ctx {ctx})", a.version, engine, attention_only=i > 0)
+                            for b in pick_blocks(graph_blocks(path), 1, path))
     for path in a.tbo:
         rows += tbo_rows(path, a.version)
     if not rows:

@@ -189,7 +189,8 @@ def markdown(report, images):
             # Measured in this run (--peers): GB/s from this case's counted bytes; quoted constants: their source only.
             how = "measured, same run" if p.get("measured") else f"quoted: {p.get('source', '')}"
             gbps = fmt(c["bytes"] / p["time_us"] / 1e3, "{:.1f}") if p.get("measured") and c.get("bytes") else ""
-            lines.append(f"| *peer:* {p['name']} | {p.get('device', '')} | {how} | | {p['time_us']:.2f} | {gbps} | | | | |")
+            t = f"{p['time_us']:.2f}" + (f" ({p['range_us'][0]:.2f}..{p['range_us'][1]:.2f})" if p.get("range_us") else "")
+            lines.append(f"| *peer:* {p['name']} | {p.get('device', '')} | {how} | | {t} | {gbps} | | | | |")
         lines += ["", verdict_line(c), ""]
     lines += schedules_markdown(report)
     return "\n".join(lines) + "\n"

@@ -12,7 +12,8 @@ Rules:
   default plan runs (`default_variant`, what `*=vulkan` runs for the case: the family default followed where it
   delegates, `default_family_variant`) and over the reference;
 - peers (llama.cpp's op at this case's shape): the fastest GPU variant against each peer row measured in the same run
-  (`measured`); quoted peers (experiments/anchors.json, another day's numbers) are shown but never compared.
+  (`measured`), unless the peer's own range over its evaluations (`range_us`) exceeds NOISE_BOUND of its median;
+  quoted peers (experiments/anchors.json, another day's numbers) are shown but never compared.
 """
 
 NOISE_BOUND = 0.25
@@ -88,10 +89,17 @@ def verdict(case):
             if ref is not None and b is not ref:
                 v["vs_reference"] = ref["time_us"]["median"] / t
         if cls == "GPU":
-            v["vs_peers"] = [(p, p["time_us"] / b["time_us"]["median"]) for p in case.get("peers", [])
-                             if b and p.get("measured") and p.get("time_us")]
+            measured = [p for p in case.get("peers", []) if p.get("measured") and p.get("time_us")]
+            v["vs_peers"] = [(p, p["time_us"] / b["time_us"]["median"]) for p in measured if b and not peer_noisy(p)]
+            v["noisy_peers"] = [p for p in measured if peer_noisy(p)]
         out[cls] = v
     return out
+
+
+def peer_noisy(p):
+    """A peer measured over several evaluations (range_us) whose range exceeds NOISE_BOUND of its median."""
+    r = p.get("range_us")
+    return bool(r) and (r[1] - r[0]) / p["time_us"] > NOISE_BOUND
 
 
 def _name(r):
@@ -124,6 +132,8 @@ def verdict_line(case):
             s += f", {c['vs_reference']:.3g}x the reference"
         for p, ratio in c.get("vs_peers", []):
             s += f", {ratio:.2f}x {p['name']} ({p['time_us']:.2f} us, same run)"
+        for p in c.get("noisy_peers", []):
+            s += f"; {p['name']} noisy ({p['range_us'][0]:.1f}..{p['range_us'][1]:.1f} us), not compared"
         parts.append(s)
     loud = sorted({n for c in v.values() for n in c["noisy"]})
     line = "**Verdict** " + ("; ".join(parts) if parts else "nothing timed") + "."

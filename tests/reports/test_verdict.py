@@ -61,6 +61,11 @@ case3k = dict(case3, peers=case3["peers"] + [{"name": "llama.cpp Vulkan KHR-only
                                              {"name": "llama.cpp Vulkan X", "time_us": 9.0, "measured": True,
                                               "source": "test-backend-ops perf"}])
 check(peer_cell(verdict(case3k)) == "6.0 (2.00x), KHR 3.0 (1.00x), alone 9.0 (3.00x)", peer_cell(verdict(case3k)))
+case5 = dict(case2, peers=[{"name": "llama.cpp Vulkan Z", "time_us": 6.0, "measured": True, "range_us": [5.0, 9.0]},
+                           {"name": "llama.cpp Vulkan W", "time_us": 6.0, "measured": True, "range_us": [5.9, 6.5]}])
+v5 = verdict(case5)["GPU"]
+check([p["name"] for p, _ in v5["vs_peers"]] == ["llama.cpp Vulkan W"], "a noisy peer is not compared")
+check("llama.cpp Vulkan Z noisy (5.0..9.0 us), not compared" in verdict_line(case5), "the noisy peer named")
 case4 = dict(case2, default_variant="vulkan:other", default_family_variant="vulkan:auto")
 check("2.00x the default `vulkan:other` (what `vulkan:auto` runs here)" in verdict_line(case4), "the delegated default named")
 old = {"variant": "a", "status": "pass", "where": "GPU", "time_us": {"median": 10.0, "min": 9.0, "max": 14.0}}
