@@ -1,7 +1,10 @@
 // shared_expert on Vulkan: vulkan:fused, the sigmoid gate (shared_expert_gate.comp), then the routed experts'
 // kernels as a one-expert route: moe_experts' per-token SwiGLU pair for decode, route_pack's grouped GEMM for
 // prompt chunks (ops/moe_experts/); vulkan:fused_coopmat, the same with that GEMM on cooperative matrices
-// (route_pack_coopmat's), which vulkan:fused hands prompt chunks to where the device has them.
+// (route_pack_coopmat's), which vulkan:fused hands prompt chunks to where the device has them; vulkan:dense_coopmat,
+// prompt chunks as three dense GEMMs on matmul's qgemm_coopmat (which splits K where its tiles are few) and a SwiGLU
+// pass between them.
+#include "ops/matmul/qgemm_cm.h"
 #include "ops/moe_experts/route_pack.h"
 #include "ops/moe_experts/swiglu.h"
 
@@ -9,7 +12,8 @@ namespace hl::gpu {
 
 namespace {
 
-void fused(VariantCtx& c, OpArgs& a, bool coopmat) {
+// The sigmoid gate per token (shared_expert_gate.comp) as a one-expert route: expert [T] (all 0), weight [T].
+std::pair<Tensor, Tensor> gate_route(VariantCtx& c, const OpArgs& a) {
   Device& d = c.device();
   const Tensor& x = a.in("x");
   const Tensor gate_w = c.weights->device(a.weight("gate_w"));
@@ -21,10 +25,17 @@ void fused(VariantCtx& c, OpArgs& a, bool coopmat) {
   const auto& p = d.pipeline("shared_expert_gate", {{0, d.tune("shared_expert.fused.wg")}}, 4, sizeof pc);
   const Grid g = grid(pc.T);
   d.dispatch(p, {x.buffer(d), gate_w.buffer(d), expert.buffer_mut(d), weight.buffer_mut(d)}, pc, g.x, g.y);
+  return {expert, weight};
+}
+
+void fused(VariantCtx& c, OpArgs& a, bool coopmat) {
+  Device& d = c.device();
+  const Tensor& x = a.in("x");
+  const auto [expert, weight] = gate_route(c, a);
   // A prompt chunk: every token routes to the one expert, so route_pack's grouped GEMM makes it a tiled GEMM
   // (each weight tile serves a tile of tokens); the per-token kernels re-read the weights for every token. On
   // cooperative matrices where the device has them (as moe_experts' route_pack_coopmat, tunable .coopmat).
-  if (pc.T >= d.tune("shared_expert.fused.gemm_tokens")) {
+  if (x.rows() >= int64_t(d.tune("shared_expert.fused.gemm_tokens"))) {
     const WeightRef &gw = a.weight("gate"), &uw = a.weight("up"), &dw = a.weight("down");
     if (coopmat && !route_pack::coopmat_takes(gw, uw, dw))
       fail("shared_expert vulkan:fused_coopmat: the coopmat GEMM does not take these weights (width {} / {})", gw.cols, dw.cols);
@@ -43,6 +54,41 @@ bool coopmat_chunk(const Device& d, const OpArgs& a) {
          route_pack::coopmat_takes(a.weight("gate"), a.weight("up"), a.weight("down"));
 }
 
+constexpr const char* kDensePrefix = "matmul.qgemm_coopmat.";  // the dense GEMM's tunables: matmul's
+
+// Whether vulkan:dense_coopmat runs this call: a prompt chunk whose reductions (H for gate and up, F for down) are
+// whole 64-value steps.
+bool dense_chunk(const Device& d, const OpArgs& a) {
+  return a.in("x").rows() >= int64_t(d.tune("shared_expert.fused.gemm_tokens")) && a.in("x").cols() % 64 == 0 &&
+         a.weight("down").cols % 64 == 0;
+}
+
+// y = down(silu(x gate^T) * (x up^T) * sigma): gate and up as two dense GEMMs, the SwiGLU with the token's gate folded
+// in, down as a third.
+void dense_coopmat(VariantCtx& c, OpArgs& a) {
+  Device& d = c.device();
+  if (auto why = qgemm_unavailable(d, kDensePrefix); !why.empty())
+    fail("shared_expert vulkan:dense_coopmat cannot run on {}: {}", d.info().name, why);
+  const Tensor& x = a.in("x");
+  const WeightRef &gw = a.weight("gate"), &uw = a.weight("up"), &dw = a.weight("down");
+  if (gw.cols != x.cols() || uw.cols != x.cols() || uw.rows != gw.rows || dw.rows != x.cols() || dw.cols != gw.rows)
+    fail("shared_expert: gate [{}, {}], up [{}, {}] and down [{}, {}] do not fit x [{}, {}]", gw.rows, gw.cols, uw.rows,
+         uw.cols, dw.rows, dw.cols, x.rows(), x.cols());
+  const auto [expert, sigma] = gate_route(c, a);
+  const uint32_t T = u32(x.rows()), F = u32(gw.rows), H = u32(x.cols());
+  const std::string what = "shared_expert vulkan:dense_coopmat";
+  const Tensor g = qgemm_dense(d, kDensePrefix, x, qgemm_weight(c, gw, what), F);
+  const Tensor u = qgemm_dense(d, kDensePrefix, x, qgemm_weight(c, uw, what), F);
+  Tensor h = Tensor::device(d, T, F);
+  const struct {
+    uint32_t n, F;
+  } pc{T * F, F};
+  const Grid gr = grid((uint64_t(T) * F + 255) / 256);
+  d.dispatch(d.pipeline("shared_expert_swiglu", {{0, 256}}, 4, sizeof pc),
+             {g.buffer(d), u.buffer(d), sigma.buffer(d), h.buffer_mut(d)}, pc, gr.x, gr.y);
+  a.set("y", qgemm_dense(d, kDensePrefix, h, qgemm_weight(c, dw, what), H));
+}
+
 }  // namespace
 
 void register_shared_expert_vulkan(Registry& r) {
@@ -50,13 +96,18 @@ void register_shared_expert_vulkan(Registry& r) {
                              [](VariantCtx& c, OpArgs& a) { fused(c, a, false); }, true);
   v.delegate = [](VariantCtx& c, const OpArgs& a) -> std::string {
     const Device& d = c.device();
+    const bool dense = d.tune("shared_expert.fused.dense") && dense_chunk(d, a) &&
+                       d.tune(std::string(kDensePrefix) + "cm_emulate") == 0 && qgemm_unavailable(d, kDensePrefix).empty();
+    if (dense) return "vulkan:dense_coopmat";
     const bool cm = d.tune("shared_expert.fused.coopmat") && coopmat_chunk(d, a) &&
                     d.tune(std::string(route_pack::kCmTune) + "cm_emulate") == 0 && route_pack::coopmat_unavailable(d).empty();
     return cm ? "vulkan:fused_coopmat" : "";
   };
   // Weight rows per subgroup pass of the per-token kernels; from this many tokens on, route_pack's grouped GEMM;
-  // coopmat: prompt chunks to vulkan:fused_coopmat where the device has cooperative matrices.
-  v.tunables = {{"shared_expert.fused.rows", 8}, {"shared_expert.fused.gemm_tokens", 2}, {"shared_expert.fused.coopmat", 1}};
+  // coopmat: prompt chunks to vulkan:fused_coopmat where the device has cooperative matrices; dense (0: off until
+  // measured): prompt chunks to vulkan:dense_coopmat instead.
+  v.tunables = {{"shared_expert.fused.rows", 8}, {"shared_expert.fused.gemm_tokens", 2}, {"shared_expert.fused.coopmat", 1},
+                {"shared_expert.fused.dense", 0}};
   r.add_variant(std::move(v));
   Variant cm = vulkan_variant("shared_expert", "vulkan:fused_coopmat",
                               "vulkan:fused with prompt chunks on route_pack_coopmat's GEMM (f16 inputs, f32 accumulation; "
@@ -68,6 +119,16 @@ void register_shared_expert_vulkan(Registry& r) {
   // Decode and weights the coopmat GEMM does not take: vulkan:fused's kernels.
   cm.delegate = [](VariantCtx& c, const OpArgs& a) -> std::string { return coopmat_chunk(c.device(), a) ? "" : "vulkan:fused"; };
   r.add_variant(std::move(cm));
+  Variant dn = vulkan_variant("shared_expert", "vulkan:dense_coopmat",
+                              "prompt chunks as dense GEMMs on matmul's qgemm_coopmat (split K where its tiles are few: "
+                              "T = 512 makes 32 tiles of 512 outputs): gate, up, SwiGLU with the sigmoid gate folded in, down",
+                              dense_coopmat, false, false, [](const Device& d) { return qgemm_unavailable(d, kDensePrefix); });
+  dn.cooperative_matrices = true;
+  dn.precision_tolerance = std::max(kQgemmTolerance, route_pack::kCoopmatTolerance);
+  dn.status = "experimental";
+  // Decode and reductions of partial 64-value steps: vulkan:fused's kernels.
+  dn.delegate = [](VariantCtx& c, const OpArgs& a) -> std::string { return dense_chunk(c.device(), a) ? "" : "vulkan:fused"; };
+  r.add_variant(std::move(dn));
 }
 
 }  // namespace hl::gpu
