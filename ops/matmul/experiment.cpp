@@ -25,7 +25,8 @@ std::vector<Part> parts(const Context& cx) {
       }
       p.sweeps = {{op + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}},
                   {op + ".qgemm_coopmat.warp_rows", {2, 4}}, {op + ".qgemm_coopmat.warp_cols", {2, 4}},
-                  {op + ".qgemm_coopmat.k_units", {1, 2, 4}}, {op + ".qgemm_coopmat.split_k", {1, 4, 8}}};
+                  {op + ".qgemm_coopmat.k_units", {1, 2, 4}}, {op + ".qgemm_coopmat.split_k", {1, 4, 8}},
+                  {op + ".qgemm_coopmat.min_groups", {128, 264}}};  // 264: two workgroups per H200 SM
       if (decode) {
         p.sweeps[op + ".qmatvec.rows"] = {2, 4, 8, 16};  // rows staged per workgroup (occupancy)
         p.sweeps[op + ".qmatvec.pass"] = {1, 2, 4};  // rows a subgroup decodes per load of x
