@@ -23,8 +23,8 @@ std::vector<Part> parts(const Context& cx) {
       } else {
         p.variants = {"reference", "vulkan:auto", "vulkan:qcols", "vulkan:qgemm_coopmat"};
       }
-      // qgemm_coopmat: the tile grid comes from min_groups' narrowing (the 2 x 2 / 4 x 4 sweep of earlier runs showed
-      // no shape where a fixed grid beat it); what is left open is how many workgroups to aim for (264: two per
+      // qgemm_coopmat: the tile grid comes from min_groups' narrowing (the 2 x 2 / 4 x 4 sweep at 71ccbc1 found
+      // no shape where another grid beat the default by over 1%); left open: how many workgroups to aim for (264: two per
       // H200 SM) and whether to split K to reach them.
       p.sweeps = {{op + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}}, {op + ".qgemm_coopmat.k_units", {1, 2}},
                   {op + ".qgemm_coopmat.split_k", {1, 8}}, {op + ".qgemm_coopmat.min_groups", {128, 264}}};
