@@ -210,7 +210,11 @@ bad tag-empty "--tag '': give a value or leave the option out" "$bin" experiment
 bad variant-unknown "--variant 'vulkan:nope': experiment norms has no such variant" "$bin" experiment norms --variant vulkan:nope --out "$rep"
 bad cases-none "--cases 'zzz': matches none of experiment norms's cases" "$bin" experiment norms --cases zzz --out "$rep"
 bad cases-regex "--cases '(\[': not a valid regular expression" "$bin" experiment norms --cases '([' --out "$rep"
-bad partial-untagged "--variant/--cases: a partial run needs --tag NAME" "$bin" experiment norms --cases 'T=1$' --out "$rep"
+bad partial-untagged "--variant/--cases/--family/--no-sweep/--gpu-only: a partial run needs --tag NAME" "$bin" experiment norms --cases 'T=1$' --out "$rep"
+bad family-unknown "--family 'nope': experiment norms has no variant of that family" "$bin" experiment norms --family nope --tag x --out "$rep"
+bad peers-missing "cannot read it" "$bin" experiment norms --cases 'T=1$' --tag x --peers "$rep/none.json" --out "$rep"
+printf '{"peers": [{"experiment": "norms"}]}' > "$t/peers-bad.json"
+bad peers-row "a row without experiment, case, device or a positive time_us" "$bin" experiment norms --cases 'T=1$' --tag x --peers "$t/peers-bad.json" --out "$rep"
 bad out-unmakeable "--out '/proc/hybridlab-no': cannot create the report directory" "$bin" experiment norms --out /proc/hybridlab-no
 if [ -n "$(find "$rep" -name '*.json' 2>/dev/null)" ]; then echo "FAIL a refused experiment wrote a report"; fails=$((fails + 1)); fi
 bad bench-tag-path "--tag '../x': a name" "$bin" bench --model "$tiny" -p 8 -n 2 --tag ../x --out "$rep"
