@@ -15,7 +15,8 @@
 #   exps       experiments (EXPS: 'name:limit:cases:tag:runs[:variant[:chain]];...', ';'-separated; CHAIN=N adds
 #              --chain N to every one without its own; EXP_FLAGS: more flags for each, e.g. '--no-sweep --gpu-only');
 #   oracle     the plan's logits against the oracle's on the same file (72-token prompt, 4 decode steps);
-#   peer-logits llama.cpp's logits on those ids against the oracle's (scripts/compare_logits.py; after peers).
+#   peer-logits the oracle's, the plan's and llama.cpp's logits on those ids, each engine against the oracle
+#              (scripts/compare_logits.py: logs/compare-logits.log, end_to_end_report.py --deviation; after peers).
 # Expects .devrun/ (hybridlab and its libraries), .gl/ (Debian's Vulkan loader .debs), .peers/ (llama.cpp's Vulkan
 # build tarball, add_vocab.py, the logits tool (xz), the CUDA source and build script) carried. Writes $OUT/log.txt
 # and $OUT/e2e.tar.gz (reports/ and every step's log under logs/).
@@ -34,7 +35,7 @@ bin=$PWD/.devrun/hybridlab
 libs=$PWD/.devrun/lib
 model=/tmp/hl/qwen36-35b-a3b-seed1-q4_k_m-random.gguf
 plan=${PLAN:-*=vulkan}
-log=$OUT/log.txt
+log=$OUT/log${LOGTAG:+-$LOGTAG}.txt  # LOGTAG: several invocations in one call keep their logs apart
 mkdir -p /tmp/hl /tmp/llama
 mkdir -p logs
 t0=$(date +%s)
@@ -121,15 +122,22 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
           --decode 512=logs/llama-perf-decode512.log --decode 4096=logs/llama-perf-decode4096.log \
           $([ -f logs/llama-tbo.log ] && echo --tbo logs/llama-tbo.log) --out logs/peers.json ;;
       peer-logits)
-        # llama.cpp's deviation from the oracle on the same file and ids (../shared/peers/llama.cpp/logits, carried
-        # xz-compressed in .peers/): the oracle's logits, llama.cpp's (Vulkan, every layer offloaded), compared.
+        # Each engine's deviation from the oracle on the same file and ids: the oracle's logits (all-reference plan),
+        # the plan's (prefill 72, decode 4), llama.cpp's (../shared/peers/llama.cpp/logits, carried xz-compressed in
+        # .peers/; every layer offloaded, NV coopmat2 and KHR-only), compared by scripts/compare_logits.py; the labels are
+        # the ones end_to_end_report.py's --peer rows use.
         python3 -c "print(' '.join(str((i * 7919 + 13) % 248320) for i in range(72)))" > /tmp/hl/prompt.txt
         echo "$(cat /tmp/hl/prompt.txt) 314 15926 5358 97932" > /tmp/hl/tokens.txt
         [ -x /tmp/llama-logits ] || { xz -dc .peers/logits-vulkan-*.xz > /tmp/llama-logits && chmod +x /tmp/llama-logits; }
         LD_LIBRARY_PATH=$libs step oracle-logits "${ORACLE_LIMIT:-240}" $bin run --model "$model" --tokens /tmp/hl/tokens.txt \
           --out /tmp/hl/oracle.safetensors
+        LD_LIBRARY_PATH=$libs step plan-logits 120 $bin run --model "$model" --tokens /tmp/hl/tokens.txt --ops "$plan" \
+          --decode-from 72 --out /tmp/hl/plan.safetensors
         step llama-logits 120 /tmp/llama-logits /tmp/hl/model-vocab.gguf /tmp/hl/tokens.txt /tmp/hl/llama.f32 0 99
-        step compare-logits 60 python3 scripts/compare_logits.py /tmp/hl/oracle.safetensors "llama.cpp Vulkan=/tmp/hl/llama.f32" ;;
+        step llama-logits-khr 120 env GGML_VK_DISABLE_COOPMAT2=1 /tmp/llama-logits /tmp/hl/model-vocab.gguf /tmp/hl/tokens.txt \
+          /tmp/hl/llama-khr.f32 0 99
+        step compare-logits 120 python3 scripts/compare_logits.py /tmp/hl/oracle.safetensors "hybridlab=/tmp/hl/plan.safetensors" \
+          "llama.cpp Vulkan, NV coopmat2 (its default)=/tmp/hl/llama.f32" "llama.cpp Vulkan, KHR coopmat only=/tmp/hl/llama-khr.f32" ;;
       oracle)
         python3 -c "print(' '.join(str((i * 7919 + 13) % 248320) for i in range(72)))" > /tmp/hl/prompt.txt
         echo "$(cat /tmp/hl/prompt.txt) 314 15926 5358 97932" > /tmp/hl/tokens.txt

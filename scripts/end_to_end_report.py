@@ -4,7 +4,11 @@ correctness check against the oracle, and the peers measured in the same device 
 scripts/device_e2e.sh writes them) side by side with ratios.
 
   end_to_end_report.py --bench BENCH.json [--oracle ORACLE.log] [--synth SYNTH.log] --bandwidth BANDWIDTH.json
-                       [--peer 'LABEL=LLAMA_BENCH.json|.log' ...] --out MD
+                       [--peer 'LABEL=LLAMA_BENCH.json|.log' ...] [--deviation COMPARE_LOGITS.log] --out MD
+
+--deviation: scripts/compare_logits.py's output on the same file and token ids; its label `hybridlab` is this plan, the
+others name peers by their --peer label. The peers' table gets each engine's relative L2 and argmax agreement with the
+oracle beside its speed.
 """
 import argparse
 import json
@@ -24,6 +28,18 @@ def llama_bench_rows(path):
     except json.JSONDecodeError as e:
         raise SystemExit(f"end_to_end_report.py: {path}: llama-bench JSON does not parse: {e}")
     return rows_by_test(rows)
+
+
+def deviations(path):
+    """compare_logits.py's lines `LABEL: relative L2 X, argmax agreement Y` -> {LABEL: (X, Y)}."""
+    out = {}
+    for line in open(path):
+        m = re.match(r"(.+): relative L2 (\S+), argmax agreement (\S+)$", line.strip())
+        if m:
+            out[m.group(1)] = (float(m.group(2)), float(m.group(3)))
+    if not out:
+        raise SystemExit(f"end_to_end_report.py: {path}: no 'LABEL: relative L2 X, argmax agreement Y' line")
+    return out
 
 
 def ceilings(path):
@@ -69,7 +85,9 @@ def main():
                     help="llama-bench JSON (or its log) measured in the same device call on the same GGUF")
     ap.add_argument("--ablation", action="append", default=[], metavar="WHAT=JSON",
                     help="a bench JSON of the same model with one change, described by WHAT")
+    ap.add_argument("--deviation", help="scripts/compare_logits.py's log: each engine's logits against the oracle's")
     a = ap.parse_args()
+    dev_of = deviations(a.deviation) if a.deviation else {}
     b = json.load(open(a.bench))
     ceil = ceilings(a.bandwidth)
     read_gbps, f32_tflops, f16_tflops = ceil["read_GBps"], ceil["f32_TFLOPs"], ceil["f16_TFLOPs"]
@@ -78,6 +96,9 @@ def main():
     for spec in a.peer:
         label, path = spec.split("=", 1)
         peers.append((label, llama_bench_rows(path)))
+    unmatched = [l for l in dev_of if l != "hybridlab" and l not in {p for p, _ in peers}]
+    if unmatched:
+        raise SystemExit(f"end_to_end_report.py: {a.deviation}: '{unmatched[0]}' names no engine here (hybridlab or a --peer label)")
     cost = b["model"]["per_token"]
     bytes_tok, flops_tok = cost["decode_bytes_per_token"], cost["matmul_flops_per_token"]
     oracle = open(a.oracle).read() if a.oracle else None
@@ -152,11 +173,17 @@ def main():
     if peers:
         w("## Beside the peers (same device call, same GGUF)\n")
         labels = [t["label"] for t in b["tests"]]
+        dcols = " | relative L2 vs oracle | argmax agreement" if dev_of else ""
+        def dcells(label):
+            if not dev_of:
+                return ""
+            d = dev_of.get(label)
+            return f" | {d[0]:.2e} | {d[1]:.4f}" if d else " | - | -"
         w("| engine | " + " | ".join(f"{l} tok/s" for l in labels) + " | " +
-          " | ".join(f"hybridlab / engine, {l}" for l in labels) + " |")
-        w("|---|" + "---|" * (2 * len(labels)))
+          " | ".join(f"hybridlab / engine, {l}" for l in labels) + dcols + " |")
+        w("|---|" + "---|" * (2 * len(labels) + (2 if dev_of else 0)))
         w("| hybridlab (this plan) | " + " | ".join(f"**{tests[l]['tok_per_s']['median']:.1f}**" for l in labels) + " | " +
-          " | ".join("1.00" for _ in labels) + " |")
+          " | ".join("1.00" for _ in labels) + dcells("hybridlab") + " |")
         for label, rows in peers:
             cells, ratios = [], []
             for l in labels:
@@ -167,7 +194,12 @@ def main():
                 else:
                     cells.append(f"{row['avg_ts']:.1f} +- {row['stddev_ts']:.1f}")
                     ratios.append(f"{tests[l]['tok_per_s']['median'] / row['avg_ts']:.2f}")
-            w(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+            w(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(ratios) + dcells(label) + " |")
+        if dev_of:
+            w("\nDeviation from the oracle (the f32 CPU reference on the same file): logits of every position of "
+              "the same token ids (scripts/device_e2e.sh: 72 prompt ids, then 4 more; hybridlab prefills the 72 and decodes the 4, "
+              "llama.cpp evaluates all 76 in one batch), relative L2 over all of them and the fraction of positions whose argmax agrees (scripts/compare_logits.py). Engines without a row were not "
+              "compared in this call.")
         builds = sorted({f"{r['backends']} {r['build_commit']}" for _, rows in peers for r in rows.values()})
         w(f"\nllama.cpp builds: {', '.join(builds)}; llama-bench reports the mean and standard deviation of its runs, "
           "hybridlab the median.\n")

@@ -23,6 +23,14 @@ grep -qF "relative L2 1.598e-01" "$tmp/e2e.md" || fail "oracle lines"
 grep -qF "## RDNA4 projection (a projection, not a measurement)" "$tmp/e2e.md" || fail "no RDNA4 projection section"
 grep -qE "^\| tg128 \| 143\.1 \| [0-9.]+ \| 153\.4 \| [-+][0-9.]+% \|$" "$tmp/e2e.md" || fail "calibration row: $(grep '^| tg128' "$tmp/e2e.md")"
 grep -qE "^\| pp512 \| 1704\.8 \| [0-9.]+ \| [-+][0-9.]+% \| [0-9.]+ \|$" "$tmp/e2e.md" || fail "projected row: $(grep '^| pp512' "$tmp/e2e.md")"
+# The deviation column: compare_logits.py's lines matched to the engines by label; a label naming no engine is an error.
+printf 'oracle: o.safetensors, 76 positions x 248320 logits\nhybridlab: relative L2 6.687e-05, argmax agreement 1.0000\nKHR only: relative L2 6.900e-02, argmax agreement 0.9737\n' > "$tmp/dev.log"
+report --peer "KHR only=$root/tests/reports/data/llama-khr.log" --deviation "$tmp/dev.log" > "$tmp/out" 2>&1 || fail "deviation: $(cat "$tmp/out")"
+grep -qF "| KHR only | 4145.7 +- 83.0 | 143.1 +- 3.1 | 0.41 | 1.03 | 6.90e-02 | 0.9737 |" "$tmp/e2e.md" || fail "deviation peer row: $(grep 'KHR only' "$tmp/e2e.md")"
+grep -qF "| 1.00 | 1.00 | 6.69e-05 | 1.0000 |" "$tmp/e2e.md" || fail "deviation hybridlab row"
+printf 'CUDA: relative L2 1e-3, argmax agreement 1.0\n' > "$tmp/dev-other.log"
+if report --peer "KHR only=$root/tests/reports/data/llama-khr.log" --deviation "$tmp/dev-other.log" > "$tmp/out" 2>&1; then fail "deviation naming no engine accepted"; fi
+grep -qF "'CUDA' names no engine" "$tmp/out" || fail "deviation error: $(cat "$tmp/out")"
 # Peers recorded by `hybridlab bench --peer` in the bench JSON appear without --peer files.
 python3 - "$root/tests/reports/data/bench.json" "$tmp/bench-peers.json" <<'PY'
 import json, sys
