@@ -12,7 +12,8 @@
 #              writes logs/peers.json, which the exps step after it passes to the experiments (--peers); PP4096=1 adds
 #              the pp4096 graph; TBO=0 leaves test-backend-ops out, TBO_SKIP the cases it leaves out (regex; default
 #              lm_head and routed experts);
-#   exps       experiments (EXPS: 'name:limit:cases:tag:runs[:variant[:chain]];...', ';'-separated; CHAIN=N adds
+#   exps       experiments (EXPS: 'name:limit:cases:tag:runs[:variant[:chain[:tune]]];...', ';'-separated; tune: the
+#              experiment's HYBRIDLAB_TUNE, e.g. 'moe_experts.route_pack_coopmat.diag=4' (a diagnosis run); CHAIN=N adds
 #              --chain N to every one without its own; EXP_FLAGS: more flags for each, e.g. '--no-sweep --gpu-only');
 #   oracle     the plan's logits against the oracle's on the same file (72-token prompt, 4 decode steps);
 #   peer-logits the oracle's, the plan's and llama.cpp's logits on those ids, each engine against the oracle
@@ -90,14 +91,15 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
       exps)
         IFS=';' read -r -a specs <<< "${EXPS:-}"
         for spec in "${specs[@]}"; do
-          IFS=: read -r e limit cases tag runs variant chain <<< "$spec"
+          IFS=: read -r e limit cases tag runs variant chain tune <<< "$spec"
           chain=${chain:-${CHAIN:-}}
           args=(--full ${chain:+--chain "$chain"}); [ -n "${cases:-}" ] && args+=(--cases "$cases"); [ -n "${tag:-}" ] && args+=(--tag "$tag")
           [ -f logs/peers.json ] && args+=(--peers logs/peers.json)
           args+=(${EXP_FLAGS:-})
           [ -n "${variant:-}" ] && args+=(--variant "$variant")
           [ -n "${runs:-}" ] && args+=(--runs "$runs")
-          LD_LIBRARY_PATH=$libs TAIL=25 step "exp-$e${tag:+-$tag}" "$limit" $bin experiment "$e" "${args[@]}"
+          LD_LIBRARY_PATH=$libs HYBRIDLAB_TUNE=${tune:-${HYBRIDLAB_TUNE:-}} TAIL=25 step "exp-$e${tag:+-$tag}" "$limit" \
+            $bin experiment "$e" "${args[@]}"
           tar czf "$OUT/e2e.tar.gz" reports logs
         done ;;
       peer-ops)
