@@ -56,14 +56,14 @@ int unit_order(uint32_t type) {
 }
 
 struct Push {
-  uint32_t E, K, N, k, ncol, rb0, rb1, T, ks;
+  uint32_t E, K, N, k, ncol, rb0, rb1, T;
 };
 
 const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const QgemmTile& t, const Shape& s, uint32_t mode,
-                             uint32_t type0, uint32_t type1) {
+                             uint32_t type0, uint32_t type1, uint32_t ks = 1) {
   return d.pipeline(std::string(s.shader) + (emulated(d, prefix) ? "_emul" : ""),
                     {{0, t.wg}, {1, t.sr}, {2, t.sc}, {3, s.gated ? 1u : 0u}, {4, mode}, {5, type0}, {6, type1},
-                     {7, d.profile().get(prefix + "diag", 0)}, {8, t.units}}, 9,
+                     {7, d.profile().get(prefix + "diag", 0)}, {8, t.units}, {9, ks}}, 9,
                     sizeof(Push), d.info().subgroup_size_control && d.info().compute_full_subgroups);
 }
 
@@ -120,17 +120,17 @@ Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const 
   const uint64_t steps = K / (32 * t.units), want = d.tune(prefix + "min_groups");
   const uint64_t cap = std::max<uint64_t>(1, std::min<uint64_t>(d.tune(prefix + "split_k"), steps / 4));
   const uint32_t ks = groups() >= want ? 1 : u32(std::min<uint64_t>((want + groups() - 1) / groups(), cap));
-  const Push pc{1, K, N, 1, (N + t.cols - 1) / t.cols, w.row_bytes, w.row_bytes, T, ks};
+  const Push pc{1, K, N, 1, (N + t.cols - 1) / t.cols, w.row_bytes, w.row_bytes, T};
   Tensor y = Tensor::device(d, T, N);
-  const Grid g = grid(uint64_t((T + t.rows - 1) / t.rows) * pc.ncol * pc.ks);
+  const Grid g = grid(uint64_t((T + t.rows - 1) / t.rows) * pc.ncol * ks);
   const BufferPtr xb = x.buffer(d), wb = w.t.buffer(d);
-  const auto& gemm = pipeline(d, prefix, t, s, 0, w.type, w.type);
-  if (pc.ks == 1) {
+  const auto& gemm = pipeline(d, prefix, t, s, 0, w.type, w.type, ks);
+  if (ks == 1) {
     d.dispatch(gemm, {xb, xb, xb, xb, wb, wb, y.buffer_mut(d), wb, wb}, pc, g.x, g.y);
   } else {
-    Tensor part = Tensor::device(d, int64_t(pc.ks) * T, N);
+    Tensor part = Tensor::device(d, int64_t(ks) * T, N);
     d.dispatch(gemm, {xb, xb, xb, xb, wb, wb, part.buffer_mut(d), wb, wb}, pc, g.x, g.y);
-    const struct { uint32_t n, ks; } sp{T * N, pc.ks};
+    const struct { uint32_t n, ks; } sp{T * N, ks};
     const Grid gs = grid((uint64_t(T) * N + 255) / 256);
     d.dispatch(d.pipeline("matmul_ksum", {{0, 256}}, 2, sizeof sp), {part.buffer(d), y.buffer_mut(d)}, sp, gs.x, gs.y);
   }
@@ -149,7 +149,7 @@ void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed
     fail("qgemm_coopmat: gate ({}) and up ({}) order the values of a unit differently; one pass needs one order",
          quant::type_name(quant::Type(w0.type)), quant::type_name(quant::Type(w1.type)));
   check_loops(d, t, s, K);
-  const Push pc{u32(p.E), K, N, u32(p.k), (N + t.cols - 1) / t.cols, w0.row_bytes, w1.row_bytes, 0, 1};
+  const Push pc{u32(p.E), K, N, u32(p.k), (N + t.cols - 1) / t.cols, w0.row_bytes, w1.row_bytes, 0};
   // Row tiles: sum over experts of ceil(rows_e / BR) <= ceil(rows / BR) + (experts with rows).
   const uint64_t rows = p.rows.cols(), tiles = (rows + t.rows - 1) / t.rows + std::min<uint64_t>(p.E, rows);
   const Grid g = grid(tiles * pc.ncol);

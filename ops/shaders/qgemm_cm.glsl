@@ -18,7 +18,9 @@
 //
 // Work split: MODE 0 (dense): workgroup g takes column tile g / nrow and row tile g % nrow (consecutive
 // workgroups share one weight tile in L2), and with KS > 1 splits of K (split-K: few tiles, a long K), K range
-// (g / tiles) of KS, its partial sums written to slice (g / tiles) of KS [T, N] slices the host adds up.
+// (g / tiles) of KS, its partial sums written to slice (g / tiles) of KS [T, N] slices the host adds up. KS is a
+// specialization constant: at 1 (unsplit, and MODE 1) the split's arithmetic folds away (as a push constant it
+// cost the narrowed dense tiles and the routed kernels registers and time).
 // MODE 1 (route_pack, GATED 1: gate/up; GATED 0: down): the compact
 // tile list of route_offsets.comp (route_tile in route_gemm.glsl): expert e, packed rows [p0, p1), columns n0..
 //
@@ -39,6 +41,7 @@ layout(constant_id = 4) const uint MODE = 0;   // 0: dense rows; 1: route_pack t
 layout(constant_id = 5) const uint TYPE0 = 12; // ggml type ids of w0 and w1 (F32 0, F16 1, Q8_0 8, Q4_K 12, ...)
 layout(constant_id = 6) const uint TYPE1 = 12;
 layout(constant_id = 8) const uint QG_U = 2;   // 32-value units of K per step (the host keeps K a multiple)
+layout(constant_id = 9) const uint KS = 1;     // MODE 0: splits of K (1: none); MODE 1: 1
 // Diagnosis only (tunable <prefix>diag, results wrong): 1 stages the weights once, 2 stages A once, 4 skips the
 // products; what a kernel engineer times to see which part bounds the K loop.
 layout(constant_id = 7) const uint DIAG = 0;
@@ -63,7 +66,6 @@ layout(push_constant) uniform Push {
   uint ncol;      // ceil(N / BN)
   uint rb0, rb1;  // row bytes of w0, w1
   uint T;         // MODE 0: rows of A
-  uint ks;        // MODE 0: splits of K (1: none); MODE 1: 1
 } pc;
 
 #define HLQ_WORD(buf, i) ((buf) == 0u ? w0[i] : w1[i])
@@ -266,7 +268,7 @@ void main() {
   if (MODE == 0u) {
     const uint nrow = (pc.T + BR - 1u) / BR, tiles = nrow * pc.ncol;
     uint g = hl_group_index();
-    if (g >= tiles * pc.ks) return;
+    if (g >= tiles * KS) return;
     split = g / tiles;
     g %= tiles;
     n0 = (g / nrow) * BN;
@@ -293,8 +295,8 @@ void main() {
 #endif
 
   const uint units = pc.K / 32u;  // a multiple of QG_U (the host checks)
-  // This workgroup's steps of K: all of them, or split `split` of ks (whole steps; uniform per workgroup).
-  const uint steps = units / QG_U, per = (steps + pc.ks - 1u) / pc.ks;
+  // This workgroup's steps of K: all of them, or split `split` of KS (whole steps; uniform per workgroup).
+  const uint steps = units / QG_U, per = (steps + KS - 1u) / KS;
   const uint ub = min(split * per, steps) * QG_U, ue = min(split * per + per, steps) * QG_U;
   // Next step's A values and Q4_K weight units are loaded into registers before this step's products and stored
   // to shared memory after them (the loads' latency hidden behind the matrix work), where they fit in QG_AREG and
