@@ -104,10 +104,10 @@ void register_shared_expert_vulkan(Registry& r) {
     return cm ? "vulkan:fused_coopmat" : "";
   };
   // Weight rows per subgroup pass of the per-token kernels; from this many tokens on, route_pack's grouped GEMM;
-  // coopmat: prompt chunks to vulkan:fused_coopmat where the device has cooperative matrices; dense (0: off until
-  // measured): prompt chunks to vulkan:dense_coopmat instead.
+  // coopmat: prompt chunks to vulkan:fused_coopmat where the device has cooperative matrices; dense: prompt chunks
+  // to vulkan:dense_coopmat instead (three dense GEMMs with many tiles beat one expert's route-packed tiles).
   v.tunables = {{"shared_expert.fused.rows", 8}, {"shared_expert.fused.gemm_tokens", 2}, {"shared_expert.fused.coopmat", 1},
-                {"shared_expert.fused.dense", 0}};
+                {"shared_expert.fused.dense", 1}};
   r.add_variant(std::move(v));
   Variant cm = vulkan_variant("shared_expert", "vulkan:fused_coopmat",
                               "vulkan:fused with prompt chunks on route_pack_coopmat's GEMM (f16 inputs, f32 accumulation; "
