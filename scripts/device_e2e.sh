@@ -13,7 +13,8 @@
 #              the pp4096 graph; TBO=0 leaves test-backend-ops out, TBO_SKIP the cases it leaves out (regex; default
 #              lm_head and routed experts);
 #   exps       experiments (EXPS: 'name:limit:cases:tag:runs[:variant[:chain[:tune]]];...', ';'-separated; tune: the
-#              experiment's HYBRIDLAB_TUNE, e.g. 'moe_experts.route_pack_coopmat.diag=4' (a diagnosis run); CHAIN=N adds
+#              experiment's HYBRIDLAB_TUNE, e.g. 'moe_experts.route_pack_coopmat.diag=4' (a diagnosis run); a variant is
+#              written with '/' for its ':', e.g. vulkan/qgemm_coopmat (':' separates the fields); CHAIN=N adds
 #              --chain N to every one without its own; EXP_FLAGS: more flags for each, e.g. '--no-sweep --gpu-only');
 #   oracle     the plan's logits against the oracle's on the same file (72-token prompt, 4 decode steps);
 #   peer-logits the oracle's, the plan's and llama.cpp's logits on those ids, each engine against the oracle
@@ -32,7 +33,7 @@ export HYBRIDLAB_ROOT=$PWD HYBRIDLAB_PYTHON=python3
 # The commit the binary was built from (.devrun/COMMIT, written beside it here): the copy sent lacks current git metadata.
 [ -f .devrun/COMMIT ] && export HYBRIDLAB_COMMIT=$(cat .devrun/COMMIT)
 [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-bin=$PWD/.devrun/hybridlab
+bin=${BIN:-$PWD/.devrun/hybridlab}  # BIN: another build beside it (an A/B in one call)
 libs=$PWD/.devrun/lib
 model=/tmp/hl/qwen36-35b-a3b-seed1-q4_k_m-random.gguf
 plan=${PLAN:-*=vulkan}
@@ -96,7 +97,7 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
           args=(--full ${chain:+--chain "$chain"}); [ -n "${cases:-}" ] && args+=(--cases "$cases"); [ -n "${tag:-}" ] && args+=(--tag "$tag")
           [ -f logs/peers.json ] && args+=(--peers logs/peers.json)
           args+=(${EXP_FLAGS:-})
-          [ -n "${variant:-}" ] && args+=(--variant "$variant")
+          [ -n "${variant:-}" ] && args+=(--variant "${variant//\//:}")
           [ -n "${runs:-}" ] && args+=(--runs "$runs")
           LD_LIBRARY_PATH=$libs HYBRIDLAB_TUNE=${tune:-${HYBRIDLAB_TUNE:-}} TAIL=25 step "exp-$e${tag:+-$tag}" "$limit" \
             $bin experiment "$e" "${args[@]}"
