@@ -17,15 +17,15 @@ layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the
 
 layout(std430, binding = 0) readonly buffer M { vec4 hmid4[]; };   // [T*k, F]
 layout(std430, binding = 1) readonly buffer Ex { int expert[]; };  // [T, k]
-layout(std430, binding = 2) readonly buffer D { uvec4 dq[]; };     // raw rows [E*H, F], as 16-byte units
+layout(std430, binding = 2) readonly buffer D { uint dq[]; };      // raw rows [E*H, F]
 layout(std430, binding = 3) readonly buffer HS { vec4 hs4[]; };    // [T, Fs]
-layout(std430, binding = 4) readonly buffer SD { uvec4 sdq[]; };   // raw rows [H, Fs]
+layout(std430, binding = 4) readonly buffer SD { uint sdq[]; };    // raw rows [H, Fs]
 layout(std430, binding = 5) readonly buffer S { float sg[]; };     // [T]
 layout(std430, binding = 6) writeonly buffer Y { float y[]; };     // [T, H]
 layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw; } pc;
 
-#define HLQ_UVEC4(buf, i) ((buf) == 0u ? dq[i] : sdq[i])  // one load per 16-byte field
-#define HLQ_WORD(buf, i) HLQ_UVEC4(buf, (i) >> 2u)[(i) & 3u]
+// Words, not 16-byte units: the decoder reads one word at a time, and a 16-byte load per word measured slower.
+#define HLQ_WORD(buf, i) ((buf) == 0u ? dq[i] : sdq[i])
 #include "quant_blocks.glsl"
 
 // This lane's term of unit u of the row at byte `row` of source `buf` against the vector at vec4 `mrow` of

@@ -15,18 +15,17 @@ layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };    // [T, H]
-layout(std430, binding = 1) readonly buffer R { uvec4 rq[]; };    // raw rows [E, H], as 16-byte units
-layout(std430, binding = 2) readonly buffer SGate { uvec4 sgq[]; };  // raw rows [Fs, H]
-layout(std430, binding = 3) readonly buffer SU { uvec4 suq[]; };  // raw rows [Fs, H]
-layout(std430, binding = 4) readonly buffer GW { uvec4 gwq[]; };  // raw row [1, H]
+layout(std430, binding = 1) readonly buffer R { uint rq[]; };    // raw rows [E, H]
+layout(std430, binding = 2) readonly buffer SGate { uint sgq[]; };  // raw rows [Fs, H]
+layout(std430, binding = 3) readonly buffer SU { uint suq[]; };  // raw rows [Fs, H]
+layout(std430, binding = 4) readonly buffer GW { uint gwq[]; };  // raw row [1, H]
 layout(std430, binding = 5) writeonly buffer L { float logits[]; };  // [T, E]
 layout(std430, binding = 6) writeonly buffer HS { float hs[]; };     // [T, Fs]
 layout(std430, binding = 7) writeonly buffer S { float sg[]; };      // [T]
 layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw; } pc;
 
-// Weights bound as 16-byte units (raw rows are padded to them): one load per 16-byte field, words cut from one.
-#define HLQ_UVEC4(buf, i) ((buf) == 0u ? rq[i] : (buf) == 1u ? sgq[i] : (buf) == 2u ? suq[i] : gwq[i])
-#define HLQ_WORD(buf, i) HLQ_UVEC4(buf, (i) >> 2u)[(i) & 3u]
+// Words, not 16-byte units: the decoder reads one word at a time, and a 16-byte load per word measured slower.
+#define HLQ_WORD(buf, i) ((buf) == 0u ? rq[i] : (buf) == 1u ? sgq[i] : (buf) == 2u ? suq[i] : gwq[i])
 #include "quant_blocks.glsl"
 
 // This lane's part of (row at byte `row` of source `buf`) . x_t, over units lane, lane + gl_SubgroupSize, ...: a constant
