@@ -24,10 +24,10 @@ std::vector<Part> parts(const Context& cx) {
         p.variants = {"reference", "vulkan:auto", "vulkan:qcols", "vulkan:qgemm_coopmat"};
       }
       // qgemm_coopmat: the tile grid comes from min_groups' narrowing (the 2 x 2 / 4 x 4 sweep at 71ccbc1 found
-      // no shape where another grid beat the default by over 1%); left open: how many workgroups to aim for (264: two per
-      // H200 SM) and whether to split K to reach them.
+      // no shape where another grid beat the default by over 1%); swept: units per K step, and how many subgroups to
+      // aim for by splitting K (0: none beyond the workgroup target).
       p.sweeps = {{op + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}}, {op + ".qgemm_coopmat.k_units", {1, 2}},
-                  {op + ".qgemm_coopmat.split_k", {1, 8}}, {op + ".qgemm_coopmat.min_groups", {128, 264}}};
+                  {op + ".qgemm_coopmat.min_subgroups", {0, 1024, 1536}}};
       if (decode) {
         p.sweeps[op + ".qmatvec.rows"] = {2, 4, 8, 16};  // rows staged per workgroup (occupancy)
         p.sweeps[op + ".qmatvec.pass"] = {1, 2, 4};  // rows a subgroup decodes per load of x

@@ -33,15 +33,22 @@ TEST_CASE("vk ops: qgemm_coopmat splits K where the tiles are few", "[vk][ops][c
   const int64_t T = 40, K = 1024, N = 48;
   gpu::OpArgs a{{{"x", Tensor::from(randn(g, T, K))}}, {{"w", weight("w", randn(g, N, K, 1.0 / std::sqrt(K)))}}, {}};
   const std::string p = "matmul.qgemm_coopmat.";
-  for (uint32_t split : {1u, 4u, 64u}) {  // none; 4 parts; as many as K allows (at least 4 steps each: 8)
-    const vk::ScopedTuning tune(device().ctx().profile(), {{p + "cm_emulate", 1}, {p + "warp_rows", 1}, {p + "warp_cols", 1},
-                                                           {p + "k_units", 1}, {p + "min_groups", 64}, {p + "split_k", split}});
-    INFO("split_k " << split);
+  // 32 x 64 tiles: 2 workgroups of one subgroup. Split by the workgroup target (min_groups 64): never (split_k 1), in
+  // 4, in as many parts as K allows (at least 4 steps each: 8); by the subgroup target alone: 8 subgroups wanted (4
+  // parts), 2 wanted (none).
+  struct Config {
+    uint32_t split, min_groups, min_subgroups, dispatches;
+  };
+  for (const Config c : {Config{1, 64, 0, 1}, Config{4, 64, 0, 2}, Config{64, 64, 0, 2}, Config{8, 0, 8, 2}, Config{8, 0, 2, 1}}) {
+    const vk::ScopedTuning tune(device().ctx().profile(),
+                                {{p + "cm_emulate", 1}, {p + "warp_rows", 1}, {p + "warp_cols", 1}, {p + "k_units", 1},
+                                 {p + "min_groups", c.min_groups}, {p + "min_subgroups", c.min_subgroups}, {p + "split_k", c.split}});
+    INFO("split_k " << c.split << ", min_groups " << c.min_groups << ", min_subgroups " << c.min_subgroups);
     const uint64_t before = device().stats().dispatches;
     require_close("matmul", "vulkan:qgemm_coopmat", a, 1e-5);
     device().flush();
     // The reference runs on the host: the device's dispatches are the variant's (weights uploaded by copies).
-    CHECK(device().stats().dispatches - before == (split == 1 ? 1u : 2u));
+    CHECK(device().stats().dispatches - before == c.dispatches);
   }
 }
 

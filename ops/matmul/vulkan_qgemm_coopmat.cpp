@@ -114,12 +114,15 @@ Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const 
     t.rows = 16 * s0.mr * t.sr, t.cols = 16 * s0.mc * t.sc, t.wg = t.sr * t.sc * d.info().max_subgroup_size;
   }
   check_loops(d, t, s, K);
-  // Still short of min_groups (few output columns and a long K: the linear-attention gates, k and v in a
-  // prompt chunk): K split in up to <prefix>split_k parts of at least 4 steps each, the partial results added by a
-  // second pass.
-  const uint64_t steps = K / (32 * t.units), want = d.tune(prefix + "min_groups");
+  // K split where the call is still short of min_groups workgroups after narrowing (few output columns: the
+  // linear-attention gates 2048->32 at T = 512), or of min_subgroups subgroups in all (narrowing keeps that count:
+  // a 4096->2048 projection at T = 512 is 512 subgroups at any tile shape): up to <prefix>split_k parts of at least
+  // 4 steps each, the partial results added by a second pass.
+  const uint64_t steps = K / (32 * t.units), sub = uint64_t(t.sr) * t.sc;
   const uint64_t cap = std::max<uint64_t>(1, std::min<uint64_t>(d.tune(prefix + "split_k"), steps / 4));
-  const uint32_t ks = groups() >= want ? 1 : u32(std::min<uint64_t>((want + groups() - 1) / groups(), cap));
+  const uint64_t need = std::max<uint64_t>({1, (d.tune(prefix + "min_groups") + groups() - 1) / groups(),
+                                            (d.tune(prefix + "min_subgroups") + groups() * sub - 1) / (groups() * sub)});
+  const uint32_t ks = u32(std::min(need, cap));
   const Push pc{1, K, N, 1, (N + t.cols - 1) / t.cols, w.row_bytes, w.row_bytes, T};
   Tensor y = Tensor::device(d, T, N);
   const Grid g = grid(uint64_t((T + t.rows - 1) / t.rows) * pc.ncol * ks);
@@ -190,11 +193,12 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     // per tile decode each weight unit for more tokens, which pays where the decode bounds the kernel; Hopper takes 4
     // (128 x 128 tiles, 45 KB). The matmul experiment sweeps both.
     // k_units: 32-value units of K per step (1, 2, 4; fewer where K needs). min_groups: narrower tiles below that many
-    // workgroups, then K split in up to split_k parts (1: never). Hopper: 128 x 256 tiles of one unit per step,
+    // workgroups, then K split in up to split_k parts (1: never) below min_groups workgroups or min_subgroups
+    // subgroups. Hopper: 128 x 256 tiles of one unit per step,
     // narrowed to keep 128 workgroups (the matmul experiment's sweep at T = 512 picks those per shape).
     v.tunables = {{prefix + "warp_rows", 2, {{"nvidia-hopper", 4}}}, {prefix + "warp_cols", 2, {{"nvidia-hopper", 4}}},
                   {prefix + "k_units", 2, {{"nvidia-hopper", 1}}}, {prefix + "min_groups", 0, {{"nvidia-hopper", 128}}},
-                  {prefix + "split_k", 8},
+                  {prefix + "min_subgroups", 0, {{"nvidia-hopper", 1024}}}, {prefix + "split_k", 8},
                   {prefix + "cm_emulate", 0}};
     r.add_variant(std::move(v));
   }
