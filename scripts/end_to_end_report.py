@@ -260,13 +260,20 @@ def main():
         open(a.out, "w").write("\n".join(L) + "\n")
         print(f"wrote {a.out}")
         return
-    w("The Vulkan forward's logits against the oracle's (f32, on the GPU machine's CPUs) on the same GGUF: "
-      "`hybridlab run --ops '<plan>' --check-oracle`: the prompt in one prefill chunk, then 4 decode steps (rows below).\n")
-    w("```")
-    for line in oracle.splitlines():
-        if line.startswith("check-oracle:") or line.startswith("prefill:") or line.startswith("hybridlab run: 16 tokens"):
-            w(line)
-    w("```\n")
+    if "check-oracle:" in oracle:
+        w("The Vulkan forward's logits against the oracle's (f32, on the GPU machine's CPUs) on the same GGUF: "
+          "`hybridlab run --ops '<plan>' --check-oracle`: the prompt in one prefill chunk, then 4 decode steps (rows below).\n")
+        w("```")
+        for line in oracle.splitlines():
+            if line.startswith("check-oracle:") or line.startswith("prefill:") or line.startswith("hybridlab run: 16 tokens"):
+                w(line)
+        w("```\n")
+    elif "hybridlab" in dev_of:
+        rel, agree = dev_of["hybridlab"]
+        w(f"The plan's logits against the oracle's on the same GGUF and ids: relative L2 {rel:.3e}, argmax agreement "
+          f"{agree:.4f} (the deviation column above; the plan's run: --oracle's log).\n")
+    else:
+        raise SystemExit(f"end_to_end_report.py: {a.oracle}: no check-oracle lines, and no --deviation row for hybridlab")
     w("Each op's variant per layer kind and phase (the plan executor's usage report):\n")
     w("```")
     in_table = False

@@ -269,8 +269,10 @@ void main() {
     const uint nrow = (pc.T + BR - 1u) / BR, tiles = nrow * pc.ncol;
     uint g = hl_group_index();
     if (g >= tiles * KS) return;
-    split = g / tiles;
-    g %= tiles;
+    if (KS > 1u) {  // at KS 1 split stays a constant 0 (g < tiles): no dynamic K range, no slice offset
+      split = g / tiles;
+      g %= tiles;
+    }
     n0 = (g / nrow) * BN;
     p0 = (g % nrow) * BR;
     p1 = min(p0 + BR, pc.T);

@@ -31,6 +31,14 @@ grep -qF "| 1.00 | 1.00 | 6.69e-05 | 1.0000 |" "$tmp/e2e.md" || fail "deviation 
 printf 'CUDA: relative L2 1e-3, argmax agreement 1.0\n' > "$tmp/dev-other.log"
 if report --peer "KHR only=$root/tests/reports/data/llama-khr.log" --deviation "$tmp/dev-other.log" > "$tmp/out" 2>&1; then fail "deviation naming no engine accepted"; fi
 grep -qF "'CUDA' names no engine" "$tmp/out" || fail "deviation error: $(cat "$tmp/out")"
+# An oracle log without check-oracle lines (device_e2e.sh's plan-logits run): the correctness section quotes the
+# deviation row; without one it is an error.
+printf 'op  layer  phase  variant\nadd  model  prefill  vulkan:elementwise\nprefill: no per-token fallback\n' > "$tmp/plan.log"
+report_no_oracle --oracle "$tmp/plan.log" --peer "KHR only=$root/tests/reports/data/llama-khr.log" --deviation "$tmp/dev.log" \
+  > "$tmp/out" 2>&1 || fail "plan log: $(cat "$tmp/out")"
+grep -qF "relative L2 6.687e-05, argmax agreement 1.0000 (the deviation column above" "$tmp/e2e.md" || fail "plan-log correctness line"
+if report_no_oracle --oracle "$tmp/plan.log" > "$tmp/out" 2>&1; then fail "plan log without a deviation row accepted"; fi
+grep -qF "no check-oracle lines, and no --deviation row for hybridlab" "$tmp/out" || fail "plan-log error: $(cat "$tmp/out")"
 # Peers recorded by `hybridlab bench --peer` in the bench JSON appear without --peer files.
 python3 - "$root/tests/reports/data/bench.json" "$tmp/bench-peers.json" <<'PY'
 import json, sys
