@@ -237,6 +237,31 @@ json peers_for(const json& measured, const std::string& experiment, const std::s
   return matching(anchors, false);
 }
 
+// --dispatches: `runs` calls of a variant with every dispatch alone between two timestamps; per pipeline (in the order
+// of its first dispatch) its dispatches per call and the median over the calls of their summed time.
+json dispatch_times(gpu::Device& dev, const std::function<void(int)>& call, int runs) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<double>> ns;
+  std::map<std::string, int> calls;
+  dev.take_dispatch_times();  // nothing stale
+  for (int i = 0; i < runs; ++i) {
+    dev.set_dispatch_profile(true);
+    call(i);
+    dev.set_dispatch_profile(false);
+    std::map<std::string, double> sum;
+    calls.clear();
+    for (const auto& [name, t] : dev.take_dispatch_times()) {
+      if (!ns.count(name) && !std::count(order.begin(), order.end(), name)) order.push_back(name);
+      sum[name] += t;
+      ++calls[name];
+    }
+    for (const auto& [name, t] : sum) ns[name].push_back(t);
+  }
+  json out = json::array();
+  for (const std::string& name : order) out.push_back({{"pipeline", name}, {"calls", calls[name]}, {"us", median(ns[name]) * 1e-3}});
+  return out;
+}
+
 void run_part(Context& cx, const std::string& exp_name, const Part& part, json& report, int* failures) {
   const auto& reg = gpu::Registry::get();
   const gpu::OpDef& def = reg.op(part.op);
@@ -418,6 +443,8 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
           ns.push_back(time_one(sets[size_t(i % rot)]));
           timed_ns += std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
         }
+        if (cx.opt.dispatches && !host_timed) r["dispatches"] = dispatch_times(cx.dev, [&](int i) { v->run(dev_ctx, sets[size_t(i % rot)]); },
+                                                                 std::clamp(cx.opt.runs, 1, 5));
         const double s = median(ns) * 1e-9;
         r["time_us"] = {{"median", s * 1e6}, {"min", *std::min_element(ns.begin(), ns.end()) * 1e-3},
                         {"max", *std::max_element(ns.begin(), ns.end()) * 1e-3}, {"p10", percentile(ns, 0.1) * 1e-3},
@@ -444,6 +471,13 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
                                      : fmt::format("{:>18}", r["where"].get<std::string>());
         std::fprintf(stderr, "%s  %10.2f us  %8.1f GB/s  %7.3f TFLOP/s  %s  rel L2 %.1e%s\n", tag(c, v).c_str(), s * 1e6, r["GBps"].get<double>(), r["TFLOPs"].get<double>(), roof.c_str(),
                      r["rel_l2"].get<double>(), params.c_str());
+        if (r.contains("dispatches")) {
+          std::string parts;
+          for (const json& d : r["dispatches"])
+            parts += fmt::format("{}{} {}x {:.2f} us", parts.empty() ? "" : ", ", d["pipeline"].get<std::string>(),
+                                 d["calls"].get<int>(), d["us"].get<double>());
+          std::fprintf(stderr, "    dispatches alone: %s\n", parts.c_str());
+        }
       }
     }
     report["cases"].push_back(jc);

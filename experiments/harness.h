@@ -60,6 +60,9 @@ struct Options {
   std::string family;  // time only this family's variants (e.g. vulkan), and the reference
   bool gpu_only = false;
   bool time_failing = false;  // time variants whose outputs fail the tolerance too (diagnosis; still counted as failures)
+  // Each timed GPU variant also run with every dispatch alone between two timestamps: its dispatches' times by
+  // pipeline (which part of a multi-dispatch variant takes the time).
+  bool dispatches = false;
 };
 
 struct Ceilings {

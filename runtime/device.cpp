@@ -121,6 +121,10 @@ vk::CommandList& Device::stream() {
 
 void Device::dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffers, const void* push,
                       uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz) {
+  const bool stamped = profile_dispatches_ && !capturing_;
+  // Profiled: a stamp before (behind what is queued) and after (behind this dispatch alone); a query slot is
+  // reused after 4096 stamps, so at most 2000 dispatches are kept between two takes.
+  const uint32_t begin = stamped && dispatch_stamps_.size() < 2000 ? timestamp() : ~0u;
   // Queued in the window, not recorded yet: its level is one past the deepest queued dispatch it conflicts with
   // (reads or writes a range one of them wrote, or writes one they read); emit_window() records level by level.
   const uint32_t written = p.written_bindings();
@@ -151,7 +155,16 @@ void Device::dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffe
   }
   window_.push_back(q);
   ++stats_.dispatches;
+  if (begin != ~0u) dispatch_stamps_.push_back({p.name(), begin, timestamp()});
   if (flush_every_ && !capturing_ && ++since_flush_ >= flush_every_) flush();
+}
+
+std::vector<std::pair<std::string, double>> Device::take_dispatch_times() {
+  sync();
+  std::vector<std::pair<std::string, double>> out;
+  for (const Stamped& d : dispatch_stamps_) out.emplace_back(d.pipeline, elapsed_ns(d.begin, d.end));
+  dispatch_stamps_.clear();
+  return out;
 }
 
 void Device::emit_window() {

@@ -103,6 +103,12 @@ class Device {
   // Query slots are reused cyclically (4096 of them): read results before that many more timestamps.
   uint32_t timestamp();
   double elapsed_ns(uint32_t a, uint32_t b) const;
+  // Per-dispatch GPU times (diagnosis: which of a variant's dispatches takes the time). While on, each dispatch is
+  // recorded alone between two timestamps (behind a barrier: no overlap with its neighbours, so the times add up to
+  // more than the unprofiled run); dispatches in a capture are not profiled. take_dispatch_times() syncs and returns
+  // (pipeline name, ns) in issue order since the last take, then forgets them.
+  void set_dispatch_profile(bool on) { profile_dispatches_ = on; }
+  std::vector<std::pair<std::string, double>> take_dispatch_times();
   // Level scheduling on (the default: device.stream.reorder) or off (issue order), for the dispatches queued next.
   void set_reorder(bool on) { reorder_ = on; }
   const DeviceStats& stats() const { return stats_; }
@@ -133,6 +139,12 @@ class Device {
   void retire(InFlight& f);  // waits for f, recycles its list, releases its buffers
   std::unique_ptr<vk::TimestampPool> timestamps_;
   uint32_t next_query_ = 0;
+  bool profile_dispatches_ = false;
+  struct Stamped {
+    std::string pipeline;
+    uint32_t begin, end;  // timestamp queries
+  };
+  std::vector<Stamped> dispatch_stamps_;
   std::map<std::string, std::unique_ptr<vk::Pipeline>> pipelines_;
   std::string pipeline_key_;               // pipeline()'s scratch key
   // The window: dispatches queued since the last barrier-forcing point (a flush, a segment cut, a transfer, a

@@ -192,8 +192,26 @@ def markdown(report, images):
             t = f"{p['time_us']:.2f}" + (f" ({p['range_us'][0]:.2f}..{p['range_us'][1]:.2f})" if p.get("range_us") else "")
             lines.append(f"| *peer:* {p['name']} | {p.get('device', '')} | {how} | | {t} | {gbps} | | | | |")
         lines += ["", verdict_line(c), ""]
+        lines += dispatches_markdown(c)
     lines += schedules_markdown(report)
     return "\n".join(lines) + "\n"
+
+
+def dispatches_markdown(case):
+    """--dispatches: each profiled variant's dispatches by pipeline, each alone between two timestamps."""
+    lines = []
+    for r in case["results"]:
+        d = r.get("dispatches")
+        if not d:
+            continue
+        total = sum(x["us"] for x in d)
+        lines += [f"Dispatches of `{series_key(r)}`, each alone between two timestamps (behind a barrier: no overlap, so "
+                  f"they add up to {total:.2f} us against the {r['time_us']['median']:.2f} us of the call; median of "
+                  f"{min(r['time_us']['runs'], 5)} calls):", "",
+                  "| pipeline | dispatches per call | us | share |", "|---|---|---|---|"]
+        lines += [f"| {x['pipeline']} | {x['calls']} | {x['us']:.2f} | {100 * x['us'] / total:.1f}% |" for x in d]
+        lines.append("")
+    return lines
 
 
 SCHEDULE_RE = re.compile(r"^(halide(?:-vulkan)?:[^:]+):([^:]+)$")

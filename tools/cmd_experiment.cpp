@@ -37,6 +37,8 @@ void add_experiment_commands(CLI::App& app) {
   expc->add_flag("--gpu-only", a->o.gpu_only, "leave out the CPU variants other than the reference (which gives the truth)");
   expc->add_flag("--time-failing", a->o.time_failing,
                  "time variants whose outputs fail the tolerance too (diagnosis builds; the run still fails)");
+  expc->add_flag("--dispatches", a->o.dispatches,
+                 "also time each GPU variant's dispatches one by one (each alone between two timestamps), by pipeline");
   expc->callback([a, variant, cases, tag, family] {
     // Given but empty: a mistake (a shell variable that expanded to nothing), not "no filter".
     for (auto* opt : {variant, cases, tag, family})

@@ -134,6 +134,38 @@ TEST_CASE("experiments: --chain times GPU variants as chains of dependent calls 
   fs::remove_all(o.out_dir);
 }
 
+TEST_CASE("experiments: --dispatches times each GPU variant's dispatches by pipeline", "[experiments]") {
+  exp::Options o;
+  o.quick = true;
+  o.runs = 2;
+  o.dispatches = true;
+  o.cases = "^T=8 32 experts";
+  o.only_variant = "vulkan:route_pack";
+  o.tag = "dispatches";
+  o.out_dir = tmp_reports();
+  const json j = exp::run_experiment("moe", o);
+  int profiled = 0;
+  for (auto& c : j["cases"])
+    for (auto& res : c["results"])
+      if (res["variant"] == "vulkan:route_pack" && res["status"] == "pass") {
+        ++profiled;
+        REQUIRE(res.contains("dispatches"));
+        const json& d = res["dispatches"];
+        CHECK(d.size() >= 3);  // routing, packing, the expert GEMMs, the scatter: distinct pipelines
+        for (auto& x : d) {
+          CHECK(!x["pipeline"].get<std::string>().empty());
+          CHECK(x["calls"].get<int>() >= 1);
+          CHECK(x["us"].get<double>() >= 0);
+        }
+      }
+  CHECK(profiled > 0);
+  const std::string dir = o.out_dir + "/" + j["device"]["slug"].get<std::string>();
+  std::ifstream md(dir + "/moe-dispatches.md");
+  const std::string text((std::istreambuf_iterator<char>(md)), {});
+  CHECK_THAT(text, Catch::Contains("Dispatches of `vulkan:route_pack`") && Catch::Contains("| pipeline | dispatches per call"));
+  fs::remove_all(o.out_dir);
+}
+
 TEST_CASE("experiments: --peers shows the rows measured in the same run instead of the quoted ones", "[experiments]") {
   exp::Options o;
   o.quick = true;

@@ -73,3 +73,39 @@ TEST_CASE("vk device: resident buffers are placed together in memory blocks", "[
   CHECK(d.stats().resident_blocks == blocks + 1);
   for (int i = 0; i < 5; ++i) REQUIRE(ts[size_t(i)].f32() == want[size_t(i)]);
 }
+
+// Per-dispatch profiling (Device::set_dispatch_profile, experiment --dispatches): one entry per dispatch, in issue
+// order, named by pipeline; results unchanged; nothing recorded while off.
+TEST_CASE("vk device: per-dispatch timestamps name every dispatch and change no result", "[vk][device]") {
+  std::mt19937_64 g(5);
+  gpu::Device& d = device();
+  const gpu::Variant& add = gpu::Registry::get().variant("add", "vulkan:elementwise");
+  gpu::VariantCtx ctx;
+  ctx.dev = &d;
+  const Tensor a = Tensor::from(randn(g, 4, 300)), b = Tensor::from(randn(g, 4, 300));
+  const auto run_add = [&] {
+    gpu::OpArgs args{{{"a", a}, {"b", b}}, {}, {}};
+    add.run(ctx, args);
+    return args.t.at("y").f32();
+  };
+  const Mat<float> plain = run_add();
+  d.take_dispatch_times();
+  d.set_dispatch_profile(true);
+  const uint64_t before = d.stats().dispatches;
+  const Mat<float> profiled = run_add();
+  const Mat<float> again = run_add();
+  const uint64_t n = d.stats().dispatches - before;
+  d.set_dispatch_profile(false);
+  const auto times = d.take_dispatch_times();
+  REQUIRE(times.size() == n);
+  REQUIRE(n >= 2);
+  for (const auto& [name, ns] : times) {
+    CHECK(!name.empty());
+    CHECK(ns >= 0);
+  }
+  CHECK(times.front().first == times.back().first);  // the same kernel, twice
+  CHECK(profiled == plain);
+  CHECK(again == plain);
+  run_add();
+  CHECK(d.take_dispatch_times().empty());  // off: nothing kept
+}
