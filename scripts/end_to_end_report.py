@@ -30,6 +30,9 @@ def llama_bench_rows(path):
     return rows_by_test(rows)
 
 
+NOISY_STDDEV = 0.05  # a peer's llama-bench standard deviation over this fraction of its mean: its ratio is no claim
+
+
 def deviations(path):
     """compare_logits.py's lines `LABEL: relative L2 X, argmax agreement Y` -> {LABEL: (X, Y)}."""
     out = {}
@@ -86,6 +89,8 @@ def main():
     ap.add_argument("--ablation", action="append", default=[], metavar="WHAT=JSON",
                     help="a bench JSON of the same model with one change, described by WHAT")
     ap.add_argument("--deviation", help="scripts/compare_logits.py's log: each engine's logits against the oracle's")
+    ap.add_argument("--deviation-from", help="where --deviation was measured when not in this call (shown in its columns' "
+                                              "headers, e.g. \"abc1234's call\")")
     a = ap.parse_args()
     dev_of = deviations(a.deviation) if a.deviation else {}
     b = json.load(open(a.bench))
@@ -165,6 +170,10 @@ def main():
     if khr and f16_tflops:
         w("\n".join(rdna4_projection.section({t["label"]: t["tok_per_s"]["median"] for t in b["tests"]}, khr[0],
                                              {k: r["avg_ts"] for k, r in khr[1].items()}, bytes_tok, flops_tok, ceil)))
+        for k, r in khr[1].items():
+            if r["stddev_ts"] > NOISY_STDDEV * r["avg_ts"]:
+                w(f"The calibrating peer's {k} is noisy in this call ({r['avg_ts']:.1f} +- {r['stddev_ts']:.1f} tok/s): its "
+                  f"calibration error is uncertain by about {100 * r['stddev_ts'] / r['avg_ts']:.0f} points.\n")
     else:
         w("No RDNA4 projection here: it is calibrated on llama.cpp's KHR-only Vulkan path measured in the same call "
           "(a peer labelled KHR), and this call has none" + ("" if f16_tflops else " (or no f16 matrix ceiling)") + ".\n")
@@ -173,7 +182,8 @@ def main():
     if peers:
         w("## Beside the peers (same device call, same GGUF)\n")
         labels = [t["label"] for t in b["tests"]]
-        dcols = " | relative L2 vs oracle | argmax agreement" if dev_of else ""
+        src = f" ({a.deviation_from})" if a.deviation_from else ""
+        dcols = f" | relative L2 vs oracle{src} | argmax agreement{src}" if dev_of else ""
         def dcells(label):
             if not dev_of:
                 return ""
@@ -193,7 +203,8 @@ def main():
                     ratios.append("-")
                 else:
                     cells.append(f"{row['avg_ts']:.1f} +- {row['stddev_ts']:.1f}")
-                    ratios.append(f"{tests[l]['tok_per_s']['median'] / row['avg_ts']:.2f}")
+                    noisy = row["stddev_ts"] > NOISY_STDDEV * row["avg_ts"]
+                    ratios.append(f"{tests[l]['tok_per_s']['median'] / row['avg_ts']:.2f}" + (" (noisy)" if noisy else ""))
             w(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(ratios) + dcells(label) + " |")
         if dev_of:
             w("\nDeviation from the oracle (the f32 CPU reference on the same file): logits of every position of "
@@ -202,7 +213,8 @@ def main():
               "compared in this call.")
         builds = sorted({f"{r['backends']} {r['build_commit']}" for _, rows in peers for r in rows.values()})
         w(f"\nllama.cpp builds: {', '.join(builds)}; llama-bench reports the mean and standard deviation of its runs, "
-          "hybridlab the median.\n")
+          f"hybridlab the median. A ratio marked noisy: the peer's standard deviation exceeds {100 * NOISY_STDDEV:.0f}% of "
+          "its mean (a slow run among its runs): no claim is made from it.\n")
 
     if oracle is not None:
         fallback = "no per-token fallback" in oracle

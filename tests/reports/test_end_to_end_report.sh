@@ -28,6 +28,9 @@ printf 'oracle: o.safetensors, 76 positions x 248320 logits\nhybridlab: relative
 report --peer "KHR only=$root/tests/reports/data/llama-khr.log" --deviation "$tmp/dev.log" > "$tmp/out" 2>&1 || fail "deviation: $(cat "$tmp/out")"
 grep -qF "| KHR only | 4145.7 +- 83.0 | 143.1 +- 3.1 | 0.41 | 1.03 | 6.90e-02 | 0.9737 |" "$tmp/e2e.md" || fail "deviation peer row: $(grep 'KHR only' "$tmp/e2e.md")"
 grep -qF "| 1.00 | 1.00 | 6.69e-05 | 1.0000 |" "$tmp/e2e.md" || fail "deviation hybridlab row"
+report --peer "KHR only=$root/tests/reports/data/llama-khr.log" --deviation "$tmp/dev.log" --deviation-from "x1's call" > "$tmp/out" 2>&1 ||
+  fail "deviation-from: $(cat "$tmp/out")"
+grep -qF "| relative L2 vs oracle (x1's call) | argmax agreement (x1's call) |" "$tmp/e2e.md" || fail "deviation-from header"
 printf 'CUDA: relative L2 1e-3, argmax agreement 1.0\n' > "$tmp/dev-other.log"
 if report --peer "KHR only=$root/tests/reports/data/llama-khr.log" --deviation "$tmp/dev-other.log" > "$tmp/out" 2>&1; then fail "deviation naming no engine accepted"; fi
 grep -qF "'CUDA' names no engine" "$tmp/out" || fail "deviation error: $(cat "$tmp/out")"
@@ -51,6 +54,21 @@ PY
 "$py" "$root/scripts/end_to_end_report.py" --bench "$tmp/bench-peers.json" --bandwidth "$root/reports/nvidia-h200/bandwidth.json" \
   --out "$tmp/e2e.md" > "$tmp/out" 2>&1 || fail "report with peers in the bench JSON: $(cat "$tmp/out")"
 grep -qF "| in JSON | 3409.6 +- 1.0 | 295.8 +- 0.5 | 0.50 | 0.50 |" "$tmp/e2e.md" || fail "JSON peer row: $(grep 'in JSON' "$tmp/e2e.md")"
+# A peer whose standard deviation exceeds 5% of its mean: its ratio is marked noisy (no claim).
+python3 - "$tmp/bench-peers.json" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+b["peers"][0]["llama_bench"][1]["stddev_ts"] = 29.6
+json.dump(b, open(sys.argv[1], "w"))
+PY
+"$py" "$root/scripts/end_to_end_report.py" --bench "$tmp/bench-peers.json" --bandwidth "$root/reports/nvidia-h200/bandwidth.json" \
+  --out "$tmp/e2e.md" > "$tmp/out" 2>&1 || fail "report with a noisy peer: $(cat "$tmp/out")"
+grep -qF "| in JSON | 3409.6 +- 1.0 | 295.8 +- 29.6 | 0.50 | 0.50 (noisy) |" "$tmp/e2e.md" || fail "noisy peer row: $(grep 'in JSON' "$tmp/e2e.md")"
+# ... and a noisy KHR peer (the RDNA4 projection's calibration) says how uncertain its calibration error is.
+sed -i 's/"label": "in JSON"/"label": "KHR noisy"/' "$tmp/bench-peers.json"
+"$py" "$root/scripts/end_to_end_report.py" --bench "$tmp/bench-peers.json" --bandwidth "$root/reports/nvidia-h200/bandwidth.json" \
+  --out "$tmp/e2e.md" > "$tmp/out" 2>&1 || fail "report with a noisy KHR peer: $(cat "$tmp/out")"
+grep -qF "The calibrating peer's tg128 is noisy in this call (295.8 +- 29.6 tok/s)" "$tmp/e2e.md" || fail "noisy calibration line"
 # Without an oracle log the report says the check did not run.
 report_no_oracle > "$tmp/out" 2>&1 || fail "report without oracle: $(cat "$tmp/out")"
 grep -qF "Not checked in this device call" "$tmp/e2e.md" || fail "no-oracle line"
