@@ -12,6 +12,16 @@ using namespace Halide;
 
 inline Expr sigmoid(const Expr& x) { return 1.0f / (1.0f + exp(-x)); }
 inline Expr silu(const Expr& x) { return x * sigmoid(x); }
+// log(1 + e) for e in [0, 1] as 2 atanh(s), s = e / (2 + e): an odd series with no log() (whose accuracy the
+// Vulkan spec leaves loose near 1), as ops/shaders/softplus.glsl.
+inline Expr log1p01(const Expr& e) {
+  const Expr s = e / (2.0f + e), s2 = s * s;
+  Expr p = 1.0f / 17.0f;
+  for (int n = 15; n >= 1; n -= 2) p = p * s2 + 1.0f / float(n);
+  return 2.0f * s * p;
+}
+// torch's softplus (threshold 20), as max(x, 0) + log1p(exp(-|x|)).
+inline Expr softplus(const Expr& x) { return select(x > 20.0f, x, max(x, 0.0f) + log1p01(exp(-abs(x)))); }
 
 // A loop split that is safe for any extent (also extents below the factor): outputs of every shape.
 constexpr TailStrategy kGuard = TailStrategy::GuardWithIf;

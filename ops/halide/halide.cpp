@@ -17,10 +17,14 @@
 #include "HalideBuffer.h"
 #include "HalideRuntime.h"
 #include "ops/vulkan_variant.h"
+#include "hl_add_plain.h"
+#include "hl_add_tuned.h"
 #include "hl_attention_plain.h"
 #include "hl_attention_tuned.h"
 #include "hl_gated_rmsnorm_plain.h"
 #include "hl_gated_rmsnorm_tuned.h"
+#include "hl_l2norm_plain.h"
+#include "hl_l2norm_tuned.h"
 #include "hl_matmul_plain.h"
 #include "hl_matmul_q8_0_plain.h"
 #include "hl_matmul_q8_0_tuned.h"
@@ -29,25 +33,37 @@
 #include "hl_moe_experts_tuned.h"
 #include "hl_rmsnorm_plain.h"
 #include "hl_rmsnorm_tuned.h"
+#include "hl_slice_plain.h"
+#include "hl_slice_tuned.h"
 #include "hl_ssm_conv_plain.h"
 #include "hl_ssm_conv_tuned.h"
+#include "hl_ssm_gates_plain.h"
+#include "hl_ssm_gates_tuned.h"
 #include "hl_ssm_scan_plain.h"
 #include "hl_ssm_scan_tuned.h"
 #include "hl_ssm_scan_tuned_c16.h"
 #ifdef HYBRIDLAB_HALIDE_VULKAN
 #include "HalideRuntimeVulkan.h"
+#include "hl_add_gpu_plain.h"
+#include "hl_add_gpu_tuned.h"
 #include "hl_attention_gpu_plain.h"
 #include "hl_attention_gpu_tuned.h"
 #include "hl_gated_rmsnorm_gpu_plain.h"
 #include "hl_gated_rmsnorm_gpu_tuned.h"
+#include "hl_l2norm_gpu_plain.h"
+#include "hl_l2norm_gpu_tuned.h"
 #include "hl_matmul_gpu_plain.h"
 #include "hl_matmul_gpu_tuned.h"
 #include "hl_moe_experts_gpu_plain.h"
 #include "hl_moe_experts_gpu_tuned.h"
 #include "hl_rmsnorm_gpu_plain.h"
 #include "hl_rmsnorm_gpu_tuned.h"
+#include "hl_slice_gpu_plain.h"
+#include "hl_slice_gpu_tuned.h"
 #include "hl_ssm_conv_gpu_plain.h"
 #include "hl_ssm_conv_gpu_tuned.h"
+#include "hl_ssm_gates_gpu_plain.h"
+#include "hl_ssm_gates_gpu_tuned.h"
 #include "hl_ssm_scan_gpu_plain.h"
 #include "hl_ssm_scan_gpu_tuned.h"
 #endif
@@ -237,6 +253,11 @@ std::shared_ptr<const std::vector<uint8_t>> raw_rows(const WeightRef& w) {
 // ---- the ops -------------------------------------------------------------------------------------------
 
 using NormFn = int (*)(halide_buffer_t*, halide_buffer_t*, float, halide_buffer_t*);
+using AddFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
+using SliceFn = int (*)(halide_buffer_t*, int32_t, int32_t, int32_t, halide_buffer_t*);
+using L2NormFn = int (*)(halide_buffer_t*, float, float, halide_buffer_t*);
+using GatesFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*,
+                        halide_buffer_t*);
 using GatedNormFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, float, halide_buffer_t*);
 using MatmulFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
 using ConvFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
@@ -256,6 +277,66 @@ void call(On on, const std::string& what, std::initializer_list<halide_buffer_t*
   if (on == On::Vulkan) return vk_call(what, in, out, std::forward<F>(fn));
 #endif
   cpu_call(what, std::forward<F>(fn));
+}
+
+std::function<void(VariantCtx&, OpArgs&)> residual_add(AddFn fn, On on, std::string what) {
+  return [=](VariantCtx&, OpArgs& a) {
+    const Mat<float>&x = a.in("a").f32(), &y0 = a.in("b").f32();
+    if (x.rows() != y0.rows() || x.cols() != y0.cols())
+      fail("add: a [{}, {}] and b [{}, {}] differ", x.rows(), x.cols(), y0.rows(), y0.cols());
+    Mat<float> y(x.rows(), x.cols());
+    const int n = dim(x.size(), "values");
+    auto ab = view(x, {n}), bb = view(y0, {n}), yb = view(y, {n});
+    if (n) call(on, what, {ab.raw_buffer(), bb.raw_buffer()}, {yb.raw_buffer()}, [&] { return fn(ab, bb, yb); });
+    a.set("y", Tensor::from(std::move(y)));
+  };
+}
+
+std::function<void(VariantCtx&, OpArgs&)> slice(SliceFn fn, On on, std::string what) {
+  return [=](VariantCtx&, OpArgs& a) {
+    const Mat<float>& x = a.in("x").f32();
+    const int64_t period = a.iparam("period"), offset = a.iparam("offset"), width = a.iparam("width");
+    if (period <= 0 || x.cols() % period || offset < 0 || width < 0 || offset + width > period)
+      fail("slice: columns [{}, {}) of blocks of {} do not fit {} columns", offset, offset + width, period, x.cols());
+    Mat<float> y(x.rows(), x.cols() / period * width);
+    const int T = dim(x.rows(), "rows");
+    auto xb = view(x, {dim(x.cols(), "columns"), T}), yb = view(y, {dim(y.cols(), "columns"), T});
+    if (y.size()) call(on, what, {xb.raw_buffer()}, {yb.raw_buffer()}, [&] { return fn(xb, int(period), int(offset), int(width), yb); });
+    a.set("y", Tensor::from(std::move(y)));
+  };
+}
+
+std::function<void(VariantCtx&, OpArgs&)> l2norm(L2NormFn fn, On on, std::string what) {
+  return [=](VariantCtx&, OpArgs& a) {
+    const Mat<float>& x = a.in("x").f32();
+    const int64_t D = a.iparam("head_dim");
+    if (D <= 0 || x.cols() % D) fail("l2norm: {} columns are not a multiple of the head dim {}", x.cols(), D);
+    Mat<float> y(x.rows(), x.cols());
+    const int rows = dim(x.size() / D, "rows");
+    auto xb = view(x, {int(D), rows}), yb = view(y, {int(D), rows});
+    call(on, what, {xb.raw_buffer()}, {yb.raw_buffer()},
+         [&] { return fn(xb, float(a.param("scale")), float(a.param("eps")), yb); });
+    a.set("y", Tensor::from(std::move(y)));
+  };
+}
+
+std::function<void(VariantCtx&, OpArgs&)> ssm_gates(GatesFn fn, On on, std::string what) {
+  return [=](VariantCtx& c, OpArgs& a) {
+    const Mat<float>&b = a.in("b").f32(), &av = a.in("a").f32();
+    const Vec<float> A = c.weights->host_vec(a.weight("A")), dt = c.weights->host_vec(a.weight("dt_bias"));
+    const int64_t nv = A.size();
+    if (b.cols() != nv || av.cols() != nv || dt.size() != nv || av.rows() != b.rows())
+      fail("ssm_gates: b [{}, {}], a [{}, {}], A [{}], dt_bias [{}] are inconsistent", b.rows(), b.cols(), av.rows(),
+           av.cols(), nv, dt.size());
+    Mat<float> beta(b.rows(), nv), g(b.rows(), nv);
+    const int T = dim(b.rows(), "tokens"), n = dim(nv, "heads");
+    auto bb = view(b, {n, T}), ab = view(av, {n, T}), Ab = view(A.data(), {n}), db = view(dt.data(), {n});
+    auto betab = view(beta, {n, T}), gb = view(g, {n, T});
+    call(on, what, {bb.raw_buffer(), ab.raw_buffer(), Ab.raw_buffer(), db.raw_buffer()}, {betab.raw_buffer(), gb.raw_buffer()},
+         [&] { return fn(bb, ab, Ab, db, betab, gb); });
+    a.set("beta", Tensor::from(std::move(beta)));
+    a.set("g", Tensor::from(std::move(g)));
+  };
 }
 
 std::function<void(VariantCtx&, OpArgs&)> rmsnorm(NormFn fn, On on, std::string what) {
@@ -471,6 +552,15 @@ void add(Registry& r, On on, const std::string& op, const std::string& schedule,
 
 void register_halide_variants(Registry& r) {
   const std::string plain = "the algorithm as written, scalar, serial";
+  add(r, On::Cpu, "add", "plain", plain, residual_add(hl_add_plain, On::Cpu, "hl_add_plain"));
+  add(r, On::Cpu, "add", "tuned", "8-wide, 4096 values per task", residual_add(hl_add_tuned, On::Cpu, "hl_add_tuned"));
+  add(r, On::Cpu, "slice", "plain", plain, slice(hl_slice_plain, On::Cpu, "hl_slice_plain"));
+  add(r, On::Cpu, "slice", "tuned", "8-wide along a row, 16 rows per task", slice(hl_slice_tuned, On::Cpu, "hl_slice_tuned"));
+  add(r, On::Cpu, "l2norm", "plain", plain, l2norm(hl_l2norm_plain, On::Cpu, "hl_l2norm_plain"));
+  add(r, On::Cpu, "l2norm", "tuned", "8-wide, sum of squares in 8 lanes (rfactor), 16 heads per task",
+          l2norm(hl_l2norm_tuned, On::Cpu, "hl_l2norm_tuned"));
+  add(r, On::Cpu, "ssm_gates", "plain", plain, ssm_gates(hl_ssm_gates_plain, On::Cpu, "hl_ssm_gates_plain"));
+  add(r, On::Cpu, "ssm_gates", "tuned", "8 heads wide, 16 tokens per task", ssm_gates(hl_ssm_gates_tuned, On::Cpu, "hl_ssm_gates_tuned"));
   add(r, On::Cpu, "rmsnorm", "plain", plain, rmsnorm(hl_rmsnorm_plain, On::Cpu, "hl_rmsnorm_plain"));
   add(r, On::Cpu, "rmsnorm", "tuned", "8-wide, sum of squares in 8 lanes (rfactor), 16 rows per task",
           rmsnorm(hl_rmsnorm_tuned, On::Cpu, "hl_rmsnorm_tuned"));
@@ -504,6 +594,17 @@ void register_halide_variants(Registry& r) {
           "rows packed by expert on the host; 4 packed rows per task, both products in 8 lanes (rfactor)",
           moe_experts(hl_moe_experts_tuned, On::Cpu, "hl_moe_experts_tuned"));
 #ifdef HYBRIDLAB_HALIDE_VULKAN
+  add(r, On::Vulkan, "add", "gpu_plain", "one thread per value, blocks of 64", residual_add(hl_add_gpu_plain, On::Vulkan, "hl_add_gpu_plain"));
+  add(r, On::Vulkan, "add", "gpu_tuned", "one thread per value, blocks of 256", residual_add(hl_add_gpu_tuned, On::Vulkan, "hl_add_gpu_tuned"));
+  add(r, On::Vulkan, "slice", "gpu_plain", "one thread per value, blocks of 64", slice(hl_slice_gpu_plain, On::Vulkan, "hl_slice_gpu_plain"));
+  add(r, On::Vulkan, "slice", "gpu_tuned", "one thread per value, blocks of 256", slice(hl_slice_gpu_tuned, On::Vulkan, "hl_slice_gpu_tuned"));
+  add(r, On::Vulkan, "l2norm", "gpu_plain", "one thread per head", l2norm(hl_l2norm_gpu_plain, On::Vulkan, "hl_l2norm_gpu_plain"));
+  add(r, On::Vulkan, "l2norm", "gpu_tuned", "one block of 128 threads per head, partial sums in shared memory",
+         l2norm(hl_l2norm_gpu_tuned, On::Vulkan, "hl_l2norm_gpu_tuned"));
+  add(r, On::Vulkan, "ssm_gates", "gpu_plain", "one thread per (head, token), blocks of 64",
+         ssm_gates(hl_ssm_gates_gpu_plain, On::Vulkan, "hl_ssm_gates_gpu_plain"));
+  add(r, On::Vulkan, "ssm_gates", "gpu_tuned", "one thread per (head, token), blocks of 256",
+         ssm_gates(hl_ssm_gates_gpu_tuned, On::Vulkan, "hl_ssm_gates_gpu_tuned"));
   add(r, On::Vulkan, "rmsnorm", "gpu_plain", "one thread per row", rmsnorm(hl_rmsnorm_gpu_plain, On::Vulkan, "hl_rmsnorm_gpu_plain"));
   add(r, On::Vulkan, "rmsnorm", "gpu_tuned", "one block of 128 threads per row, partial sums in shared memory",
          rmsnorm(hl_rmsnorm_gpu_tuned, On::Vulkan, "hl_rmsnorm_gpu_tuned"));

@@ -1,0 +1,8 @@
+# l2norm: Halide schedules (ops/halide/CMakeLists.txt defines hybridlab_halide; GeneratorParams in halide_generator.cpp),
+# rmsnorm's schedule space. plain: the algorithm as written; tuned: vectors, parallel tasks, the sum of squares in lanes.
+hybridlab_halide(hl_l2norm plain ${cpu} PARAMS vec=1 rows_per_task=0 rfactor_sum=false)
+hybridlab_halide(hl_l2norm tuned ${cpu} PARAMS vec=8 rows_per_task=16 rfactor_sum=true)
+if(HYBRIDLAB_HALIDE_VULKAN)
+  hybridlab_halide(hl_l2norm gpu_plain ${vk} PARAMS gpu=true gpu_shared=false gpu_threads=64)
+  hybridlab_halide(hl_l2norm gpu_tuned ${vk} PARAMS gpu=true gpu_shared=true gpu_threads=128)
+endif()
