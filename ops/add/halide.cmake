@@ -1,7 +1,8 @@
-# add: Halide schedules (ops/halide/CMakeLists.txt defines hybridlab_halide; GeneratorParams in halide_generator.cpp).
-# plain: the algorithm as written (scalar, serial); tuned: 8-wide, 4096 values per parallel task.
-hybridlab_halide(hl_add plain ${cpu} PARAMS vec=1 per_task=0)
-hybridlab_halide(hl_add tuned ${cpu} PARAMS vec=8 per_task=4096)
+# add: Halide schedules (ops/halide/CMakeLists.txt defines hybridlab_halide; GeneratorParams in halide_generator.cpp,
+# the elementwise schedule space of ops/halide/generator_common.h). plain: the algorithm as written (scalar, serial);
+# tuned: 8-wide, 16 rows per parallel task.
+hybridlab_halide(hl_add plain ${cpu} PARAMS vec=1 rows_per_task=0)
+hybridlab_halide(hl_add tuned ${cpu} PARAMS vec=8 rows_per_task=16)
 if(HYBRIDLAB_HALIDE_VULKAN)
   hybridlab_halide(hl_add gpu_plain ${vk} PARAMS gpu=true gpu_threads=64)
   hybridlab_halide(hl_add gpu_tuned ${vk} PARAMS gpu=true gpu_threads=256)

@@ -26,4 +26,27 @@ inline Expr softplus(const Expr& x) { return select(x > 20.0f, x, max(x, 0.0f) +
 // A loop split that is safe for any extent (also extents below the factor): outputs of every shape.
 constexpr TailStrategy kGuard = TailStrategy::GuardWithIf;
 
+// The schedule space of the elementwise ops (add, slice, ssm_gates): f(x, r) over rows r. CPU: rows_per_task rows per
+// parallel task (0: serial), vec-wide along x (1: scalar); GPU: one thread per value, gpu_threads per block.
+struct ElementwiseSchedule {
+  int vec, rows_per_task;
+  bool gpu;
+  int gpu_threads;
+};
+inline void schedule_elementwise(Func f, Var x, Var r, const ElementwiseSchedule& s) {
+  Var xr("xr"), o("o"), i("i"), ro("ro"), ri("ri");
+  if (s.gpu) {
+    f.fuse(x, r, xr).gpu_tile(xr, o, i, s.gpu_threads, kGuard);
+    return;
+  }
+  if (s.rows_per_task > 0) f.split(r, ro, ri, s.rows_per_task, kGuard).parallel(ro);
+  if (s.vec > 1) f.vectorize(x, s.vec, kGuard);
+}
+#define HL_ELEMENTWISE_SCHEDULE_PARAMS                                  \
+  GeneratorParam<int> vec{"vec", 8};                                    \
+  GeneratorParam<int> rows_per_task{"rows_per_task", 16};               \
+  GeneratorParam<bool> gpu{"gpu", false};                               \
+  GeneratorParam<int> gpu_threads{"gpu_threads", 256};                  \
+  ElementwiseSchedule elementwise_schedule() const { return {vec, rows_per_task, gpu, gpu_threads}; }
+
 }  // namespace hl::halide_gen

@@ -285,9 +285,9 @@ std::function<void(VariantCtx&, OpArgs&)> residual_add(AddFn fn, On on, std::str
     if (x.rows() != y0.rows() || x.cols() != y0.cols())
       fail("add: a [{}, {}] and b [{}, {}] differ", x.rows(), x.cols(), y0.rows(), y0.cols());
     Mat<float> y(x.rows(), x.cols());
-    const int n = dim(x.size(), "values");
-    auto ab = view(x, {n}), bb = view(y0, {n}), yb = view(y, {n});
-    if (n) call(on, what, {ab.raw_buffer(), bb.raw_buffer()}, {yb.raw_buffer()}, [&] { return fn(ab, bb, yb); });
+    const int C = dim(x.cols(), "columns"), R = dim(x.rows(), "rows");
+    auto ab = view(x, {C, R}), bb = view(y0, {C, R}), yb = view(y, {C, R});
+    if (y.size()) call(on, what, {ab.raw_buffer(), bb.raw_buffer()}, {yb.raw_buffer()}, [&] { return fn(ab, bb, yb); });
     a.set("y", Tensor::from(std::move(y)));
   };
 }
@@ -553,7 +553,7 @@ void add(Registry& r, On on, const std::string& op, const std::string& schedule,
 void register_halide_variants(Registry& r) {
   const std::string plain = "the algorithm as written, scalar, serial";
   add(r, On::Cpu, "add", "plain", plain, residual_add(hl_add_plain, On::Cpu, "hl_add_plain"));
-  add(r, On::Cpu, "add", "tuned", "8-wide, 4096 values per task", residual_add(hl_add_tuned, On::Cpu, "hl_add_tuned"));
+  add(r, On::Cpu, "add", "tuned", "8-wide, 16 rows per task", residual_add(hl_add_tuned, On::Cpu, "hl_add_tuned"));
   add(r, On::Cpu, "slice", "plain", plain, slice(hl_slice_plain, On::Cpu, "hl_slice_plain"));
   add(r, On::Cpu, "slice", "tuned", "8-wide along a row, 16 rows per task", slice(hl_slice_tuned, On::Cpu, "hl_slice_tuned"));
   add(r, On::Cpu, "l2norm", "plain", plain, l2norm(hl_l2norm_plain, On::Cpu, "hl_l2norm_plain"));

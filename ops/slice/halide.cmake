@@ -1,5 +1,6 @@
 # slice: Halide schedules (ops/halide/CMakeLists.txt defines hybridlab_halide; GeneratorParams in halide_generator.cpp).
-# plain: the algorithm as written (scalar, serial); tuned: 8-wide along a row, 16 rows per parallel task.
+# The elementwise schedule space of ops/halide/generator_common.h. plain: the algorithm as written (scalar, serial);
+# tuned: 8-wide along a row, 16 rows per parallel task.
 hybridlab_halide(hl_slice plain ${cpu} PARAMS vec=1 rows_per_task=0)
 hybridlab_halide(hl_slice tuned ${cpu} PARAMS vec=8 rows_per_task=16)
 if(HYBRIDLAB_HALIDE_VULKAN)

@@ -5,10 +5,7 @@ namespace hl::halide_gen {
 
 class Slice : public Generator<Slice> {
  public:
-  GeneratorParam<int> vec{"vec", 8};                       // CPU: vector width along a row (1: scalar)
-  GeneratorParam<int> rows_per_task{"rows_per_task", 16};  // CPU: rows per parallel task (0: serial)
-  GeneratorParam<bool> gpu{"gpu", false};
-  GeneratorParam<int> gpu_threads{"gpu_threads", 256};
+  HL_ELEMENTWISE_SCHEDULE_PARAMS
   Input<Buffer<float, 2>> x{"x"};  // (n*period, T)
   Input<int> period{"period"};
   Input<int> offset{"offset"};
@@ -16,14 +13,9 @@ class Slice : public Generator<Slice> {
   Output<Buffer<float, 2>> y{"y"};  // (n*width, T)
 
   void generate() {
-    Var j("j"), t("t"), jt("jt"), o("o"), i("i"), to("to"), ti("ti");
+    Var j("j"), t("t");
     y(j, t) = x((j / width) * period + offset + j % width, t);
-    if (gpu) {
-      y.fuse(j, t, jt).gpu_tile(jt, o, i, gpu_threads, kGuard);
-      return;
-    }
-    if (rows_per_task > 0) y.split(t, to, ti, rows_per_task, kGuard).parallel(to);
-    if (vec > 1) y.vectorize(j, vec, kGuard);
+    schedule_elementwise(y, j, t, elementwise_schedule());
   }
 };
 
