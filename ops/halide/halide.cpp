@@ -10,6 +10,7 @@
 #include <omp.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -33,6 +34,8 @@
 #include "hl_moe_experts_tuned.h"
 #include "hl_rmsnorm_plain.h"
 #include "hl_rmsnorm_tuned.h"
+#include "hl_rope_plain.h"
+#include "hl_rope_tuned.h"
 #include "hl_slice_plain.h"
 #include "hl_slice_tuned.h"
 #include "hl_ssm_conv_plain.h"
@@ -58,6 +61,8 @@
 #include "hl_moe_experts_gpu_tuned.h"
 #include "hl_rmsnorm_gpu_plain.h"
 #include "hl_rmsnorm_gpu_tuned.h"
+#include "hl_rope_gpu_plain.h"
+#include "hl_rope_gpu_tuned.h"
 #include "hl_slice_gpu_plain.h"
 #include "hl_slice_gpu_tuned.h"
 #include "hl_ssm_conv_gpu_plain.h"
@@ -254,6 +259,7 @@ std::shared_ptr<const std::vector<uint8_t>> raw_rows(const WeightRef& w) {
 
 using NormFn = int (*)(halide_buffer_t*, halide_buffer_t*, float, halide_buffer_t*);
 using AddFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
+using RopeFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
 using SliceFn = int (*)(halide_buffer_t*, int32_t, int32_t, int32_t, halide_buffer_t*);
 using L2NormFn = int (*)(halide_buffer_t*, float, float, halide_buffer_t*);
 using GatesFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*,
@@ -288,6 +294,34 @@ std::function<void(VariantCtx&, OpArgs&)> residual_add(AddFn fn, On on, std::str
     const int C = dim(x.cols(), "columns"), R = dim(x.rows(), "rows");
     auto ab = view(x, {C, R}), bb = view(y0, {C, R}), yb = view(y, {C, R});
     if (y.size()) call(on, what, {ab.raw_buffer(), bb.raw_buffer()}, {yb.raw_buffer()}, [&] { return fn(ab, bb, yb); });
+    a.set("y", Tensor::from(std::move(y)));
+  };
+}
+
+// The angles' cosines and sines per (token, pair) are formed on the host in double, as the reference's; the pipeline rotates.
+std::function<void(VariantCtx&, OpArgs&)> rope(RopeFn fn, On on, std::string what) {
+  return [=](VariantCtx&, OpArgs& a) {
+    const Mat<float>& x = a.in("x").f32();
+    const int64_t D = a.iparam("head_dim"), R = a.iparam("rot_dims"), pos0 = a.iparam("pos0");
+    if (D <= 0 || x.cols() % D || R < 0 || R % 2 || R > D)
+      fail("rope: {} columns, head dim {}, rotary dims {} are inconsistent", x.cols(), D, R);
+    const int64_t half = R / 2;
+    if (half == 0 || x.size() == 0) {  // nothing rotates
+      a.set("y", Tensor::from(Mat<float>(x)));
+      return;
+    }
+    const double theta = a.param("theta");
+    Mat<float> cs(x.rows(), half), sn(x.rows(), half);
+    for (int64_t t = 0; t < x.rows(); ++t)
+      for (int64_t i = 0; i < half; ++i) {
+        const double ang = double(pos0 + t) * std::pow(theta, -2.0 * double(i) / double(R));
+        cs(t, i) = float(std::cos(ang));
+        sn(t, i) = float(std::sin(ang));
+      }
+    Mat<float> y(x.rows(), x.cols());
+    const int T = dim(x.rows(), "tokens"), H = dim(x.cols() / D, "heads"), iD = dim(D, "head dim"), ih = dim(half, "pairs");
+    auto xb = view(x, {iD, H, T}), cb = view(cs, {ih, T}), sb = view(sn, {ih, T}), yb = view(y, {iD, H, T});
+    call(on, what, {xb.raw_buffer(), cb.raw_buffer(), sb.raw_buffer()}, {yb.raw_buffer()}, [&] { return fn(xb, cb, sb, yb); });
     a.set("y", Tensor::from(std::move(y)));
   };
 }
@@ -554,6 +588,9 @@ void register_halide_variants(Registry& r) {
   const std::string plain = "the algorithm as written, scalar, serial";
   add(r, On::Cpu, "add", "plain", plain, residual_add(hl_add_plain, On::Cpu, "hl_add_plain"));
   add(r, On::Cpu, "add", "tuned", "8-wide, 16 rows per task", residual_add(hl_add_tuned, On::Cpu, "hl_add_tuned"));
+  const std::string rope_how = "cosines and sines per (token, pair) from the host in double; ";
+  add(r, On::Cpu, "rope", "plain", rope_how + plain, rope(hl_rope_plain, On::Cpu, "hl_rope_plain"));
+  add(r, On::Cpu, "rope", "tuned", rope_how + "8 dims wide, 16 (head, token) rows per task", rope(hl_rope_tuned, On::Cpu, "hl_rope_tuned"));
   add(r, On::Cpu, "slice", "plain", plain, slice(hl_slice_plain, On::Cpu, "hl_slice_plain"));
   add(r, On::Cpu, "slice", "tuned", "8-wide along a row, 16 rows per task", slice(hl_slice_tuned, On::Cpu, "hl_slice_tuned"));
   add(r, On::Cpu, "l2norm", "plain", plain, l2norm(hl_l2norm_plain, On::Cpu, "hl_l2norm_plain"));
@@ -596,6 +633,10 @@ void register_halide_variants(Registry& r) {
 #ifdef HYBRIDLAB_HALIDE_VULKAN
   add(r, On::Vulkan, "add", "gpu_plain", "one thread per value, blocks of 64", residual_add(hl_add_gpu_plain, On::Vulkan, "hl_add_gpu_plain"));
   add(r, On::Vulkan, "add", "gpu_tuned", "one thread per value, blocks of 256", residual_add(hl_add_gpu_tuned, On::Vulkan, "hl_add_gpu_tuned"));
+  add(r, On::Vulkan, "rope", "gpu_plain", rope_how + "one thread per value, blocks of 64",
+         rope(hl_rope_gpu_plain, On::Vulkan, "hl_rope_gpu_plain"));
+  add(r, On::Vulkan, "rope", "gpu_tuned", rope_how + "one thread per value, blocks of 256",
+         rope(hl_rope_gpu_tuned, On::Vulkan, "hl_rope_gpu_tuned"));
   add(r, On::Vulkan, "slice", "gpu_plain", "one thread per value, blocks of 64", slice(hl_slice_gpu_plain, On::Vulkan, "hl_slice_gpu_plain"));
   add(r, On::Vulkan, "slice", "gpu_tuned", "one thread per value, blocks of 256", slice(hl_slice_gpu_tuned, On::Vulkan, "hl_slice_gpu_tuned"));
   add(r, On::Vulkan, "l2norm", "gpu_plain", "one thread per head", l2norm(hl_l2norm_gpu_plain, On::Vulkan, "hl_l2norm_gpu_plain"));
