@@ -142,7 +142,7 @@ json compare(const gpu::OpDef& def, const gpu::OpArgs& args, const gpu::OpArgs& 
              double* worst_rel) {
   json errs = json::object();
   const int64_t rows = args.p.count("kv_len") ? args.iparam("kv_len") + args.in("q").rows() : -1;
-  std::vector<std::string> names = def.outputs;
+  std::vector<std::string> names = def.outputs_set(want);
   names.insert(names.end(), def.states.begin(), def.states.end());
   *worst_rel = 0;
   for (auto& n : names) {

@@ -8,6 +8,14 @@
 
 namespace hl::gpu {
 
+std::vector<std::string> OpDef::outputs_set(const OpArgs& ref) const {
+  if (!optional_outputs) return outputs;
+  std::vector<std::string> v;
+  for (const auto& n : outputs)
+    if (ref.t.count(n)) v.push_back(n);
+  return v;
+}
+
 const Tensor& OpArgs::in(const std::string& name) const {
   auto it = t.find(name);
   if (it == t.end() || !it->second.valid()) fail("op argument '{}' is missing", name);

@@ -69,6 +69,8 @@ struct OpDef {
   // Composite ops (gdn_prep, add_rmsnorm): with the reference variant the forward pass runs these parts instead,
   // each as the plan picks it.
   std::vector<std::string> parts;
+  // The outputs to compare after the reference ran on `ref` (every output, or those it set).
+  std::vector<std::string> outputs_set(const OpArgs& ref) const;
   std::vector<Tunable> tunables;  // read by several of its variants (shared helpers)
   // Its cases (ops/<op>/cases.cpp): inputs at each scale with the bytes and flops they must move and compute. Its
   // tests run every variant against the reference on the Scale::Test cases; its experiment times them on the
@@ -77,6 +79,9 @@ struct OpDef {
   std::function<std::vector<Case>(Scale)> cases;
   double tolerance = 1e-5;
   std::vector<OpCase> goldens;  // golden/ops/<name>.safetensors (ops/cases.h)
+  // Trailing outputs a call may leave unset (matmul_group's y1..y3 for fewer weights): checks compare those the
+  // reference sets.
+  bool optional_outputs = false;
 };
 
 // Materialised weights, cached per place: host f32 matrices for host variants, device buffers for

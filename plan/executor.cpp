@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/matmul_group/group.h"
 #include "ops/moe_block/fused.h"
 
 namespace hl::gpu {
@@ -65,7 +66,7 @@ void PlanExecutor::run(const std::string& op, OpArgs& a, const DecodeGraph::Reru
   if (validate_ && !allow_nonfinite_) {
     // The first op whose output goes non-finite, named before any later op trips over its values (a NaN router
     // logit makes the Vulkan router's expert ids -1, which the next op's reference then refuses).
-    std::vector<std::string> names = def.outputs;
+    std::vector<std::string> names = def.outputs_set(a);
     names.insert(names.end(), def.states.begin(), def.states.end());
     for (const std::string& n : names) {
       const Tensor& t = a.t.at(n);
@@ -145,6 +146,20 @@ Tensor PlanExecutor::matmul(const Tensor& x, const WeightRef& w) {
   OpArgs a{{{"x", x}}, {{"w", w}}, {}};
   run("matmul", a);
   return a.t.at("y");
+}
+
+bool PlanExecutor::fuses_matmul_group(const std::vector<WeightRef>& ws, Phase phase) const {
+  if (phase != Phase::Decode || !fuses("matmul_group")) return false;
+  return plan_.variant("matmul_group").name != "vulkan:qmatvec_direct" || matmul_group_takes(ws);
+}
+
+std::vector<Tensor> PlanExecutor::matmul_group(const Tensor& x, const std::vector<WeightRef>& ws) {
+  OpArgs a{{{"x", x}}, {}, {}};
+  for (size_t i = 0; i < ws.size(); ++i) a.w.emplace(fmt::format("w{}", i), ws[i]);
+  run("matmul_group", a);
+  std::vector<Tensor> ys;
+  for (size_t i = 0; i < ws.size(); ++i) ys.push_back(a.t.at(fmt::format("y{}", i)));
+  return ys;
 }
 
 Tensor PlanExecutor::lm_head(const Tensor& x, const WeightRef& w) {

@@ -74,6 +74,10 @@ class PlanExecutor {
   // moe_block fuses in decode only (prompt chunks gain more from route_pack's grouped GEMMs, which read each expert
   // once for all its tokens), and only where its variant takes the block's weights (whole 32-value units).
   bool fuses_moe_block(const MoeWeights& w, Phase phase) const;
+  // matmul_group likewise: in decode (a prompt chunk's projections are GEMMs that fill the GPU alone), where its
+  // variant takes the weights.
+  bool fuses_matmul_group(const std::vector<WeightRef>& ws, Phase phase) const;
+  std::vector<Tensor> matmul_group(const Tensor& x, const std::vector<WeightRef>& ws);
   Tensor moe_block(const Tensor& x, const MoeWeights& w, int k);
   struct GdnPrep {
     Tensor q, k, v;

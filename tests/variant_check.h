@@ -47,7 +47,7 @@ inline std::map<std::string, OutputError> compare_with_reference(const std::stri
   reg.variant(op, variant).run(ctx, got);
   reg.variant(op, "reference").run(ctx, want);
   const gpu::OpDef& def = reg.op(op);
-  std::vector<std::string> names = def.outputs;
+  std::vector<std::string> names = def.outputs_set(want);
   names.insert(names.end(), def.states.begin(), def.states.end());
   const int64_t rows = args.p.count("kv_len") ? args.iparam("kv_len") + args.in("q").rows() : -1;
   std::map<std::string, OutputError> out;

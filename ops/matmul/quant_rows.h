@@ -12,3 +12,13 @@ bool vk_quant_decodes(const WeightRef& w);
 Tensor vk_quant_rows(VariantCtx& c, const WeightRef& w, const std::string& what);
 
 }  // namespace hl::gpu
+
+namespace hl::gpu {
+
+// y_s = x w_s^T for up to four weights that share x, as one dispatch of qmatvec_direct.comp (each weight a segment
+// with its own block type): matmul's and lm_head's vulkan:qmatvec_direct (one weight) and matmul_group's. Tunables
+// "<tune_op>.qmatvec_direct.*"; `what` names the caller in errors.
+std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const std::vector<WeightRef>& ws,
+                                         const std::string& tune_op, const std::string& what);
+
+}  // namespace hl::gpu

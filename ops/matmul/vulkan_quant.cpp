@@ -33,6 +33,64 @@ Tensor vk_quant_rows(VariantCtx& c, const WeightRef& w, const std::string& what)
   return raw;
 }
 
+// x staged in shared memory, each subgroup R rows per pass with every unit's words loaded straight into
+// registers, no barrier after the staging (qmatvec_direct.comp). Also reads f32 rows of whole 32-value units.
+// Declared in quant_rows.h.
+std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const std::vector<WeightRef>& ws,
+                                         const std::string& tune_op, const std::string& what) {
+  Device& d = c.device();
+  const std::string tn = tune_op + ".qmatvec_direct.";
+  if (ws.empty() || ws.size() > 4) fail("{}: {} weights; one dispatch takes 1 to 4", what, ws.size());
+  const uint64_t smem = d.info().max_shared_memory;
+  const uint32_t x_global = d.tune(tn + "x_global") ? 1u : 0u;
+  const uint32_t K = u32(x.cols());
+  if (!x_global && uint64_t(K) * 4 > smem)
+    fail("{}: x of {} values does not fit {} bytes of shared memory; use vulkan:qmatvec or x_global", what, K, smem);
+  if (K % 4) fail("{}: {} input columns, not a multiple of 4", what, K);
+  const uint32_t wg = d.tune(tn + "wg"), rows = d.tune(tn + "rows"), groups = d.tune(tn + "groups");
+  // units 0: a row's units in one step of the subgroup (at most 4 per lane), so its loads issue together.
+  uint32_t upl = d.tune(tn + "units");
+  if (upl == 0) upl = std::clamp<uint32_t>((K / 32 + d.info().subgroup_size - 1) / d.info().subgroup_size, 1, 4);
+  if (wg == 0 || rows == 0) fail("{}: tunables wg and rows must be at least 1", what);
+  struct {
+    uint32_t T, K, end, pad0;
+    uint32_t N[4], row_bytes[4], first[4];
+  } pc{u32(x.rows()), K, 0, 0, {}, {}, {}};
+  uint32_t type[4] = {};
+  std::vector<Tensor> ys;
+  std::vector<BufferPtr> bind{x.buffer(d)};
+  for (size_t s = 0; s < 4; ++s) {
+    if (s < ws.size()) {
+      const WeightRef& w = ws[s];
+      if (w.cols != x.cols()) fail("{}: input has {} columns but weight '{}' expects {}", what, x.cols(), w.name(), w.cols);
+      const Tensor raw = vk_quant_rows(c, w, what);
+      type[s] = uint32_t(w.storage_type());
+      pc.N[s] = u32(w.rows);
+      pc.row_bytes[s] = u32(int64_t(quant::row_bytes(w.storage_type(), w.cols)));
+      pc.first[s] = pc.end;
+      pc.end += (pc.N[s] + rows - 1) / rows * rows;  // whole passes: a pass never straddles two segments
+      ys.push_back(Tensor::device(d, x.rows(), w.rows));
+      bind.insert(bind.end(), {raw.buffer(d), raw.buffer(d), ys.back().buffer_mut(d)});
+    } else {
+      pc.first[s] = pc.end;
+      bind.insert(bind.end(), {bind[1], bind[2], bind[3]});
+    }
+  }
+  const auto& p = d.pipeline("qmatvec_direct",
+                             {{0, wg}, {1, type[0]}, {2, rows}, {3, upl}, {4, K / 4}, {5, x_global},
+                              {6, d.info().min_subgroup_size}, {7, u32(int64_t(ws.size()))}, {8, type[1]}, {9, type[2]},
+                              {10, type[3]}},
+                             uint32_t(bind.size()), sizeof pc);
+  // A pass per subgroup at the reported subgroup size (the kernel walks passes grid-stride), at most `groups`
+  // workgroups when that is set (then each stages x once for more rows).
+  const uint32_t per_group = rows * std::max(1u, wg / d.info().subgroup_size);
+  uint32_t n = (pc.end + per_group - 1) / per_group;
+  if (groups) n = std::min(n, groups);
+  const Grid g = grid(n);
+  d.dispatch(p, bind, pc, g.x, g.y);
+  return ys;
+}
+
 namespace {
 
 struct Operands {
@@ -72,39 +130,8 @@ void qmatvec(VariantCtx& c, OpArgs& a, const std::string& op) {
   a.set("y", y);
 }
 
-// x staged in shared memory, each subgroup R rows per pass with every unit's words loaded straight into
-// registers, no barrier after the staging (qmatvec_direct.comp). Also reads f32 rows of whole 32-value units.
 void qmatvec_direct(VariantCtx& c, OpArgs& a, const std::string& op) {
-  Device& d = c.device();
-  const std::string what = op + " vulkan:qmatvec_direct", tn = op + ".qmatvec_direct.";
-  const Tensor& x = a.in("x");
-  const Operands o = operands(c, a, what, true, &x);
-  const uint64_t smem = d.info().max_shared_memory;
-  const uint32_t x_global = d.tune(tn + "x_global") ? 1u : 0u;
-  if (!x_global && uint64_t(o.K) * 4 > smem)
-    fail("{}: x of {} values does not fit {} bytes of shared memory; use vulkan:qmatvec or x_global", what, o.K, smem);
-  if (o.K % 4) fail("{}: {} input columns, not a multiple of 4", what, o.K);
-  const uint32_t wg = d.tune(tn + "wg"), rows = d.tune(tn + "rows"), groups = d.tune(tn + "groups");
-  // units 0: a row's units in one step of the subgroup (at most 4 per lane), so its loads issue together.
-  uint32_t upl = d.tune(tn + "units");
-  if (upl == 0) upl = std::clamp<uint32_t>((o.K / 32 + d.info().subgroup_size - 1) / d.info().subgroup_size, 1, 4);
-  if (wg == 0 || rows == 0) fail("{}: tunables wg and rows must be at least 1", what);
-  struct {
-    uint32_t T, K, N, row_bytes;
-  } pc{o.T, o.K, o.N, o.row_bytes};
-  Tensor y = Tensor::device(d, o.T, o.N);
-  const std::vector<BufferPtr> bind{x.buffer(d), o.w.buffer(d), o.w.buffer(d), y.buffer_mut(d)};
-  const auto& p = d.pipeline("qmatvec_direct", {{0, wg}, {1, o.type}, {2, rows}, {3, upl}, {4, o.K / 4}, {5, x_global},
-                                                {6, d.info().min_subgroup_size}},
-                             uint32_t(bind.size()), sizeof pc);
-  // A pass per subgroup at the reported subgroup size (the kernel walks passes grid-stride), at most `groups`
-  // workgroups when that is set (then each stages x once for more rows).
-  const uint32_t per_group = rows * std::max(1u, wg / d.info().subgroup_size);
-  uint32_t n = (o.N + per_group - 1) / per_group;
-  if (groups) n = std::min(n, groups);
-  const Grid g = grid(n);
-  d.dispatch(p, bind, pc, g.x, g.y);
-  a.set("y", y);
+  a.set("y", qmatvec_direct_group(c, a.in("x"), {a.weight("w")}, op, op + " vulkan:qmatvec_direct").at(0));
 }
 
 // x rounded to 8 bits per block of 32 values (quantize_x8.comp): the values, the block scales, and

@@ -2,6 +2,7 @@
 // reference executor makes it the oracle; a plan executor swaps any op for a GPU variant. It carries
 // the per-layer state (KV cache, conv window, recurrent state) between prompt chunks and decode steps.
 #pragma once
+#include <array>
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -47,7 +48,7 @@ template <class Ex> class Forward {
       const LayerWeights& L = w_.layers[size_t(i)];
       ex_.begin_layer(i, L.kind);
       if (i == 0) h = ex_.rmsnorm(x, L.input_norm, c_.rms_eps);
-      const Tensor a = L.kind == LayerKind::FullAttention ? attention_block(L.attn, state_[size_t(i)], h)
+      const Tensor a = L.kind == LayerKind::FullAttention ? attention_block(L.attn, state_[size_t(i)], h, phase)
                                                           : deltanet_block(L.gdn, state_[size_t(i)], h, phase);
       std::tie(x, h) = add_norm(x, a, L.post_norm);
       const auto [routed, shared] = moe_block(L.moe, h, phase);
@@ -84,13 +85,12 @@ template <class Ex> class Forward {
   using State = typename Ex::LayerState;
 
   // SPEC 4.5: gated softmax attention.
-  Tensor attention_block(const AttentionWeights& w, State& st, const Tensor& h) {
+  Tensor attention_block(const AttentionWeights& w, State& st, const Tensor& h, Phase phase) {
     const int D = c_.head_dim;
-    const Tensor qg = ex_.matmul(h, w.q);  // per head: D query columns, then D gate columns
+    const auto [qg, k0, v] = projections<3>(h, {w.q, w.k, w.v}, phase);  // qg per head: D query columns, then D gate columns
     Tensor q = ex_.slice(qg, 2 * D, 0, D);
     const Tensor gate = ex_.slice(qg, 2 * D, D, D);
-    Tensor k = ex_.matmul(h, w.k);
-    const Tensor v = ex_.matmul(h, w.v);
+    Tensor k = k0;
     q = ex_.rope(ex_.rmsnorm(q, w.q_norm, c_.rms_eps), D, c_.rope_dims, c_.rope_theta, pos_);
     k = ex_.rope(ex_.rmsnorm(k, w.k_norm, c_.rms_eps), D, c_.rope_dims, c_.rope_theta, pos_);
     const Tensor o = ex_.attention(q, k, v, gate, st, c_.n_q_heads, c_.n_kv_heads);
@@ -99,11 +99,28 @@ template <class Ex> class Forward {
 
   // SPEC 4.4: Gated DeltaNet.
   Tensor deltanet_block(const DeltaNetWeights& w, State& st, const Tensor& h, Phase phase) {
-    const Prepped p = gdn_prep(w, st, ex_.matmul(h, w.qkv), ex_.matmul(h, w.b), ex_.matmul(h, w.a));
+    const auto [qkv, b, a, z] = projections<4>(h, {w.qkv, w.b, w.a, w.z}, phase);
+    const Prepped p = gdn_prep(w, st, qkv, b, a);
     const Tensor o = ex_.ssm_scan(p.q, p.k, p.v, p.gates, st, c_.lin_k_heads, phase,
                                   w_.v_heads_tiled ? ref::HeadOrder::Tiled : ref::HeadOrder::Grouped);
-    const Tensor y = ex_.gated_rmsnorm(o, ex_.matmul(h, w.z), w.norm, c_.rms_eps);
+    const Tensor y = ex_.gated_rmsnorm(o, z, w.norm, c_.rms_eps);
     return ex_.matmul(y, w.out);
+  }
+
+  // The projections of one input, h w_i^T: as one op where the executor fuses them (the plan executor in decode,
+  // when its plan picks a matmul_group variant), else a matmul each.
+  template <size_t N> std::array<Tensor, N> projections(const Tensor& h, const std::array<WeightRef, N>& ws, Phase phase) {
+    std::array<Tensor, N> y;
+    if constexpr (requires { ex_.fuses_matmul_group(std::vector<WeightRef>{}, phase); }) {
+      const std::vector<WeightRef> v(ws.begin(), ws.end());
+      if (ex_.fuses_matmul_group(v, phase)) {
+        auto r = ex_.matmul_group(h, v);
+        for (size_t i = 0; i < N; ++i) y[i] = std::move(r[i]);
+        return y;
+      }
+    }
+    for (size_t i = 0; i < N; ++i) y[i] = ex_.matmul(h, ws[i]);
+    return y;
   }
 
   // SPEC 4.4 steps 2-6, from the projections x = q | k | v, b, a to the scan's inputs: conv with the

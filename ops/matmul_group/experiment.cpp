@@ -1,0 +1,28 @@
+// The matmul_group experiment: a layer's decode projections of one input, as one dispatch (vulkan:qmatvec_direct)
+// against one dispatch per weight (vulkan:per_weight, what the unfused forward pass runs), at the model's shapes
+// (the Gated DeltaNet's qkv, b, a, z; the attention's q, k, v), with qmatvec_direct's tunables swept. Memory bound:
+// the bytes are the weights'.
+#include "experiments/harness.h"
+
+namespace hl::exp {
+
+namespace {
+
+std::vector<Part> parts(const Context& cx) {
+  std::vector<Part> out;
+  for (Part& p : op_parts("matmul_group", cx)) {
+    p.sweeps = {{"matmul_group.qmatvec_direct.rows", {1, 2, 4}}, {"matmul_group.qmatvec_direct.units", {1, 2}},
+                {"matmul_group.qmatvec_direct.x_global", {0, 1}}};
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace
+
+Experiment matmul_group_experiment() {
+  return {"matmul_group", "a layer's decode projections of one input (qkv, b, a, z; q, k, v): one dispatch against one per weight",
+          parts, {}};
+}
+
+}  // namespace hl::exp
