@@ -19,6 +19,7 @@ void register_ssm_gates(Registry& r);
 void register_gdn_prep(Registry& r);
 void register_ssm_scan(Registry& r);
 void register_gated_rmsnorm(Registry& r);
+void register_gdn_output(Registry& r);  // composite: the scan and the gated norm
 void register_moe_router(Registry& r);
 void register_moe_experts(Registry& r);
 void register_shared_expert(Registry& r);
@@ -30,7 +31,7 @@ const Registry& Registry::get() {
     Registry r;
     for (auto* reg : {register_embed, register_rmsnorm, register_add_rmsnorm, register_matmul, register_matmul_group, register_add, register_slice,
                       register_rope, register_attention, register_ssm_conv, register_l2norm, register_ssm_gates,
-                      register_gdn_prep, register_ssm_scan, register_gated_rmsnorm, register_moe_router,
+                      register_gdn_prep, register_ssm_scan, register_gated_rmsnorm, register_gdn_output, register_moe_router,
                       register_moe_experts, register_shared_expert, register_moe_block})
       reg(r);
     register_halide_variants(r);

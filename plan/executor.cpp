@@ -262,6 +262,16 @@ Tensor PlanExecutor::gated_rmsnorm(const Tensor& o, const Tensor& z, const Weigh
   return a.t.at("y");
 }
 
+Tensor PlanExecutor::gdn_output(const Tensor& q, const Tensor& k, const Tensor& v, const Gates& g, const Tensor& z,
+                                const WeightRef& gain, LayerState& st, int nk, ref::HeadOrder order, double eps) {
+  OpArgs a{{{"q", q}, {"k", k}, {"v", v}, {"beta", g.beta}, {"g", g.g}, {"z", z}, {"state", st.ssm}},
+           {{"gain", gain}},
+           {{"n_k_heads", nk}, {"decode", phase_ == Phase::Decode ? 1.0 : 0.0}, {"chunk", double(scan_.chunk)},
+            {"tiled", order == ref::HeadOrder::Tiled ? 1.0 : 0.0}, {"eps", eps}}};
+  run("gdn_output", a);
+  return a.t.at("y");
+}
+
 PlanExecutor::Routes PlanExecutor::moe_router(const Tensor& logits, int k) {
   OpArgs a{{{"logits", logits}}, {}, {{"k", k}}};
   run("moe_router", a);

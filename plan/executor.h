@@ -92,6 +92,10 @@ class PlanExecutor {
   Tensor ssm_scan(const Tensor& q, const Tensor& k, const Tensor& v, const Gates& g, LayerState& st, int nk, Phase phase,
                   ref::HeadOrder order);
   Tensor gated_rmsnorm(const Tensor& o, const Tensor& z, const WeightRef& gain, double eps);
+  // gdn_output (ssm_scan, then gated_rmsnorm) as one op: in decode only (a prompt chunk's scan is the chunked form).
+  bool fuses_gdn_output(Phase phase) const { return phase == Phase::Decode && fuses("gdn_output"); }
+  Tensor gdn_output(const Tensor& q, const Tensor& k, const Tensor& v, const Gates& g, const Tensor& z, const WeightRef& gain,
+                    LayerState& st, int nk, ref::HeadOrder order, double eps);
   Routes moe_router(const Tensor& logits, int k);
   Tensor moe_experts(const Tensor& x, const Routes& r, const MoeWeights& w);
   Tensor shared_expert(const Tensor& x, const MoeWeights& w);

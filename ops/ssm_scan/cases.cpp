@@ -2,8 +2,24 @@
 // which its tests and experiment run, and its golden case.
 #include "ops/cases.h"
 #include "ops/ssm_scan/reference.h"
+#include "ops/ssm_scan/scan_inputs.h"
 
 namespace hl::gpu {
+
+// Declared in scan_inputs.h.
+OpArgs scan_inputs(std::mt19937_64& g, int64_t T, int64_t nk, int64_t nv, int64_t dk, int64_t dv, bool tiled) {
+  std::uniform_real_distribution<float> beta(0.05f, 0.95f), decay(-2.0f, -0.001f);
+  Mat<float> b(T, nv), gl(T, nv);
+  for (int64_t i = 0; i < b.size(); ++i) b.data()[i] = beta(g), gl.data()[i] = decay(g);
+  return OpArgs{{{"q", Tensor::from(unit_heads(randn(g, T, nk * dk), dk, 1 / std::sqrt(float(dk))))},
+                 {"k", Tensor::from(unit_heads(randn(g, T, nk * dk), dk, 1.0f))},
+                 {"v", Tensor::from(randn(g, T, nv * dv))},
+                 {"beta", Tensor::from(b)},
+                 {"g", Tensor::from(gl)},
+                 {"state", Tensor::from(randn(g, nv, dk * dv, 0.1))}},
+                {},
+                {{"n_k_heads", double(nk)}, {"decode", T == 1 ? 1.0 : 0.0}, {"chunk", 64}, {"tiled", tiled ? 1.0 : 0.0}}};
+}
 
 namespace {
 
@@ -18,19 +34,7 @@ Case scan_case(int64_t T, int64_t nk, int64_t nv, int64_t dk, int64_t dv, bool d
   c.group = T == 1 ? "decode" : "prefill";
   c.shape = {{"T", double(T)}, {"key_heads", double(nk)}, {"value_heads", double(nv)}, {"d_k", double(dk)}, {"d_v", double(dv)}};
   c.cost = {4.0 * double(T * (2 * nk * dk + 2 * nv * dv + 2 * nv) + 2 * nv * dk * dv), 7.0 * double(T * nv * dk * dv)};
-  c.inputs = [=](std::mt19937_64& g) {
-    std::uniform_real_distribution<float> beta(0.05f, 0.95f), decay(-2.0f, -0.001f);
-    Mat<float> b(T, nv), gl(T, nv);
-    for (int64_t i = 0; i < b.size(); ++i) b.data()[i] = beta(g), gl.data()[i] = decay(g);
-    return OpArgs{{{"q", Tensor::from(unit_heads(randn(g, T, nk * dk), dk, 1 / std::sqrt(float(dk))))},
-                   {"k", Tensor::from(unit_heads(randn(g, T, nk * dk), dk, 1.0f))},
-                   {"v", Tensor::from(randn(g, T, nv * dv))},
-                   {"beta", Tensor::from(b)},
-                   {"g", Tensor::from(gl)},
-                   {"state", Tensor::from(randn(g, nv, dk * dv, 0.1))}},
-                  {},
-                  {{"n_k_heads", double(nk)}, {"decode", T == 1 ? 1.0 : 0.0}, {"chunk", 64}, {"tiled", tiled ? 1.0 : 0.0}}};
-  };
+  c.inputs = [=](std::mt19937_64& g) { return scan_inputs(g, T, nk, nv, dk, dv, tiled); };
   return c;
 }
 

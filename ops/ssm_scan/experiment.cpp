@@ -1,12 +1,13 @@
 // The ssm_scan experiment: the gated delta rule at the model's head shape (ops/ssm_scan/cases.cpp), T = 1..4096,
 // with the chunk size swept for the variants that have one (the coopmat build runs where the device has
-// cooperative matrices, checked against its own precision_tolerance).
+// cooperative matrices, checked against its own precision_tolerance); and the decode step with its gated norm fused
+// (gdn_output), invocations per column swept.
 #include "experiments/harness.h"
 
 namespace hl::exp {
 
 Experiment ssm_scan_experiment() {
-  return {"ssm_scan", "gated delta rule, 16 key / 32 value heads, 128 x 128 state, carried state, T = 1..4096",
+  return {"ssm_scan", "gated delta rule, 16 key / 32 value heads, 128 x 128 state, carried state, T = 1..4096; the decode step with its gated norm (gdn_output)",
           [](const Context& cx) {
             std::vector<Part> parts = op_parts("ssm_scan", cx);
             for (Part& p : parts)
@@ -14,6 +15,10 @@ Experiment ssm_scan_experiment() {
                           // value columns per workgroup, invocations per column, tokens staged at a time
                           {"ssm_scan.block_resident.cols", {16, 32, 64}}, {"ssm_scan.block_resident.split", {4, 8, 16}},
                           {"ssm_scan.block_resident.stage", {8, 16, 32}}};
+            for (Part& p : op_parts("gdn_output", cx)) {
+              p.sweeps = {{"gdn_output.fused_decode.split", {2, 4, 8}}};
+              parts.push_back(std::move(p));
+            }
             return parts;
           },
           {}};

@@ -7,6 +7,9 @@
 // exp(g), beta) are staged in shared memory, loaded while the previous TCH tokens are computed, so no
 // token waits on a global load. Per token one fused reduction gives S^T k, S^T q and k.q of the
 // undecayed state, since o = exp(g) S^T q + delta (k.q) and r = exp(g) S^T k.
+// NORM (gdn_output vulkan:fused_decode): a workgroup owns a whole value head (COLS = dv) and writes the gated
+// RMSNorm of each token's o instead of o, y = o / sqrt(mean(o^2) + eps) * gain * silu(z) over the head, so the norm
+// needs no dispatch (and no dependent step) of its own.
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0) in;
@@ -15,7 +18,9 @@ layout(constant_id = 1) const uint COLS = 32;  // value columns per workgroup
 layout(constant_id = 2) const uint SPLIT = 4;  // invocations per column, a power of two
 layout(constant_id = 3) const uint DK = 128;   // key head dim
 layout(constant_id = 4) const uint TCH = 16;   // tokens staged in shared memory at a time
+layout(constant_id = 5) const uint NORM = 0;   // 1: y = gated RMSNorm of o over the head (COLS = dv)
 #define GROUP SPLIT  // hl_group_sum sums over a column's invocations
+#define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
 #include "group_sum.glsl"
 
@@ -27,12 +32,15 @@ layout(std430, binding = 2) readonly buffer V { float v[]; };
 layout(std430, binding = 3) readonly buffer Beta { float beta[]; };
 layout(std430, binding = 4) readonly buffer G { float g[]; };
 layout(std430, binding = 5) buffer State { float state[]; };  // [nv, DK * dv], S[i][j] at i * dv + j
-layout(std430, binding = 6) writeonly buffer O { float o[]; };
+layout(std430, binding = 6) writeonly buffer O { float o[]; };  // o, or with NORM its gated norm y
+layout(std430, binding = 7) readonly buffer Z { float z[]; };      // NORM: the gate [T, nv * dv] (else unread)
+layout(std430, binding = 8) readonly buffer Gain { float gain[]; };  // NORM: [dv] (else unread)
 layout(push_constant) uniform Push {
   uint t0, T;          // the tokens walked
   uint nk, nv, dv;     // key heads, value heads, value head dim
   uint blocks;         // column blocks per value head
   uint tiled;          // value head h reads key head h % nk (GGUF order), else h / (nv / nk) (HF order)
+  float eps;           // NORM's
 } pc;
 
 shared float sk[TCH * DK], sq[TCH * DK], sv[TCH * COLS], sdecay[TCH], sbeta[TCH];
@@ -109,7 +117,17 @@ void main() {
         const uint i = p + r * SPLIT;
         if (i < DK) s[r] = dec * s[r] + sk[tt * DK + i] * delta;
       }
-      if (live && p == 0u) o[(pc.t0 + c0 + tt) * ldv + h * pc.dv + j] = dec * x.y + delta * x.z;
+      const float ov = dec * x.y + delta * x.z;
+      const uint at = (pc.t0 + c0 + tt) * ldv + h * pc.dv + j;
+      if (NORM == 0u) {
+        if (live && p == 0u) o[at] = ov;
+      } else {  // uniform: every invocation reaches the sum
+        const float ms = hl_workgroup_sum(live && p == 0u ? ov * ov : 0.0) / float(pc.dv);
+        if (live && p == 0u) {
+          const float zi = z[at];
+          o[at] = ov / sqrt(ms + pc.eps) * gain[j] * (zi / (1.0 + exp(-zi)));
+        }
+      }
     }
   }
   [[unroll]] for (uint r = 0u; r < R; ++r) {

@@ -23,51 +23,63 @@ ScanShape ssm_scan_shape(OpArgs& a) {
   return {T, nk, nv, dk, dv};
 }
 
-namespace {
-
-// ssm_scan: both variants run ssm_scan_columns.comp, block_resident over all tokens at once, per_token
-// once per token (the state then goes through device memory every token).
-void ssm_scan(VariantCtx& c, OpArgs& a, bool per_token) {
-  Device& d = c.device();
+// Declared in vulkan_common.h.
+Tensor ssm_scan_columns(Device& d, OpArgs& a, const std::string& key, bool per_token, const ScanNorm* norm) {
   const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &beta = a.in("beta"), &g = a.in("g");
   Tensor& state = a.state("state");
   const ScanShape sh = ssm_scan_shape(a);  // not a structured binding: clang 14 cannot capture one
   const int64_t T = sh.T, nk = sh.nk, nv = sh.nv, dk = sh.dk, dv = sh.dv;
 
-  // Tunables: columns per workgroup, invocations per column (a power of two), tokens staged at a time.
-  const std::string key = std::string("ssm_scan.") + (per_token ? "per_token." : "block_resident.");
-  uint32_t cols = d.tune(key + "cols"), split = d.tune(key + "split");
+  // Tunables: columns per workgroup (with the norm: the whole head), invocations per column (a power of two), tokens
+  // staged at a time.
+  uint32_t cols = norm ? u32(dv) : d.tune(key + "cols"), split = d.tune(key + "split");
   uint32_t stage = per_token ? 1 : std::max(d.tune(key + "stage"), 1u);
   if (cols == 0 || !std::has_single_bit(split))
     fail("ssm_scan: {}cols = {} must be positive and {}split = {} a power of two", key, cols, key, split);
   cols = std::min(cols, u32(dv));
   split = std::min(split, std::bit_floor(u32(dk)));
+  if (norm) split = std::max(1u, std::min(split, std::bit_floor(d.info().max_workgroup_invocations / cols)));
   const uint32_t wg = cols * split;
   if (wg > d.info().max_workgroup_invocations)
     fail("ssm_scan: {} columns x {} invocations exceed the device's {} invocations per workgroup", cols, split,
          d.info().max_workgroup_invocations);
-  // Shared memory: k, q, v, decay and beta of `stage` tokens, and a partial sum per invocation. Each
-  // invocation also prefetches its share of the next stage's k and q in registers: at most 2 x 32.
-  const auto shared = [&](uint32_t s) { return 4 * (uint64_t(s) * (2 * dk + cols + 2) + wg); };
+  // Shared memory: k, q, v, decay and beta of `stage` tokens, a partial sum per invocation, and the workgroup sum's
+  // partials. Each invocation also prefetches its share of the next stage's k and q in registers: at most 2 x 32.
+  const auto shared = [&](uint32_t s) { return 4 * (uint64_t(s) * (2 * dk + cols + 2) + 2 * wg + 1); };
   while (stage > 1 && (shared(stage) > d.info().max_shared_memory || stage * dk > 32 * wg)) stage /= 2;
   if (shared(stage) > d.info().max_shared_memory)
     fail("ssm_scan: d_k = {} with {} invocations needs {} bytes of shared memory, the device has {}", dk, wg, shared(stage),
          d.info().max_shared_memory);
 
-  const auto& p = d.pipeline("ssm_scan_columns", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, stage}}, 7, 7 * 4);
+  const auto& p = d.pipeline("ssm_scan_columns", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, stage}, {5, norm ? 1u : 0u}},
+                             9, 8 * 4);
   Tensor o = Tensor::device(d, T, v.cols());
-  const std::vector<BufferPtr> bufs{q.buffer(d), k.buffer(d), v.buffer(d), beta.buffer(d),
-                                    g.buffer(d), state.buffer_mut(d), o.buffer_mut(d)};
+  // Without the norm, z and gain are bound to q (never read).
+  const std::vector<BufferPtr> bufs{q.buffer(d),        k.buffer(d),        v.buffer(d),
+                                    beta.buffer(d),     g.buffer(d),        state.buffer_mut(d),
+                                    o.buffer_mut(d),    norm ? norm->z.buffer(d) : q.buffer(d),
+                                    norm ? norm->gain.buffer(d) : q.buffer(d)};
   struct {
     uint32_t t0, T, nk, nv, dv, blocks, tiled;
-  } pc{0, u32(T), u32(nk), u32(nv), u32(dv), (u32(dv) + cols - 1) / cols, a.p.count("tiled") && a.param("tiled") != 0};
+    float eps;
+  } pc{0, u32(T), u32(nk), u32(nv), u32(dv), (u32(dv) + cols - 1) / cols, a.p.count("tiled") && a.param("tiled") != 0,
+       norm ? norm->eps : 0.0f};
   const Grid gr = grid(uint64_t(nv) * pc.blocks);
   if (!per_token) {
     d.dispatch(p, bufs, pc, gr.x, gr.y);
   } else {
     for (pc.t0 = 0, pc.T = 1; pc.t0 < uint32_t(T); ++pc.t0) d.dispatch(p, bufs, pc, gr.x, gr.y);
   }
-  a.set("o", o);
+  return o;
+}
+
+namespace {
+
+// ssm_scan: both variants run ssm_scan_columns.comp, block_resident over all tokens at once, per_token
+// once per token (the state then goes through device memory every token).
+void ssm_scan(VariantCtx& c, OpArgs& a, bool per_token) {
+  const std::string key = std::string("ssm_scan.") + (per_token ? "per_token." : "block_resident.");
+  a.set("o", ssm_scan_columns(c.device(), a, key, per_token, nullptr));
 }
 
 }  // namespace

@@ -10,4 +10,13 @@ struct ScanShape {
 };
 ScanShape ssm_scan_shape(OpArgs& a);
 
+// ssm_scan_columns.comp over the call's tokens (a's ssm_scan inputs and state), tunables "<key>cols|split|stage";
+// per_token: a dispatch per token. norm: write the gated RMSNorm of o over each head (gdn_output), a workgroup per
+// whole head; else o.
+struct ScanNorm {
+  Tensor z, gain;
+  float eps;
+};
+Tensor ssm_scan_columns(Device& d, OpArgs& a, const std::string& key, bool per_token, const ScanNorm* norm);
+
 }  // namespace hl::gpu

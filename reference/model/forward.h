@@ -101,9 +101,7 @@ template <class Ex> class Forward {
   Tensor deltanet_block(const DeltaNetWeights& w, State& st, const Tensor& h, Phase phase) {
     const auto [qkv, b, a, z] = projections<4>(h, {w.qkv, w.b, w.a, w.z}, phase);
     const Prepped p = gdn_prep(w, st, qkv, b, a);
-    const Tensor o = ex_.ssm_scan(p.q, p.k, p.v, p.gates, st, c_.lin_k_heads, phase,
-                                  w_.v_heads_tiled ? ref::HeadOrder::Tiled : ref::HeadOrder::Grouped);
-    const Tensor y = ex_.gated_rmsnorm(o, z, w.norm, c_.rms_eps);
+    const Tensor y = gdn_output(w, st, p, z, phase);
     return ex_.matmul(y, w.out);
   }
 
@@ -121,6 +119,15 @@ template <class Ex> class Forward {
     }
     for (size_t i = 0; i < N; ++i) y[i] = ex_.matmul(h, ws[i]);
     return y;
+  }
+
+  // SPEC 4.4's scan and its gated norm: one op where the executor fuses them (the plan executor in decode, when its plan
+  // picks a gdn_output variant), else the two.
+  Tensor gdn_output(const DeltaNetWeights& w, State& st, const auto& p, const Tensor& z, Phase phase) {
+    const auto order = w_.v_heads_tiled ? ref::HeadOrder::Tiled : ref::HeadOrder::Grouped;
+    if constexpr (requires { ex_.fuses_gdn_output(phase); })
+      if (ex_.fuses_gdn_output(phase)) return ex_.gdn_output(p.q, p.k, p.v, p.gates, z, w.norm, st, c_.lin_k_heads, order, c_.rms_eps);
+    return ex_.gated_rmsnorm(ex_.ssm_scan(p.q, p.k, p.v, p.gates, st, c_.lin_k_heads, phase, order), z, w.norm, c_.rms_eps);
   }
 
   // SPEC 4.4 steps 2-6, from the projections x = q | k | v, b, a to the scan's inputs: conv with the
