@@ -29,9 +29,8 @@ void register_gdn_output_vulkan(Registry& r) {
                              "its state in registers (as ssm_scan's block_resident) and writes the head's gated norm",
                              fused_decode, true);
   v.status = "default";
-  // Invocations per state column (a power of two; capped so the head fits one workgroup); tokens staged at a time;
-  // partial sums per invocation (as ssm_scan's block_resident).
-  v.tunables = {{"gdn_output.fused_decode.split", 4}, {"gdn_output.fused_decode.stage", 16}, {"gdn_output.fused_decode.acc", 4}};
+  // Invocations per state column (a power of two; capped so the head fits one workgroup); tokens staged at a time.
+  v.tunables = {{"gdn_output.fused_decode.split", 4}, {"gdn_output.fused_decode.stage", 16}};
   r.add_variant(std::move(v));
 }
 

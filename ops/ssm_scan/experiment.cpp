@@ -14,7 +14,7 @@ Experiment ssm_scan_experiment() {
               p.sweeps = {{"ssm_scan.chunked.chunk", {16, 32, 64, 128}}, {"ssm_scan.chunked_coopmat.chunk", {16, 32, 64, 128}},
                           // value columns per workgroup, invocations per column, tokens staged at a time
                           {"ssm_scan.block_resident.cols", {16, 32, 64}}, {"ssm_scan.block_resident.split", {4, 8, 16}},
-                          {"ssm_scan.block_resident.stage", {8, 16, 32}}, {"ssm_scan.block_resident.acc", {1, 2, 4}}};
+                          {"ssm_scan.block_resident.stage", {8, 16, 32}}};
             for (Part& p : op_parts("gdn_output", cx)) {
               p.sweeps = {{"gdn_output.fused_decode.split", {2, 4, 8}}};
               parts.push_back(std::move(p));

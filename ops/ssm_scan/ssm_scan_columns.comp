@@ -19,9 +19,6 @@ layout(constant_id = 2) const uint SPLIT = 4;  // invocations per column, a powe
 layout(constant_id = 3) const uint DK = 128;   // key head dim
 layout(constant_id = 4) const uint TCH = 16;   // tokens staged in shared memory at a time
 layout(constant_id = 5) const uint NORM = 0;   // 1: y = gated RMSNorm of o over the head (COLS = dv)
-// Partial sums of a token's dot products per invocation (1..4): ACC independent chains of R / ACC FMAs instead of
-// one chain of R, whose latency each token's step waits on.
-layout(constant_id = 6) const uint ACC = 4;
 #define GROUP SPLIT  // hl_group_sum sums over a column's invocations
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
@@ -109,12 +106,11 @@ void main() {
     barrier();
     fetch(c0 + TCH);  // the next chunk's loads fly while this one is computed
     for (uint tt = 0u; tt < n; ++tt) {
-      vec3 xp[4] = vec3[4](vec3(0.0), vec3(0.0), vec3(0.0), vec3(0.0));  // (S^T k, S^T q, k.q), undecayed, in ACC parts
+      vec3 x = vec3(0.0);  // (S^T k, S^T q, k.q) for this column, undecayed
       [[unroll]] for (uint r = 0u; r < R; ++r) {
         const uint i = p + r * SPLIT;
-        if (i < DK) xp[r % ACC] += vec3(s[r] * sk[tt * DK + i], s[r] * sq[tt * DK + i], sk[tt * DK + i] * sq[tt * DK + i]);
+        if (i < DK) x += vec3(s[r] * sk[tt * DK + i], s[r] * sq[tt * DK + i], sk[tt * DK + i] * sq[tt * DK + i]);
       }
-      vec3 x = (xp[0] + xp[1]) + (xp[2] + xp[3]);
       x = vec3(hl_group_sum(x.x, L), hl_group_sum(x.y, L), hl_group_sum(x.z, L));
       const float dec = sdecay[tt], delta = sbeta[tt] * (sv[tt * COLS + col] - dec * x.x);
       [[unroll]] for (uint r = 0u; r < R; ++r) {

@@ -51,9 +51,8 @@ Tensor ssm_scan_columns(Device& d, OpArgs& a, const std::string& key, bool per_t
     fail("ssm_scan: d_k = {} with {} invocations needs {} bytes of shared memory, the device has {}", dk, wg, shared(stage),
          d.info().max_shared_memory);
 
-  const uint32_t acc = std::clamp(d.tune(key + "acc"), 1u, 4u);
-  const auto& p = d.pipeline("ssm_scan_columns",
-                             {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, stage}, {5, norm ? 1u : 0u}, {6, acc}}, 9, 8 * 4);
+  const auto& p = d.pipeline("ssm_scan_columns", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, stage}, {5, norm ? 1u : 0u}},
+                             9, 8 * 4);
   Tensor o = Tensor::device(d, T, v.cols());
   // Without the norm, z and gain are bound to q (never read).
   const std::vector<BufferPtr> bufs{q.buffer(d),        k.buffer(d),        v.buffer(d),
@@ -91,16 +90,15 @@ void register_ssm_scan_vulkan(Registry& r) {
                               "registers over all tokens",
                               [](VariantCtx& c, OpArgs& a) { ssm_scan(c, a, false); });
   br.status = "baseline";
-  // Value columns per workgroup; invocations sharing a column (the d_k dot products); tokens staged at a time; partial
-  // sums per invocation (independent FMA chains, 1..4).
+  // Value columns per workgroup; invocations sharing a column (the d_k dot products); tokens staged at a time.
   br.tunables = {{"ssm_scan.block_resident.cols", 32}, {"ssm_scan.block_resident.split", 8},
-                 {"ssm_scan.block_resident.stage", 16}, {"ssm_scan.block_resident.acc", 4}};
+                 {"ssm_scan.block_resident.stage", 16}};
   r.add_variant(std::move(br));
   Variant pt = vulkan_variant("ssm_scan", "vulkan:per_token",
                               "one dispatch per token, the state through device memory each time (decode-loop baseline)",
                               [](VariantCtx& c, OpArgs& a) { ssm_scan(c, a, true); }, false, true);
   pt.status = "baseline";
-  pt.tunables = {{"ssm_scan.per_token.cols", 32}, {"ssm_scan.per_token.split", 8}, {"ssm_scan.per_token.acc", 4}};
+  pt.tunables = {{"ssm_scan.per_token.cols", 32}, {"ssm_scan.per_token.split", 8}};
   r.add_variant(std::move(pt));
 }
 
