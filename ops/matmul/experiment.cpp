@@ -34,6 +34,7 @@ std::vector<Part> parts(const Context& cx) {
         p.sweeps[op + ".qmatvec_direct.rows"] = {1, 2, 4, 8};  // rows per subgroup pass
         p.sweeps[op + ".qmatvec_direct.units"] = {1, 2, 4};    // units per lane per step
         p.sweeps[op + ".qmatvec_direct.x_global"] = {0, 1};    // x staged in shared memory or read through the caches
+        p.sweeps[op + ".qmatvec_direct.wg"] = {64, 128, 256};  // workgroup size (occupancy, x staged per workgroup)
         p.sweeps[op + ".qmatvec_i8_staged.rows"] = {1, 2, 4};  // rows per tile
         p.sweeps[op + ".qmatvec_i8_staged.groups"] = {1056, 2112};  // grid
         p.sweeps[op + ".qmatvec_i8_staged.local"] = {0, 1};  // workers: workgroups or subgroups

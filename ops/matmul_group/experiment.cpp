@@ -12,7 +12,7 @@ std::vector<Part> parts(const Context& cx) {
   std::vector<Part> out;
   for (Part& p : op_parts("matmul_group", cx)) {
     p.sweeps = {{"matmul_group.qmatvec_direct.rows", {1, 2, 4}}, {"matmul_group.qmatvec_direct.units", {1, 2}},
-                {"matmul_group.qmatvec_direct.x_global", {0, 1}}};
+                {"matmul_group.qmatvec_direct.x_global", {0, 1}}, {"matmul_group.qmatvec_direct.wg", {64, 128, 256}}};
     out.push_back(std::move(p));
   }
   return out;

@@ -18,8 +18,9 @@ Experiment moe_experiment() {
                   p.sweeps = {{"moe_experts.route_pack_coopmat.warp_rows", {1, 2}},
                               {"moe_experts.route_pack_coopmat.warp_cols", {2, 4}},
                               {"moe_experts.route_pack_coopmat.k_units", {1, 2, 4}}};
-                if (std::string(op) == "moe_block")  // rows per workgroup of the routed steps, workgroup size
-                  p.sweeps = {{"moe_block.fused_decode.gate_up_rows", {4, 8, 16}},
+                if (std::string(op) == "moe_block")  // rows per workgroup of each step, workgroup size
+                  p.sweeps = {{"moe_block.fused_decode.x_rows", {4, 8, 16}},
+                              {"moe_block.fused_decode.gate_up_rows", {4, 8, 16}},
                               {"moe_block.fused_decode.down_rows", {4, 8, 16}},
                               {"moe_block.fused_decode.wg", {128, 256}}};
                 parts.push_back(std::move(p));
