@@ -41,6 +41,8 @@
 #include "hl_ssm_conv_plain.h"
 #include "hl_ssm_conv_tuned.h"
 #include "hl_ssm_gates_plain.h"
+#include "hl_moe_router_plain.h"
+#include "hl_moe_router_tuned.h"
 #include "hl_ssm_gates_tuned.h"
 #include "hl_ssm_scan_plain.h"
 #include "hl_ssm_scan_tuned.h"
@@ -68,6 +70,8 @@
 #include "hl_ssm_conv_gpu_plain.h"
 #include "hl_ssm_conv_gpu_tuned.h"
 #include "hl_ssm_gates_gpu_plain.h"
+#include "hl_moe_router_gpu_plain.h"
+#include "hl_moe_router_gpu_tuned.h"
 #include "hl_ssm_gates_gpu_tuned.h"
 #include "hl_ssm_scan_gpu_plain.h"
 #include "hl_ssm_scan_gpu_tuned.h"
@@ -264,6 +268,7 @@ using SliceFn = int (*)(halide_buffer_t*, int32_t, int32_t, int32_t, halide_buff
 using L2NormFn = int (*)(halide_buffer_t*, float, float, halide_buffer_t*);
 using GatesFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*,
                         halide_buffer_t*);
+using RouterFn = int (*)(halide_buffer_t*, int32_t, halide_buffer_t*, halide_buffer_t*);
 using GatedNormFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, float, halide_buffer_t*);
 using MatmulFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
 using ConvFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
@@ -370,6 +375,22 @@ std::function<void(VariantCtx&, OpArgs&)> ssm_gates(GatesFn fn, On on, std::stri
          [&] { return fn(bb, ab, Ab, db, betab, gb); });
     a.set("beta", Tensor::from(std::move(beta)));
     a.set("g", Tensor::from(std::move(g)));
+  };
+}
+
+std::function<void(VariantCtx&, OpArgs&)> moe_router(RouterFn fn, On on, std::string what) {
+  return [=](VariantCtx&, OpArgs& a) {
+    const Mat<float>& l = a.in("logits").f32();
+    const int64_t k = a.iparam("k");
+    if (k <= 0 || k > l.cols()) fail("moe_router: top-{} of {} experts", k, l.cols());
+    IMat expert(l.rows(), k);
+    Mat<float> weight(l.rows(), k);
+    const int T = dim(l.rows(), "tokens"), E = dim(l.cols(), "experts"), K = dim(k, "slots");
+    auto lb = view(l, {E, T}), wb = view(weight, {K, T});
+    auto eb = view(expert, {K, T});
+    if (T > 0) call(on, what, {lb.raw_buffer()}, {eb.raw_buffer(), wb.raw_buffer()}, [&] { return fn(lb, K, eb, wb); });
+    a.set("expert", Tensor::from_i32(std::move(expert)));
+    a.set("weight", Tensor::from(std::move(weight)));
   };
 }
 
@@ -596,6 +617,11 @@ void register_halide_variants(Registry& r) {
   add(r, On::Cpu, "l2norm", "plain", plain, l2norm(hl_l2norm_plain, On::Cpu, "hl_l2norm_plain"));
   add(r, On::Cpu, "l2norm", "tuned", "8-wide, sum of squares in 8 lanes (rfactor), 16 heads per task",
           l2norm(hl_l2norm_tuned, On::Cpu, "hl_l2norm_tuned"));
+  const std::string rank_how = "top-k by ranks (each expert's count of experts ahead of it), no sort; ";
+  add(r, On::Cpu, "moe_router", "plain", rank_how + "every stage once per token, serial, scalar",
+      moe_router(hl_moe_router_plain, On::Cpu, "hl_moe_router_plain"));
+  add(r, On::Cpu, "moe_router", "tuned", rank_how + "4 tokens per parallel task, per-expert stages 8 wide",
+      moe_router(hl_moe_router_tuned, On::Cpu, "hl_moe_router_tuned"));
   add(r, On::Cpu, "ssm_gates", "plain", plain, ssm_gates(hl_ssm_gates_plain, On::Cpu, "hl_ssm_gates_plain"));
   add(r, On::Cpu, "ssm_gates", "tuned", "8 heads wide, 16 tokens per task", ssm_gates(hl_ssm_gates_tuned, On::Cpu, "hl_ssm_gates_tuned"));
   add(r, On::Cpu, "rmsnorm", "plain", plain, rmsnorm(hl_rmsnorm_plain, On::Cpu, "hl_rmsnorm_plain"));
@@ -646,6 +672,10 @@ void register_halide_variants(Registry& r) {
          ssm_gates(hl_ssm_gates_gpu_plain, On::Vulkan, "hl_ssm_gates_gpu_plain"));
   add(r, On::Vulkan, "ssm_gates", "gpu_tuned", "one thread per (head, token), blocks of 256",
          ssm_gates(hl_ssm_gates_gpu_tuned, On::Vulkan, "hl_ssm_gates_gpu_tuned"));
+  add(r, On::Vulkan, "moe_router", "gpu_plain", rank_how + "a thread per (expert, token), blocks of 64",
+      moe_router(hl_moe_router_gpu_plain, On::Vulkan, "hl_moe_router_gpu_plain"));
+  add(r, On::Vulkan, "moe_router", "gpu_tuned", rank_how + "a thread per (expert, token), blocks of 256",
+      moe_router(hl_moe_router_gpu_tuned, On::Vulkan, "hl_moe_router_gpu_tuned"));
   add(r, On::Vulkan, "rmsnorm", "gpu_plain", "one thread per row", rmsnorm(hl_rmsnorm_gpu_plain, On::Vulkan, "hl_rmsnorm_gpu_plain"));
   add(r, On::Vulkan, "rmsnorm", "gpu_tuned", "one block of 128 threads per row, partial sums in shared memory",
          rmsnorm(hl_rmsnorm_gpu_tuned, On::Vulkan, "hl_rmsnorm_gpu_tuned"));
