@@ -41,6 +41,8 @@
 #include "hl_ssm_conv_plain.h"
 #include "hl_ssm_conv_tuned.h"
 #include "hl_ssm_gates_plain.h"
+#include "hl_shared_expert_plain.h"
+#include "hl_shared_expert_tuned.h"
 #include "hl_moe_router_plain.h"
 #include "hl_moe_router_tuned.h"
 #include "hl_ssm_gates_tuned.h"
@@ -70,6 +72,8 @@
 #include "hl_ssm_conv_gpu_plain.h"
 #include "hl_ssm_conv_gpu_tuned.h"
 #include "hl_ssm_gates_gpu_plain.h"
+#include "hl_shared_expert_gpu_plain.h"
+#include "hl_shared_expert_gpu_tuned.h"
 #include "hl_moe_router_gpu_plain.h"
 #include "hl_moe_router_gpu_tuned.h"
 #include "hl_ssm_gates_gpu_tuned.h"
@@ -269,6 +273,8 @@ using L2NormFn = int (*)(halide_buffer_t*, float, float, halide_buffer_t*);
 using GatesFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*,
                         halide_buffer_t*);
 using RouterFn = int (*)(halide_buffer_t*, int32_t, halide_buffer_t*, halide_buffer_t*);
+using SharedFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*,
+                         halide_buffer_t*);
 using GatedNormFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, float, halide_buffer_t*);
 using MatmulFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
 using ConvFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
@@ -391,6 +397,28 @@ std::function<void(VariantCtx&, OpArgs&)> moe_router(RouterFn fn, On on, std::st
     if (T > 0) call(on, what, {lb.raw_buffer()}, {eb.raw_buffer(), wb.raw_buffer()}, [&] { return fn(lb, K, eb, wb); });
     a.set("expert", Tensor::from_i32(std::move(expert)));
     a.set("weight", Tensor::from(std::move(weight)));
+  };
+}
+
+// f32 weights (host copies, WeightStore::host), as the f32 matmul's.
+std::function<void(VariantCtx&, OpArgs&)> shared_expert(SharedFn fn, On on, std::string what) {
+  return [=](VariantCtx& c, OpArgs& a) {
+    const Mat<float>& x = a.in("x").f32();
+    const Tensor g = c.weights->host(a.weight("gate")), u = c.weights->host(a.weight("up")), d = c.weights->host(a.weight("down"));
+    const Vec<float> gw = c.weights->host_vec(a.weight("gate_w"));
+    const Mat<float>&gm = g.f32(), &um = u.f32(), &dm = d.f32();
+    const int64_t H = x.cols(), F = gm.rows();
+    if (gm.cols() != H || um.rows() != F || um.cols() != H || dm.rows() != H || dm.cols() != F || gw.size() != H)
+      fail("shared_expert: x [{}, {}] does not fit gate [{}, {}], up [{}, {}], down [{}, {}], gate_w [{}]", x.rows(), H,
+           gm.rows(), gm.cols(), um.rows(), um.cols(), dm.rows(), dm.cols(), gw.size());
+    Mat<float> y(x.rows(), H);
+    const int T = dim(x.rows(), "tokens"), iH = dim(H, "hidden"), iF = dim(F, "width");
+    auto xb = view(x, {iH, T}), gb = view(gm, {iH, iF}), ub = view(um, {iH, iF}), db = view(dm, {iF, iH});
+    auto wb = view(gw.data(), {iH}), yb = view(y, {iH, T});
+    if (T > 0)
+      call(on, what, {xb.raw_buffer(), gb.raw_buffer(), ub.raw_buffer(), db.raw_buffer(), wb.raw_buffer()}, {yb.raw_buffer()},
+           [&] { return fn(xb, gb, ub, db, wb, yb); });
+    a.set("y", Tensor::from(std::move(y)));
   };
 }
 
@@ -622,6 +650,10 @@ void register_halide_variants(Registry& r) {
       moe_router(hl_moe_router_plain, On::Cpu, "hl_moe_router_plain"));
   add(r, On::Cpu, "moe_router", "tuned", rank_how + "4 tokens per parallel task, per-expert stages 8 wide",
       moe_router(hl_moe_router_tuned, On::Cpu, "hl_moe_router_tuned"));
+  const std::string sh_how = "the gate and up products once each, SwiGLU inline in the down product, f32 weights; ";
+  add(r, On::Cpu, "shared_expert", "plain", sh_how + plain, shared_expert(hl_shared_expert_plain, On::Cpu, "hl_shared_expert_plain"));
+  add(r, On::Cpu, "shared_expert", "tuned", sh_how + "each product as matmul's tuned schedule (8 lanes, 4 x 2 tiles, 64 rows per task)",
+      shared_expert(hl_shared_expert_tuned, On::Cpu, "hl_shared_expert_tuned"));
   add(r, On::Cpu, "ssm_gates", "plain", plain, ssm_gates(hl_ssm_gates_plain, On::Cpu, "hl_ssm_gates_plain"));
   add(r, On::Cpu, "ssm_gates", "tuned", "8 heads wide, 16 tokens per task", ssm_gates(hl_ssm_gates_tuned, On::Cpu, "hl_ssm_gates_tuned"));
   add(r, On::Cpu, "rmsnorm", "plain", plain, rmsnorm(hl_rmsnorm_plain, On::Cpu, "hl_rmsnorm_plain"));
@@ -676,6 +708,10 @@ void register_halide_variants(Registry& r) {
       moe_router(hl_moe_router_gpu_plain, On::Vulkan, "hl_moe_router_gpu_plain"));
   add(r, On::Vulkan, "moe_router", "gpu_tuned", rank_how + "a thread per (expert, token), blocks of 256",
       moe_router(hl_moe_router_gpu_tuned, On::Vulkan, "hl_moe_router_gpu_tuned"));
+  add(r, On::Vulkan, "shared_expert", "gpu_plain", sh_how + "a thread per output of each product",
+      shared_expert(hl_shared_expert_gpu_plain, On::Vulkan, "hl_shared_expert_gpu_plain"));
+  add(r, On::Vulkan, "shared_expert", "gpu_tuned", sh_how + "each reduction over 64 threads, 4 x 4 outputs per block",
+      shared_expert(hl_shared_expert_gpu_tuned, On::Vulkan, "hl_shared_expert_gpu_tuned"));
   add(r, On::Vulkan, "rmsnorm", "gpu_plain", "one thread per row", rmsnorm(hl_rmsnorm_gpu_plain, On::Vulkan, "hl_rmsnorm_gpu_plain"));
   add(r, On::Vulkan, "rmsnorm", "gpu_tuned", "one block of 128 threads per row, partial sums in shared memory",
          rmsnorm(hl_rmsnorm_gpu_tuned, On::Vulkan, "hl_rmsnorm_gpu_tuned"));

@@ -45,7 +45,7 @@ TEST_CASE("halide model: '*=halide' picks the tuned CPU schedules and matches tr
   const gpu::Plan plan = gpu::Plan::parse("*=halide", nullptr);  // CPU only: no device needed
   CHECK(!plan.uses_device());
   for (const char* op : {"add", "slice", "rope", "l2norm", "ssm_gates", "rmsnorm", "gated_rmsnorm", "matmul", "lm_head", "ssm_conv",
-                         "ssm_scan", "attention", "moe_router", "moe_experts"})
+                         "ssm_scan", "attention", "moe_router", "moe_experts", "shared_expert"})
     CHECK(plan.variant(op).name == std::string("halide:") + op + ":tuned");
   CHECK(plan.variant("embed").name == "reference");  // ops without a Halide variant stay on the reference
   check_plan("*=halide", nullptr);
@@ -54,7 +54,7 @@ TEST_CASE("halide model: '*=halide' picks the tuned CPU schedules and matches tr
 #ifdef HYBRIDLAB_HALIDE_VULKAN
 TEST_CASE("halide model: Halide's Vulkan schedules beside hybridlab's Vulkan kernels in one process", "[halide][model][vk]") {
   // Both runtimes in one process on the same (kind of) device: Halide-Vulkan for every op Halide has
-  // (adds, slices, rope, norms, gates, matmuls, conv, scan, attention, router, experts), hybridlab's Vulkan kernels for the other ops.
+  // (adds, slices, rope, norms, gates, matmuls, conv, scan, attention, router, experts, shared expert), hybridlab's Vulkan kernels for the other ops.
   check_plan("*=halide,*=vulkan,*=halide-vulkan", &device());
   require_no_validation_messages();
 }
