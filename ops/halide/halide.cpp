@@ -41,6 +41,8 @@
 #include "hl_ssm_conv_plain.h"
 #include "hl_ssm_conv_tuned.h"
 #include "hl_ssm_gates_plain.h"
+#include "hl_embed_plain.h"
+#include "hl_embed_tuned.h"
 #include "hl_shared_expert_plain.h"
 #include "hl_shared_expert_tuned.h"
 #include "hl_moe_router_plain.h"
@@ -72,6 +74,8 @@
 #include "hl_ssm_conv_gpu_plain.h"
 #include "hl_ssm_conv_gpu_tuned.h"
 #include "hl_ssm_gates_gpu_plain.h"
+#include "hl_embed_gpu_plain.h"
+#include "hl_embed_gpu_tuned.h"
 #include "hl_shared_expert_gpu_plain.h"
 #include "hl_shared_expert_gpu_tuned.h"
 #include "hl_moe_router_gpu_plain.h"
@@ -275,6 +279,7 @@ using GatesFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, ha
 using RouterFn = int (*)(halide_buffer_t*, int32_t, halide_buffer_t*, halide_buffer_t*);
 using SharedFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*,
                          halide_buffer_t*);
+using EmbedFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
 using GatedNormFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, float, halide_buffer_t*);
 using MatmulFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
 using ConvFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
@@ -397,6 +402,27 @@ std::function<void(VariantCtx&, OpArgs&)> moe_router(RouterFn fn, On on, std::st
     if (T > 0) call(on, what, {lb.raw_buffer()}, {eb.raw_buffer(), wb.raw_buffer()}, [&] { return fn(lb, K, eb, wb); });
     a.set("expert", Tensor::from_i32(std::move(expert)));
     a.set("weight", Tensor::from(std::move(weight)));
+  };
+}
+
+// The whole table in f32 (a host copy, WeightStore::host); the ids checked here, as the reference does.
+std::function<void(VariantCtx&, OpArgs&)> embed(EmbedFn fn, On on, std::string what) {
+  return [=](VariantCtx& c, OpArgs& a) {
+    const Tensor& tok = a.in("tokens");
+    if (tok.type() != Tensor::Type::I32 || tok.rows() != 1) fail("embed: tokens must be i32 [1, T]");
+    const WeightRef& tw = a.weight("table");
+    const IMat& ids = tok.i32();
+    for (int64_t t = 0; t < ids.size(); ++t)
+      if (ids(0, t) < 0 || ids(0, t) >= tw.rows)
+        fail("token id {} at position {} is outside the vocabulary [0, {})", ids(0, t), t, tw.rows);
+    const Tensor table = c.weights->host(tw);
+    const Mat<float>& tm = table.f32();
+    Mat<float> y(ids.size(), tm.cols());
+    const int T = dim(ids.size(), "tokens"), H = dim(tm.cols(), "hidden"), V = dim(tm.rows(), "vocabulary");
+    auto ib = view(ids.data(), {T});
+    auto tb = view(tm, {H, V}), yb = view(y, {H, T});
+    if (T > 0) call(on, what, {ib.raw_buffer(), tb.raw_buffer()}, {yb.raw_buffer()}, [&] { return fn(ib, tb, yb); });
+    a.set("y", Tensor::from(std::move(y)));
   };
 }
 
@@ -650,6 +676,8 @@ void register_halide_variants(Registry& r) {
       moe_router(hl_moe_router_plain, On::Cpu, "hl_moe_router_plain"));
   add(r, On::Cpu, "moe_router", "tuned", rank_how + "4 tokens per parallel task, per-expert stages 8 wide",
       moe_router(hl_moe_router_tuned, On::Cpu, "hl_moe_router_tuned"));
+  add(r, On::Cpu, "embed", "plain", "the table in f32; " + plain, embed(hl_embed_plain, On::Cpu, "hl_embed_plain"));
+  add(r, On::Cpu, "embed", "tuned", "the table in f32; 8-wide along a row, 4 tokens per task", embed(hl_embed_tuned, On::Cpu, "hl_embed_tuned"));
   const std::string sh_how = "the gate and up products once each, SwiGLU inline in the down product, f32 weights; ";
   add(r, On::Cpu, "shared_expert", "plain", sh_how + plain, shared_expert(hl_shared_expert_plain, On::Cpu, "hl_shared_expert_plain"));
   add(r, On::Cpu, "shared_expert", "tuned", sh_how + "each product as matmul's tuned schedule (8 lanes, 4 x 2 tiles, 64 rows per task)",
@@ -708,6 +736,10 @@ void register_halide_variants(Registry& r) {
       moe_router(hl_moe_router_gpu_plain, On::Vulkan, "hl_moe_router_gpu_plain"));
   add(r, On::Vulkan, "moe_router", "gpu_tuned", rank_how + "a thread per (expert, token), blocks of 256",
       moe_router(hl_moe_router_gpu_tuned, On::Vulkan, "hl_moe_router_gpu_tuned"));
+  add(r, On::Vulkan, "embed", "gpu_plain", "the table in f32 (uploaded whole each call); a thread per value, blocks of 64",
+      embed(hl_embed_gpu_plain, On::Vulkan, "hl_embed_gpu_plain"));
+  add(r, On::Vulkan, "embed", "gpu_tuned", "the table in f32 (uploaded whole each call); a thread per value, blocks of 256",
+      embed(hl_embed_gpu_tuned, On::Vulkan, "hl_embed_gpu_tuned"));
   add(r, On::Vulkan, "shared_expert", "gpu_plain", sh_how + "a thread per output of each product",
       shared_expert(hl_shared_expert_gpu_plain, On::Vulkan, "hl_shared_expert_gpu_plain"));
   add(r, On::Vulkan, "shared_expert", "gpu_tuned", sh_how + "each reduction over 64 threads, 4 x 4 outputs per block",
