@@ -261,6 +261,19 @@ std::unique_ptr<Context> Context::create(const ContextOptions& options) {
   c.push_descriptors_ = d.push_descriptor && options.use_push_descriptors;
   if (c.push_descriptors_) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   if (d.has_extension("VK_KHR_portability_subset")) extensions.push_back("VK_KHR_portability_subset");
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec_props{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  if (options.pipeline_stats.value_or(env("HYBRIDLAB_PIPELINE_STATS") == "1")) {
+    if (d.has_extension(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
+      c.pipeline_stats_ = true;
+      extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+      exec_props.pipelineExecutableInfo = VK_TRUE;
+      exec_props.pNext = &feats.features2;
+    } else {
+      std::fprintf(stderr, "pipeline stats: %s has no %s; none reported\n", d.name.c_str(),
+                   VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    }
+  }
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -268,7 +281,7 @@ std::unique_ptr<Context> Context::create(const ContextOptions& options) {
   qi.queueCount = 1;
   qi.pQueuePriorities = &priority;
   VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  ci.pNext = &feats.features2;
+  ci.pNext = c.pipeline_stats_ ? static_cast<void*>(&exec_props) : static_cast<void*>(&feats.features2);
   ci.queueCreateInfoCount = 1;
   ci.pQueueCreateInfos = &qi;
   ci.enabledExtensionCount = uint32_t(extensions.size());

@@ -26,6 +26,9 @@ struct ContextOptions {
   std::string pipeline_cache_path;   // "" -> env HYBRIDLAB_PIPELINE_CACHE ("" again: in memory only)
   std::string tune;                  // "key=value,..." applied to the profile after env HYBRIDLAB_TUNE
   bool use_push_descriptors = true;  // false forces descriptor pools even where push descriptors exist
+  // Each pipeline's compiler statistics (registers, shared memory, ...) on stderr as it is created, where the
+  // device has VK_KHR_pipeline_executable_properties; unset -> env HYBRIDLAB_PIPELINE_STATS=1.
+  std::optional<bool> pipeline_stats;
 };
 
 // Every device the loader sees, in enumeration order (for `hybridlab devices`).
@@ -51,6 +54,7 @@ class Context {
   const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_; }
   VkPipelineCache pipeline_cache() const { return pipeline_cache_; }
   bool push_descriptors() const { return push_descriptors_; }
+  bool pipeline_stats() const { return pipeline_stats_; }
 
   void save_pipeline_cache() const;  // to the cache path, if any (also done on destruction)
   void wait_idle() const;
@@ -83,6 +87,7 @@ class Context {
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   std::string pipeline_cache_path_;
   bool push_descriptors_ = false;
+  bool pipeline_stats_ = false;
   std::unique_ptr<Buffer> staging_;
   std::unique_ptr<CommandList> transfer_;
 };

@@ -81,7 +81,8 @@ const char* component_type_name(uint32_t t);  // "f16", "f32", "s8", "bf16", ...
   X(vkGetQueryPoolResults) X(vkCreateFence) X(vkDestroyFence) X(vkResetFences) X(vkWaitForFences)
 
 // Device functions of optional extensions: null when the extension is not enabled.
-#define HL_VK_OPTIONAL_DEVICE_FUNCTIONS(X) X(vkCmdPushDescriptorSetKHR)
+#define HL_VK_OPTIONAL_DEVICE_FUNCTIONS(X) X(vkCmdPushDescriptorSetKHR) \
+  X(vkGetPipelineExecutablePropertiesKHR) X(vkGetPipelineExecutableStatisticsKHR)
 // clang-format on
 
 #define HL_VK_DECLARE_POINTER(name) PFN_##name name = nullptr;

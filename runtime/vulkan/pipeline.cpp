@@ -119,14 +119,54 @@ Pipeline::Pipeline(Context& ctx, const PipelineDesc& desc)
     pi.stage.pName = desc.entry.c_str();
     pi.stage.pSpecializationInfo = entries.empty() ? nullptr : &spec;
     pi.layout = s_.layout;
+    if (ctx.pipeline_stats()) pi.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     check(vk.vkCreateComputePipelines(dev, ctx.pipeline_cache(), 1, &pi, nullptr, &s_.pipeline),
           "vkCreateComputePipelines", fmt::format("pipeline '{}' on {}", s_.name, d.name));
+    if (ctx.pipeline_stats()) report_statistics(ctx, desc);
   } catch (...) {
     if (module) vk.vkDestroyShaderModule(dev, module, nullptr);
     release();
     throw;
   }
   vk.vkDestroyShaderModule(dev, module, nullptr);
+}
+
+// One line per executable: the pipeline's name, its specialization constants and what the driver's compiler
+// reports (NVIDIA: registers, shared memory; Mesa: instructions, spills, ...), for a kernel engineer's eyes.
+void Pipeline::report_statistics(Context& ctx, const PipelineDesc& desc) const {
+  const Functions& vk = ctx.fn();
+  if (!vk.vkGetPipelineExecutablePropertiesKHR || !vk.vkGetPipelineExecutableStatisticsKHR) return;
+  VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+  info.pipeline = s_.pipeline;
+  uint32_t n = 0;
+  if (vk.vkGetPipelineExecutablePropertiesKHR(ctx.device(), &info, &n, nullptr) != VK_SUCCESS) return;
+  std::string spec;
+  for (const SpecConstant& c : desc.spec)
+    spec += fmt::format("{}{}={}", spec.empty() ? "" : " ", c.id,
+                        std::visit([](auto v) { return fmt::format("{}", v); }, c.value));
+  for (uint32_t e = 0; e < n; ++e) {
+    VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+    ei.pipeline = s_.pipeline;
+    ei.executableIndex = e;
+    uint32_t m = 0;
+    if (vk.vkGetPipelineExecutableStatisticsKHR(ctx.device(), &ei, &m, nullptr) != VK_SUCCESS) continue;
+    std::vector<VkPipelineExecutableStatisticKHR> stats(m, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+    if (vk.vkGetPipelineExecutableStatisticsKHR(ctx.device(), &ei, &m, stats.data()) < 0) continue;
+    std::string line;
+    for (uint32_t i = 0; i < m; ++i) {
+      const VkPipelineExecutableStatisticKHR& st = stats[i];
+      std::string v;
+      switch (st.format) {
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: v = st.value.b32 ? "yes" : "no"; break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: v = fmt::format("{}", st.value.i64); break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: v = fmt::format("{}", st.value.u64); break;
+        default: v = fmt::format("{:g}", st.value.f64); break;
+      }
+      line += fmt::format("{}{}={}", line.empty() ? "" : "; ", st.name, v);
+    }
+    std::fprintf(stderr, "pipeline stats: %s [%s] executable %u: %s\n", s_.name.c_str(), spec.c_str(), e,
+                 line.c_str());
+  }
 }
 
 Pipeline::~Pipeline() { release(); }

@@ -57,6 +57,7 @@ class Pipeline {
 
  private:
   void release() noexcept;
+  void report_statistics(Context& ctx, const PipelineDesc& desc) const;
 
   struct State {  // all a move hands over, leaving an empty pipeline behind
     Context* ctx = nullptr;
