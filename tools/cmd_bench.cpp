@@ -34,7 +34,7 @@ struct BenchArgs {
   PlanArgs plan;
   std::string prompts = "512", out = "reports", tag;
   int64_t gen = 128, chunk = 512;
-  int runs = 3;
+  int runs = 3, warmup = 2;
   uint64_t token_seed = 1;
   bool no_breakdown = false, no_replay = false;
   bool tag_given = false;
@@ -377,7 +377,7 @@ void cmd_bench(const BenchArgs& a) {
                  {"prefill_chunk", a.chunk},
                  {"decode_replay", !a.no_replay && ex.can_capture()},
                  {"runs", a.runs},
-                 {"warmup_runs", 2},
+                 {"warmup_runs", a.warmup},
                  {"tokens", fmt::format("synthetic: uniform random ids in [0, vocab) from seed {}, the same every run; decode starts "
                                         "from one random token at position 0 and feeds each step's argmax to the next",
                                         a.token_seed)},
@@ -386,10 +386,10 @@ void cmd_bench(const BenchArgs& a) {
                  {"breakdown_method", "one extra run per test with per-op profiling: Vulkan ops by timestamps around "
                                       "their dispatches, host ops by wall clock; not part of the timed runs; decode steps not replayed"},
                  {"tests", json::array()}};
-  std::printf("hybridlab bench: %s, %d layers; plan %s; device %s%s; prefill chunk %lld; %d runs after 2 warm-ups; commit %s\n",
+  std::printf("hybridlab bench: %s, %d layers; plan %s; device %s%s; prefill chunk %lld; %d runs after %d warm-ups; commit %s\n",
               report["model"]["source"].get<std::string>().c_str(), w.cfg.n_layers, plan.describe().c_str(),
               report["device"]["name"].get<std::string>().c_str(),
-              dev ? (" (" + dev->info().driver_info + ")").c_str() : "", (long long)a.chunk, a.runs,
+              dev ? (" (" + dev->info().driver_info + ")").c_str() : "", (long long)a.chunk, a.runs, a.warmup,
               report["commit"].get<std::string>().c_str());
 
   if (dev) {
@@ -410,7 +410,7 @@ void cmd_bench(const BenchArgs& a) {
     bench.set_check_finite(false);
     // A second, unchecked, exactly as the timed runs go: whatever only they do (pipelines, captured segments) happens
     // before the clock starts, not in the first timed run.
-    bench.run(t);
+    for (int i = 1; i < a.warmup; ++i) bench.run(t);
     std::vector<double> tps, dev_tps;
     std::vector<int32_t> generated;
     uint64_t dispatches = 0, submits = 0, replayed = 0, barriers = 0;
@@ -488,7 +488,11 @@ void add_bench_command(CLI::App& app) {
   b->add_option("-p,--prompt", a->prompts, "prompt lengths, comma-separated (default 512)");
   b->add_option("-n,--gen", a->gen, "greedy decode steps (default 128; 0: no decode test)")->check(kWhole);
   b->add_option("--prefill-chunk", a->chunk, "tokens per prefill step (default 512; 0: the whole prompt)")->check(kWhole);
-  b->add_option("--runs", a->runs, "timed runs per test, after two warm-ups (default 3; the median is reported)")->check(kWhole);
+  b->add_option("--runs", a->runs, "timed runs per test, after the warm-ups (default 3; the median is reported)")->check(kWhole);
+  b->add_option("--warmup", a->warmup,
+                "untimed runs per test before the timed ones (default 2, at least 1: the first checks the logits; more "
+                "where the device's clocks ramp up over the first runs)")
+      ->check(CLI::Range(1, 1000));
   b->add_option("--token-seed", a->token_seed, "seed of the synthetic token ids (default 1)")->check(kUnsigned);
   b->add_option("--out", a->out, "reports directory (default reports): writes <out>/<device-slug>/bench-<tag|model>.json");
   auto* tag = b->add_option("--tag", a->tag, "report name: bench-<tag>.json instead of bench-<model>.json");

@@ -11,7 +11,9 @@ t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 common=(--model "$tiny" -p 8,13 -n 6 --prefill-chunk 5 --runs 2)
 "$bin" bench "${common[@]}" --ops '*=vulkan' --out "$t/r" --tag vk >"$t/vk.out"
-"$bin" bench "${common[@]}" --out "$t/r" --tag ref --no-breakdown >"$t/ref.out"
+"$bin" bench "${common[@]}" --out "$t/r" --tag ref --no-breakdown --warmup 3 >"$t/ref.out"
+grep -q "2 runs after 3 warm-ups" "$t/ref.out"
+! "$bin" bench "${common[@]}" --out "$t/r" --warmup 0 2>/dev/null
 # Level scheduling in prefill too (default: decode only; runtime/device.h): fewer prefill barriers, the same decode.
 HYBRIDLAB_TUNE=device.stream.reorder_prefill=1 "$bin" bench "${common[@]}" --ops '*=vulkan' --out "$t/r" --tag vk-reorder \
   --no-breakdown >/dev/null
@@ -27,6 +29,7 @@ assert vk["schema"] == "hybridlab.bench/1"
 assert vk["device"]["driver"] and vk["device"]["slug"] and vk["commit"]
 assert vk["plan"] != "all reference" and ref["plan"] == "all reference", (vk["plan"], ref["plan"])
 assert vk["model"]["layers"] == 4 and vk["prefill_chunk"] == 5 and vk["runs"] == 2
+assert vk["warmup_runs"] == 2 and ref["warmup_runs"] == 3
 assert [t["label"] for t in vk["tests"]] == ["pp8", "pp13", "tg6"]
 for t in vk["tests"]:
     s = t["tok_per_s"]
