@@ -2,8 +2,7 @@
 // vulkan:qgemm_coopmat over a prompt chunk's rows (qgemm_cm.comp: each subgroup 64 x 64 outputs), and moe_experts'
 // vulkan:route_pack_coopmat over route-packed rows (qgemm_gate_cm.comp: 32 x 32 of gate and of up;
 // qgemm_down_cm.comp: 32 x 64). Tunables <prefix>warp_rows, warp_cols (the grid of subgroups per workgroup: the
-// tile is that many subgroup blocks), k_units (32-value units of K per step), stages (1: one shared tile per step,
-// two barriers; 2: double-buffered tiles, one barrier), cm_emulate (1: the same kernels with emulated matrices, *_emul.comp: the test
+// tile is that many subgroup blocks), k_units (32-value units of K per step), cm_emulate (1: the same kernels with emulated matrices, *_emul.comp: the test
 // hook that runs them on devices without cooperative matrices).
 #pragma once
 #include "ops/moe_experts/route_pack.h"
@@ -24,7 +23,6 @@ struct QgemmTile {
   uint32_t rows, cols;  // the tile: 16 MR SR x 16 MC SC
   uint32_t wg;
   uint32_t units;       // 32-value units of K per step (<prefix>k_units)
-  uint32_t stages;      // shared tiles per step: 1, or 2 double-buffered (<prefix>stages)
 };
 // The tile on d: the tunables' subgroup grid, narrowed where shared memory is short.
 QgemmTile qgemm_tile(const Device& d, const std::string& prefix, QgemmKernel k);

@@ -36,17 +36,14 @@ TEST_CASE("vk ops: qgemm_coopmat splits K where the tiles are few", "[vk][ops][c
   // 32 x 64 tiles: 2 workgroups of one subgroup. Split by the workgroup target (min_groups 64): never (split_k 1), in
   // 4, in as many parts as K allows (at least 4 steps each: 8); by the subgroup target alone: 8 subgroups wanted (4
   // parts), 2 wanted (none).
-  // Stages 2: the double-buffered K loop over each split's own range.
   struct Config {
-    uint32_t split, min_groups, min_subgroups, dispatches, stages = 1;
+    uint32_t split, min_groups, min_subgroups, dispatches;
   };
-  for (const Config c : {Config{1, 64, 0, 1}, Config{4, 64, 0, 2}, Config{64, 64, 0, 2}, Config{8, 0, 8, 2}, Config{8, 0, 2, 1},
-                         Config{4, 64, 0, 2, 2}}) {
+  for (const Config c : {Config{1, 64, 0, 1}, Config{4, 64, 0, 2}, Config{64, 64, 0, 2}, Config{8, 0, 8, 2}, Config{8, 0, 2, 1}}) {
     const vk::ScopedTuning tune(device().ctx().profile(),
                                 {{p + "cm_emulate", 1}, {p + "warp_rows", 1}, {p + "warp_cols", 1}, {p + "k_units", 1},
-                                 {p + "min_groups", c.min_groups}, {p + "min_subgroups", c.min_subgroups}, {p + "split_k", c.split},
-                                 {p + "stages", c.stages}});
-    INFO("split_k " << c.split << ", min_groups " << c.min_groups << ", min_subgroups " << c.min_subgroups << ", stages " << c.stages);
+                                 {p + "min_groups", c.min_groups}, {p + "min_subgroups", c.min_subgroups}, {p + "split_k", c.split}});
+    INFO("split_k " << c.split << ", min_groups " << c.min_groups << ", min_subgroups " << c.min_subgroups);
     const uint64_t before = device().stats().dispatches;
     require_close("matmul", "vulkan:qgemm_coopmat", a, 1e-5);
     device().flush();
@@ -64,15 +61,13 @@ TEST_CASE("vk ops: qgemm_coopmat with emulated matrices, every weight type", "[v
   // narrowed for want of workgroups, with four units per step (too many to prefetch: loaded step by step).
   for (const char* op : {"matmul", "lm_head"}) {
     const std::string p = std::string(op) + ".qgemm_coopmat.";
-    // "double-buffered": the defaults with stages 2 (the split-K test above runs stages 2 on the step-by-step path).
-    for (const char* config : {"default", "small", "narrowed", "double-buffered"}) {
-      const std::string cfg = config;
+    for (const char* config : {"default", "small", "narrowed"}) {
       std::map<std::string, uint32_t> t{{p + "cm_emulate", 1}};
-      if (cfg == "small") t.insert({{p + "warp_rows", 1}, {p + "warp_cols", 1}});
-      if (cfg != "default" && cfg != "small" && op != std::string("matmul")) continue;  // the same kernel: once is enough for CI's time
-      if (cfg.starts_with("narrowed"))
+      if (config == std::string("small")) t.insert({{p + "warp_rows", 1}, {p + "warp_cols", 1}});
+      if (config == std::string("narrowed")) {
+        if (op != std::string("matmul")) continue;  // the same kernel: once is enough for CI's time
         t.insert({{p + "warp_rows", 4}, {p + "warp_cols", 4}, {p + "k_units", 4}, {p + "min_groups", 1u << 20}});
-      if (cfg.ends_with("double-buffered")) t.insert({p + "stages", 2});
+      }
       const vk::ScopedTuning tune(device().ctx().profile(), t);
       INFO(op << " " << config << " tiles");
       CHECK(check_variant_on_cases(op, "vulkan:qgemm_coopmat") > 1e-5);

@@ -27,7 +27,7 @@ Shape shape(QgemmKernel k) {
 // Staged A and weight rows (the step's values and 8 of padding, f16), the epilogue scratch, the row offsets.
 uint64_t shared_bytes(const QgemmTile& t, bool gated) {
   const uint64_t g = gated ? 2 : 1;
-  return 2ull * t.stages * (32 * t.units + 8) * (t.rows + g * t.cols) + 1024ull * t.sr * t.sc * g + 4ull * t.rows;
+  return 2ull * (32 * t.units + 8) * (t.rows + g * t.cols) + 1024ull * t.sr * t.sc * g + 4ull * t.rows;
 }
 
 // The tile's units per K step, fewer where K is not a multiple of that many (K is a multiple of 64: the callers check).
@@ -63,7 +63,7 @@ const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const QgemmTi
                              uint32_t type0, uint32_t type1, uint32_t ks = 1) {
   return d.pipeline(std::string(s.shader) + (emulated(d, prefix) ? "_emul" : ""),
                     {{0, t.wg}, {1, t.sr}, {2, t.sc}, {3, s.gated ? 1u : 0u}, {4, mode}, {5, type0}, {6, type1},
-                     {7, d.profile().get(prefix + "diag", 0)}, {8, t.units}, {9, ks}, {10, t.stages}}, 9,
+                     {7, d.profile().get(prefix + "diag", 0)}, {8, t.units}, {9, ks}}, 9,
                     sizeof(Push), d.info().subgroup_size_control && d.info().compute_full_subgroups);
 }
 
@@ -79,19 +79,13 @@ std::string qgemm_unavailable(const Device& d, const std::string& prefix) { retu
 
 QgemmTile qgemm_tile(const Device& d, const std::string& prefix, QgemmKernel k) {
   const Shape s = shape(k);
-  QgemmTile t{d.tune(prefix + "warp_rows"), d.tune(prefix + "warp_cols"), 0, 0, 0, d.tune(prefix + "k_units"),
-              d.tune(prefix + "stages")};
+  QgemmTile t{d.tune(prefix + "warp_rows"), d.tune(prefix + "warp_cols"), 0, 0, 0, d.tune(prefix + "k_units")};
   if (!t.sr || !t.sc) fail("qgemm_coopmat: {}warp_rows = {} and warp_cols = {} must be at least 1", prefix, t.sr, t.sc);
   if (t.units != 1 && t.units != 2 && t.units != 4) fail("qgemm_coopmat: {}k_units = {}, not 1, 2 or 4", prefix, t.units);
-  if (t.stages != 1 && t.stages != 2) fail("qgemm_coopmat: {}stages = {}, not 1 or 2", prefix, t.stages);
   const auto size = [&] { t.rows = 16 * s.mr * t.sr, t.cols = 16 * s.mc * t.sc; };
   size();
-  // Fewer subgroup columns, then rows, then one stage, where shared memory is short (lavapipe's 32 KB).
-  while (shared_bytes(t, s.gated) > d.info().max_shared_memory && (t.sc > 1 || t.sr > 1 || t.stages > 1)) {
-    if (t.sc == 1 && t.sr == 1) {
-      t.stages = 1;
-      continue;
-    }
+  // Fewer subgroup columns, then rows, where shared memory is short (lavapipe's 32 KB).
+  while (shared_bytes(t, s.gated) > d.info().max_shared_memory && (t.sc > 1 || t.sr > 1)) {
     (t.sc > 1 ? t.sc : t.sr) /= 2;
     size();
   }
@@ -200,11 +194,11 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     // (128 x 128 tiles, 45 KB). The matmul experiment sweeps both.
     // k_units: 32-value units of K per step (1, 2, 4; fewer where K needs). min_groups: narrower tiles below that many
     // workgroups, then K split in up to split_k parts (1: never) below min_groups workgroups or min_subgroups
-    // subgroups. stages: 2 double-buffers the staged tiles (one barrier per step). Hopper: 128 x 256 tiles of one unit per step,
+    // subgroups. Hopper: 128 x 256 tiles of one unit per step,
     // narrowed to keep 128 workgroups (the matmul experiment's sweep at T = 512 picks those per shape).
     v.tunables = {{prefix + "warp_rows", 2, {{"nvidia-hopper", 4}}}, {prefix + "warp_cols", 2, {{"nvidia-hopper", 4}}},
                   {prefix + "k_units", 2, {{"nvidia-hopper", 1}}}, {prefix + "min_groups", 0, {{"nvidia-hopper", 128}}},
-                  {prefix + "min_subgroups", 0, {{"nvidia-hopper", 1024}}}, {prefix + "split_k", 8}, {prefix + "stages", 1},
+                  {prefix + "min_subgroups", 0, {{"nvidia-hopper", 1024}}}, {prefix + "split_k", 8},
                   {prefix + "cm_emulate", 0}};
     r.add_variant(std::move(v));
   }

@@ -12,7 +12,7 @@
 // K-quants): the weight unit as decoded, the A row gathered at the same K offsets, so every block type streams whole
 // units; gate and up must share that order (the host checks). The next step's A values and Q4_K units are loaded
 // into registers before this step's products, and staged after them. Shared tiles are f16vec4 arrays, written 8
-// bytes at a time, rows padded by 8 halves. With STAGES 2 the tiles are double-buffered (one barrier per step).
+// bytes at a time, rows padded by 8 halves.
 // The epilogue goes through a 16 x 16 f32 scratch per subgroup: only rows inside the tile's range and columns
 // below N are written.
 //
@@ -42,9 +42,6 @@ layout(constant_id = 5) const uint TYPE0 = 12; // ggml type ids of w0 and w1 (F3
 layout(constant_id = 6) const uint TYPE1 = 12;
 layout(constant_id = 8) const uint QG_U = 2;   // 32-value units of K per step (the host keeps K a multiple)
 layout(constant_id = 9) const uint KS = 1;     // MODE 0: splits of K (1: none); MODE 1: 1
-// Shared tiles per K step: 1 stages a step and waits (two barriers per step); 2 double-buffers them: step s + 1 is
-// staged into the other buffer while step s's products run, one barrier per step.
-layout(constant_id = 10) const uint STAGES = 1;
 // Diagnosis only (tunable <prefix>diag, results wrong): 1 stages the weights once, 2 stages A once, 4 skips the
 // products; what a kernel engineer times to see which part bounds the K loop.
 layout(constant_id = 7) const uint DIAG = 0;
@@ -83,14 +80,14 @@ layout(push_constant) uniform Push {
 #ifndef QG_WREG
 #define QG_WREG 2
 #endif
-// The weight slots of step u0 decoded into the weight tiles at wb, with literal indices (a loop the SPIR-V optimiser leaves rolled indexes them
+// The weight slots decoded with literal indices (a loop the SPIR-V optimiser leaves rolled indexes them
 // dynamically, which keeps them in memory).
 #define QG_W_DECODE(q)                                                                  \
   {                                                                                     \
     const uint i = lid + (q) * WG, c = i / QG_U, uu = i % QG_U;                         \
     if ((q) < WSLOTS && i < WU) {                                                       \
-      q4k_decode(0u, u0 + uu, rh0[q], rq0[q], wb + c * KP + 8u * uu);                   \
-      if (GATED == 1u) q4k_decode(1u, u0 + uu, rh1[q], rq1[q], wb + c * KP + 8u * uu);  \
+      q4k_decode(0u, u0 + uu, rh0[q], rq0[q], c * KP + 8u * uu);                        \
+      if (GATED == 1u) q4k_decode(1u, u0 + uu, rh1[q], rq1[q], c * KP + 8u * uu);       \
     }                                                                                   \
   }
 #if QG_WREG == 1
@@ -115,10 +112,9 @@ const uint KU = 32u * QG_U;      // values per K step: QG_U units
 const uint KP = KU / 4u + 2u;    // f16vec4 per staged row: the step's values and 8 of padding (16-byte aligned rows)
 const uint NACC = QG_MR * QG_MC;
 
-const uint AT = BR * KP, WT = BN * KP;  // f16vec4 per staged A tile and weight tile (one buffer)
-shared f16vec4 as[STAGES * AT];
-shared f16vec4 ws0[STAGES * WT];
-shared f16vec4 ws1[GATED == 1u ? STAGES * WT : 1u];
+shared f16vec4 as[BR * KP];
+shared f16vec4 ws0[BN * KP];
+shared f16vec4 ws1[GATED == 1u ? BN * KP : 1u];
 shared float scratch[SR * SC * 256u * (GATED + 1u)];
 shared uint arow[BR];  // offset (in vec4) of each tile row in A, ROUTE_NONE past the tile's rows
 #include "route_gemm.glsl"
@@ -216,21 +212,6 @@ vec4 a_load(uint i, uint u0) {
 }
 uint a_slot(uint i) { return (i / (8u * QG_U)) * KP + i % (8u * QG_U); }
 
-// The next step's A values and Q4_K weight units are loaded into registers before this step's products and staged
-// after them (the loads' latency hidden behind the matrix work), where they fit in QG_AREG and QG_WREG slots per
-// invocation; else each step loads and stages in turn. The slots a configuration fills are specialization constants:
-// the driver drops the rest, and their registers.
-// (Macros: glslang initialises such module-scope constants in main, where a helper function cannot see them.)
-#define AV (BR * 8u * QG_U)  // A vec4s of one step
-#define WU (BN * QG_U)       // weight units (per weight) of one step
-#define PFA (AV <= uint(QG_AREG) * WG)
-#define PFW (WU <= uint(QG_WREG) * WG && TYPE0 == HLQ_Q4_K && (GATED == 0u || TYPE1 == HLQ_Q4_K))
-#define ASLOTS ((AV + WG - 1u) / WG)
-#define WSLOTS ((WU + WG - 1u) / WG)
-// Register slots of the next step's A values and Q4_K weight units (module scope: the stage and load helpers share them).
-vec4 ra[QG_AREG];
-uvec4 rh0[QG_WREG], rq0[QG_WREG], rh1[QG_WREG], rq1[QG_WREG];
-
 // Q4_K weight unit i of the step at unit u0 (row c = i / QG_U of the tile), of w0 and (GATED) w1; zero heads past N.
 void w_load(uint i, uint u0, uint n0, uint wrow0, out uvec4 h0, out uvec4 q0, out uvec4 h1, out uvec4 q1) {
   const uint c = i / QG_U, uu = i % QG_U, n = n0 + c;
@@ -280,66 +261,6 @@ void epilogue_block(hl_cm_acc a, hl_cm_acc u, uint s, uint p0, uint p1, uint n, 
 #error QG_MR must be 1, 2 or 4
 #endif
 
-// Step u0 (32-value units u0 .. u0 + QG_U) staged into buffer b: A's rows and the weights' units, from the register
-// slots where the step was prefetched (PFA, PFW), else loaded here. DIAG skips the staging after the first steps.
-void stage_step(uint lid, uint u0, uint ub, uint n0, uint wrow0, uint b) {
-  const uint abase = b * AT, wb = b * WT;
-  if ((DIAG & 2u) == 0u || u0 < ub + STAGES * QG_U) {
-    // A: BR rows x the step's units, each its two runs of 16 values (at the weight unit's K offsets), f32 -> f16.
-    if (PFA) {
-      [[unroll]] for (uint q = 0u; q < QG_AREG; ++q)
-        if (q < ASLOTS && lid + q * WG < AV) as[abase + a_slot(lid + q * WG)] = f16vec4(ra[q]);
-    } else {
-      for (uint i = lid; i < AV; i += WG) as[abase + a_slot(i)] = f16vec4(a_load(i, u0));
-    }
-  }
-  if ((DIAG & 1u) == 0u || u0 < ub + STAGES * QG_U) {
-    // Weights: BN rows x the step's units, decoded.
-    if (PFW) {
-      QG_W_DECODES
-    } else {
-      for (uint i = lid; i < WU; i += WG) {
-        const uint c = i / QG_U, uu = i % QG_U, n = n0 + c;
-        const bool ok = n < pc.N;
-        stage_unit(TYPE0, 0u, ok, (wrow0 + n) * pc.rb0, u0 + uu, wb + c * KP + 8u * uu);
-        if (GATED == 1u) stage_unit(TYPE1, 1u, ok, (wrow0 + n) * pc.rb1, u0 + uu, wb + c * KP + 8u * uu);
-      }
-    }
-  }
-}
-
-// Step u0's A values and Q4_K weight units loaded into the register slots (where they fit).
-void prefetch_step(uint lid, uint u0, uint n0, uint wrow0) {
-  if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, u0);
-  if (PFW)
-    [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)
-      if (q < WSLOTS) w_load(lid + q * WG, u0, n0, wrow0, rh0[q], rq0[q], rh1[q], rq1[q]);
-}
-
-// This subgroup's products of one staged step (buffer b) into its accumulators, written out in main (a macro: the
-// accumulators stay local, each named by a constant index).
-#if QG_GATED_ACC
-#define QG_UP_PRODUCTS(b, kk, j)                                                                      \
-  HL_CM_LOAD_B(bm, ws1, (b) * WT + (c0 + 16u * j) * KP + kk / 4u, HL_CM_COL_MAJOR, KP);               \
-  [[unroll]] for (uint i = 0u; i < QG_MR; ++i) accu[i * QG_MC + j] = hl_cm_muladd(am[i], bm, accu[i * QG_MC + j]);
-#else
-#define QG_UP_PRODUCTS(b, kk, j)
-#endif
-#define QG_PRODUCTS(b)                                                                                 \
-  {                                                                                                    \
-    [[unroll]] for (uint kk = 0u; kk < KU; kk += 16u) {                                                \
-      hl_cm_a am[QG_MR];                                                                               \
-      [[unroll]] for (uint i = 0u; i < QG_MR; ++i)                                                     \
-        HL_CM_LOAD_A(am[i], as, (b) * AT + (r0 + 16u * i) * KP + kk / 4u, HL_CM_ROW_MAJOR, KP);          \
-      [[unroll]] for (uint j = 0u; j < QG_MC; ++j) {                                                   \
-        hl_cm_b bm;                                                                                    \
-        HL_CM_LOAD_B(bm, ws0, (b) * WT + (c0 + 16u * j) * KP + kk / 4u, HL_CM_COL_MAJOR, KP);            \
-        [[unroll]] for (uint i = 0u; i < QG_MR; ++i) acc[i * QG_MC + j] = hl_cm_muladd(am[i], bm, acc[i * QG_MC + j]); \
-        QG_UP_PRODUCTS(b, kk, j)                                                                       \
-      }                                                                                                \
-    }                                                                                                  \
-  }
-
 void main() {
   const uint lid = gl_LocalInvocationID.x;
   uint p0, p1, n0, wrow0;  // tile rows [p0, p1) (positions: A rows in MODE 0, packed entries in MODE 1)
@@ -379,31 +300,66 @@ void main() {
   // This workgroup's steps of K: all of them, or split `split` of KS (whole steps; uniform per workgroup).
   const uint steps = units / QG_U, per = (steps + KS - 1u) / KS;
   const uint ub = min(split * per, steps) * QG_U, ue = min(split * per + per, steps) * QG_U;
+  // Next step's A values and Q4_K weight units are loaded into registers before this step's products and stored
+  // to shared memory after them (the loads' latency hidden behind the matrix work), where they fit in QG_AREG and
+  // QG_WREG slots per invocation; else each step loads and stages in turn.
+  const uint AV = BR * 8u * QG_U, WU = BN * QG_U;  // A vec4s and weight units (per weight) of one step
+  const bool PFA = AV <= uint(QG_AREG) * WG;
+  // Slots this configuration fills (specialization constants: the driver drops the rest, and their registers).
+  const uint ASLOTS = (AV + WG - 1u) / WG, WSLOTS = (WU + WG - 1u) / WG;
+  const bool PFW = WU <= uint(QG_WREG) * WG && TYPE0 == HLQ_Q4_K && (GATED == 0u || TYPE1 == HLQ_Q4_K);
+  vec4 ra[QG_AREG];
+  uvec4 rh0[QG_WREG], rq0[QG_WREG], rh1[QG_WREG], rq1[QG_WREG];
   barrier();  // arow written
-  prefetch_step(lid, ub, n0, wrow0);
-  if (STAGES == 1u) {
-    for (uint u0 = ub; u0 < ue; u0 += QG_U) {
-      barrier();  // the previous step consumed
-      stage_step(lid, u0, ub, n0, wrow0, 0u);
-      barrier();  // the step is staged
-      if (u0 + QG_U < ue) prefetch_step(lid, u0 + QG_U, n0, wrow0);
-      if (computes && (DIAG & 4u) == 0u) QG_PRODUCTS(0u)
-    }
-  } else {
-    // Double-buffered: step u0's products on buffer b while step u0 + QG_U is staged into the other, one barrier per
-    // step (it orders this step's products before the other buffer's next staging, and the staging before its use).
-    if (ub < ue) stage_step(lid, ub, ub, n0, wrow0, 0u);
-    if (ub + QG_U < ue) prefetch_step(lid, ub + QG_U, n0, wrow0);
-    barrier();
-    uint b = 0u;
-    for (uint u0 = ub; u0 < ue; u0 += QG_U) {
-      if (u0 + QG_U < ue) {
-        stage_step(lid, u0 + QG_U, ub, n0, wrow0, b ^ 1u);
-        if (u0 + 2u * QG_U < ue) prefetch_step(lid, u0 + 2u * QG_U, n0, wrow0);
+  if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, ub);
+  if (PFW)
+    [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) w_load(lid + q * WG, ub, n0, wrow0, rh0[q], rq0[q], rh1[q], rq1[q]);
+  for (uint u0 = ub; u0 < ue; u0 += QG_U) {
+    barrier();  // the previous step consumed
+    if ((DIAG & 2u) == 0u || u0 == ub) {
+      // A: BR rows x the step's units, each its two runs of 16 values (at the weight unit's K offsets), f32 -> f16.
+      if (PFA) {
+        [[unroll]] for (uint q = 0u; q < QG_AREG; ++q)
+          if (q < ASLOTS && lid + q * WG < AV) as[a_slot(lid + q * WG)] = f16vec4(ra[q]);
+      } else {
+        for (uint i = lid; i < AV; i += WG) as[a_slot(i)] = f16vec4(a_load(i, u0));
       }
-      if (computes && (DIAG & 4u) == 0u) QG_PRODUCTS(b)
-      barrier();
-      b ^= 1u;
+    }
+    if ((DIAG & 1u) == 0u || u0 == ub) {
+      // Weights: BN rows x the step's units, decoded.
+      if (PFW) {
+        QG_W_DECODES
+      } else {
+        for (uint i = lid; i < WU; i += WG) {
+          const uint c = i / QG_U, uu = i % QG_U, n = n0 + c;
+          const bool ok = n < pc.N;
+          stage_unit(TYPE0, 0u, ok, (wrow0 + n) * pc.rb0, u0 + uu, c * KP + 8u * uu);
+          if (GATED == 1u) stage_unit(TYPE1, 1u, ok, (wrow0 + n) * pc.rb1, u0 + uu, c * KP + 8u * uu);
+        }
+      }
+    }
+    barrier();  // the step is staged
+    if (u0 + QG_U < ue) {
+      if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, u0 + QG_U);
+      if (PFW)
+        [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)
+          if (q < WSLOTS) w_load(lid + q * WG, u0 + QG_U, n0, wrow0, rh0[q], rq0[q], rh1[q], rq1[q]);
+    }
+    if (computes && (DIAG & 4u) == 0u) {
+      [[unroll]] for (uint kk = 0u; kk < KU; kk += 16u) {
+        hl_cm_a am[QG_MR];
+        [[unroll]] for (uint i = 0u; i < QG_MR; ++i)
+          HL_CM_LOAD_A(am[i], as, (r0 + 16u * i) * KP + kk / 4u, HL_CM_ROW_MAJOR, KP);
+        [[unroll]] for (uint j = 0u; j < QG_MC; ++j) {
+          hl_cm_b bm;
+          HL_CM_LOAD_B(bm, ws0, (c0 + 16u * j) * KP + kk / 4u, HL_CM_COL_MAJOR, KP);
+          [[unroll]] for (uint i = 0u; i < QG_MR; ++i) acc[i * QG_MC + j] = hl_cm_muladd(am[i], bm, acc[i * QG_MC + j]);
+#if QG_GATED_ACC
+          HL_CM_LOAD_B(bm, ws1, (c0 + 16u * j) * KP + kk / 4u, HL_CM_COL_MAJOR, KP);
+          [[unroll]] for (uint i = 0u; i < QG_MR; ++i) accu[i * QG_MC + j] = hl_cm_muladd(am[i], bm, accu[i * QG_MC + j]);
+#endif
+        }
+      }
     }
   }
 
