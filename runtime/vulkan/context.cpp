@@ -249,6 +249,12 @@ std::unique_ptr<Context> Context::create(const ContextOptions& options) {
     c.info_.cooperative_matrix = false;
     c.info_.cooperative_matrix_configs.clear();
   }
+  // Off by request (the scalar plan: what a device without matrix units runs): every cooperative-matrix variant is
+  // then unavailable and the automatic picks take their scalar kernels.
+  if (!options.cooperative_matrices.value_or(env("HYBRIDLAB_COOPMAT") != "0")) {
+    c.info_.cooperative_matrix = false;
+    c.info_.cooperative_matrix_configs.clear();
+  }
   const DeviceInfo& d = c.info_;
   const bool v13 = d.api_version >= VK_API_VERSION_1_3;
 

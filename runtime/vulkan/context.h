@@ -29,6 +29,8 @@ struct ContextOptions {
   // Each pipeline's compiler statistics (registers, shared memory, ...) on stderr as it is created, where the
   // device has VK_KHR_pipeline_executable_properties; unset -> env HYBRIDLAB_PIPELINE_STATS=1.
   std::optional<bool> pipeline_stats;
+  // false: VK_KHR_cooperative_matrix left off even where the device has it; unset -> off where env HYBRIDLAB_COOPMAT=0.
+  std::optional<bool> cooperative_matrices;
 };
 
 // Every device the loader sees, in enumeration order (for `hybridlab devices`).

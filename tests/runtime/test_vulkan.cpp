@@ -142,6 +142,19 @@ TEST_CASE("vk: devices are listed and selected by name and index", "[vk]") {
   unsetenv("HYBRIDLAB_DEVICE");
 }
 
+// Options that leave device features off or ask for diagnostics still give a working context: cooperative matrices
+// off (the scalar plan; lavapipe has none to start with, so only the off state is checked) and pipeline statistics
+// (lavapipe lacks VK_KHR_pipeline_executable_properties: a notice, no statistics, pipelines as usual).
+TEST_CASE("vk: contexts without cooperative matrices and with pipeline statistics", "[vk]") {
+  auto ctx = Context::create({.pipeline_stats = true, .cooperative_matrices = false});
+  CHECK_FALSE(ctx->info().cooperative_matrix);
+  CHECK(ctx->info().cooperative_matrix_configs.empty());
+  setenv("HYBRIDLAB_COOPMAT", "0", 1);
+  CHECK_FALSE(Context::create()->info().cooperative_matrix);
+  unsetenv("HYBRIDLAB_COOPMAT");
+  require_no_validation_messages(*ctx);
+}
+
 TEST_CASE("vk: an unknown device gives an error listing the devices", "[vk]") {
   std::string m = message_of([] { Context::create({.device = "no-such-gpu-xyz"}); });
   CHECK_THAT(m, Catch::Contains("no Vulkan device matches 'no-such-gpu-xyz'"));
