@@ -27,7 +27,7 @@ std::vector<Part> parts(const Context& cx) {
       // no shape where another grid beat the default by over 1%); swept: units per K step, and how many subgroups to
       // aim for by splitting K (0: none beyond the workgroup target).
       p.sweeps = {{op + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}}, {op + ".qgemm_coopmat.k_units", {1, 2}},
-                  {op + ".qgemm_coopmat.min_subgroups", {0, 1024, 1536}}};
+                  {op + ".qgemm_coopmat.min_subgroups", {0, 1024}}, {op + ".qgemm_coopmat.prefetch", {0, 1, 2, 3}}};
       if (decode) {
         p.sweeps[op + ".qmatvec.rows"] = {2, 4, 8, 16};  // rows staged per workgroup (occupancy)
         p.sweeps[op + ".qmatvec.pass"] = {1, 2, 4};  // rows a subgroup decodes per load of x

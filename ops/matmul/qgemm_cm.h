@@ -2,7 +2,8 @@
 // vulkan:qgemm_coopmat over a prompt chunk's rows (qgemm_cm.comp: each subgroup 64 x 64 outputs), and moe_experts'
 // vulkan:route_pack_coopmat over route-packed rows (qgemm_gate_cm.comp: 32 x 32 of gate and of up;
 // qgemm_down_cm.comp: 32 x 64). Tunables <prefix>warp_rows, warp_cols (the grid of subgroups per workgroup: the
-// tile is that many subgroup blocks), k_units (32-value units of K per step), cm_emulate (1: the same kernels with emulated matrices, *_emul.comp: the test
+// tile is that many subgroup blocks), k_units (32-value units of K per step), prefetch (what the next step holds in
+// registers: bit 0 A, bit 1 the weight units), cm_emulate (1: the same kernels with emulated matrices, *_emul.comp: the test
 // hook that runs them on devices without cooperative matrices).
 #pragma once
 #include "ops/moe_experts/route_pack.h"

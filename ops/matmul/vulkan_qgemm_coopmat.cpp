@@ -63,7 +63,7 @@ const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const QgemmTi
                              uint32_t type0, uint32_t type1, uint32_t ks = 1) {
   return d.pipeline(std::string(s.shader) + (emulated(d, prefix) ? "_emul" : ""),
                     {{0, t.wg}, {1, t.sr}, {2, t.sc}, {3, s.gated ? 1u : 0u}, {4, mode}, {5, type0}, {6, type1},
-                     {7, d.profile().get(prefix + "diag", 0)}, {8, t.units}, {9, ks}}, 9,
+                     {7, d.profile().get(prefix + "diag", 0)}, {8, t.units}, {9, ks}, {10, d.tune(prefix + "prefetch")}}, 9,
                     sizeof(Push), d.info().subgroup_size_control && d.info().compute_full_subgroups);
 }
 
@@ -194,11 +194,12 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     // (128 x 128 tiles, 45 KB). The matmul experiment sweeps both.
     // k_units: 32-value units of K per step (1, 2, 4; fewer where K needs). min_groups: narrower tiles below that many
     // workgroups, then K split in up to split_k parts (1: never) below min_groups workgroups or min_subgroups
-    // subgroups. Hopper: 128 x 256 tiles of one unit per step,
+    // subgroups. prefetch: the next step's A (bit 0) and Q4_K weight units (bit 1) held in registers across this step's
+    // products (latency hidden, residency spent). Hopper: 128 x 256 tiles of one unit per step,
     // narrowed to keep 128 workgroups (the matmul experiment's sweep at T = 512 picks those per shape).
     v.tunables = {{prefix + "warp_rows", 2, {{"nvidia-hopper", 4}}}, {prefix + "warp_cols", 2, {{"nvidia-hopper", 4}}},
                   {prefix + "k_units", 2, {{"nvidia-hopper", 1}}}, {prefix + "min_groups", 0, {{"nvidia-hopper", 128}}},
-                  {prefix + "min_subgroups", 0, {{"nvidia-hopper", 1024}}}, {prefix + "split_k", 8},
+                  {prefix + "min_subgroups", 0, {{"nvidia-hopper", 1024}}}, {prefix + "split_k", 8}, {prefix + "prefetch", 3},
                   {prefix + "cm_emulate", 0}};
     r.add_variant(std::move(v));
   }

@@ -17,7 +17,8 @@ Experiment moe_experiment() {
                 if (std::string(op) == "moe_experts")
                   p.sweeps = {{"moe_experts.route_pack_coopmat.warp_rows", {1, 2}},
                               {"moe_experts.route_pack_coopmat.warp_cols", {2, 4}},
-                              {"moe_experts.route_pack_coopmat.k_units", {1, 2, 4}}};
+                              {"moe_experts.route_pack_coopmat.k_units", {1, 2}},
+                              {"moe_experts.route_pack_coopmat.prefetch", {0, 1, 2, 3}}};
                 if (std::string(op) == "moe_block")  // rows per workgroup of each step, workgroup size
                   p.sweeps = {{"moe_block.fused_decode.x_rows", {4, 8, 16}},
                               {"moe_block.fused_decode.gate_up_rows", {4, 8, 16}},

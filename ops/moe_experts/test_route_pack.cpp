@@ -20,6 +20,7 @@
 #include "ops/moe_experts/route_pack.h"
 
 #include <memory>
+#include <tuple>
 #include "model/quant_source.h"
 #include "ops/moe_experts/expert_mlp.h"
 #include "variant_check.h"
@@ -367,10 +368,13 @@ TEST_CASE("vk route_pack_coopmat: emulated matrices, stage 4 and the whole varia
   // (case, small tiles): f32, the GGUF mix (q4_K/q6_K), q8_0 everywhere. The GEMM reads whole steps of two 32-value units (H
   // and F multiples of 64: every model's), so not the odd f32 shapes, and gate and up in one pass need one order of
   // values within a unit (every model's gate and up share a type): q5_K gate beside a q8_0 up is refused, clearly.
-  const std::pair<size_t, bool> runs[] = {{1, true}, {1, false}, {3, true}, {6, true}};
-  for (const auto& [i, small] : runs) {
-    const vk::ScopedTuning tune(device().ctx().profile(), small ? kSmallCmTiles : std::map<std::string, uint32_t>{});
-    INFO((small ? "small tiles" : "default tiles"));
+  // Prefetch 0 and 1: nothing held in registers across the products, and A alone (the weights loaded when staged).
+  const std::tuple<size_t, bool, uint32_t> runs[] = {{1, true, 3}, {1, false, 3}, {3, true, 3}, {6, true, 3}, {1, false, 0}, {1, false, 1}};
+  for (const auto& [i, small, prefetch] : runs) {
+    std::map<std::string, uint32_t> t = small ? kSmallCmTiles : std::map<std::string, uint32_t>{};
+    t["moe_experts.route_pack_coopmat.prefetch"] = prefetch;
+    const vk::ScopedTuning tune(device().ctx().profile(), t);
+    INFO((small ? "small tiles" : "default tiles") << ", prefetch " << prefetch);
     const double e = coopmat_gemm_error(device(), g, cases[i], 5);
     CHECK(e <= kCoopmatTol);
   }

@@ -327,7 +327,8 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
   // The grid of subgroups per workgroup: 1 x 2 makes tiles of 32 packed rows (tokens per expert at T = 512 are about
   // 16) by 64 columns of gate and up, or 128 of down; cm_emulate 1: the test hook.
   cm.tunables = {{std::string(route_pack::kCmTune) + "warp_rows", 1}, {std::string(route_pack::kCmTune) + "warp_cols", 2},
-                 {std::string(route_pack::kCmTune) + "k_units", 1}, {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
+                 {std::string(route_pack::kCmTune) + "k_units", 1}, {std::string(route_pack::kCmTune) + "prefetch", 3},
+                 {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
   r.add_variant(std::move(cm));
 }
 

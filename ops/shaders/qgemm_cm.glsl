@@ -45,6 +45,9 @@ layout(constant_id = 9) const uint KS = 1;     // MODE 0: splits of K (1: none);
 // Diagnosis only (tunable <prefix>diag, results wrong): 1 stages the weights once, 2 stages A once, 4 skips the
 // products; what a kernel engineer times to see which part bounds the K loop.
 layout(constant_id = 7) const uint DIAG = 0;
+// Prefetch into registers (below) of A (bit 0) and of the weight units (bit 1), where the slots hold a step: each
+// slot is live across the step's products, so it costs residency; 0 loads a step when it is staged.
+layout(constant_id = 10) const uint PREFETCH = 3;
 const uint BR = 16u * QG_MR * SR, BN = 16u * QG_MC * SC;
 #define BM BR  // route_gemm.glsl's name for the rows per tile
 #include "common.glsl"
@@ -304,10 +307,13 @@ void main() {
   // to shared memory after them (the loads' latency hidden behind the matrix work), where they fit in QG_AREG and
   // QG_WREG slots per invocation; else each step loads and stages in turn.
   const uint AV = BR * 8u * QG_U, WU = BN * QG_U;  // A vec4s and weight units (per weight) of one step
-  const bool PFA = AV <= uint(QG_AREG) * WG;
+  // (Plain locals: glslang mis-emits these specialization-constant expressions as constants; the driver folds them.)
+  uint pf = PREFETCH;
+  bool PFA = (pf & 1u) != 0u && AV <= uint(QG_AREG) * WG;
   // Slots this configuration fills (specialization constants: the driver drops the rest, and their registers).
   const uint ASLOTS = (AV + WG - 1u) / WG, WSLOTS = (WU + WG - 1u) / WG;
-  const bool PFW = WU <= uint(QG_WREG) * WG && TYPE0 == HLQ_Q4_K && (GATED == 0u || TYPE1 == HLQ_Q4_K);
+  bool PFW = (pf & 2u) != 0u && WU <= uint(QG_WREG) * WG && TYPE0 == HLQ_Q4_K &&
+                  (GATED == 0u || TYPE1 == HLQ_Q4_K);
   vec4 ra[QG_AREG];
   uvec4 rh0[QG_WREG], rq0[QG_WREG], rh1[QG_WREG], rq1[QG_WREG];
   barrier();  // arow written
