@@ -21,13 +21,16 @@ std::vector<Part> parts(const Context& cx) {
         if (p.group.find("q6_K") != std::string::npos)  // planar rows: q6_K only
           for (const char* v : {"vulkan:qmatvec_planar", "vulkan:qmatvec_planar_i8"}) p.variants.push_back(v);
       } else {
-        p.variants = {"reference", "vulkan:auto", "vulkan:qcols", "vulkan:qgemm_coopmat"};
+        p.variants = {"reference", "vulkan:auto", "vulkan:qcols", "vulkan:qgemm", "vulkan:qgemm_coopmat"};
       }
       // qgemm_coopmat: the tile grid comes from min_groups' narrowing (the 2 x 2 / 4 x 4 sweep at 71ccbc1 found
       // no shape where another grid beat the default by over 1%); swept: units per K step, and how many subgroups to
       // aim for by splitting K (0: none beyond the workgroup target).
       p.sweeps = {{op + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}}, {op + ".qgemm_coopmat.k_units", {1, 2}},
-                  {op + ".qgemm_coopmat.min_subgroups", {0, 1024}}, {op + ".qgemm_coopmat.prefetch", {0, 1, 2, 3}}};
+                  {op + ".qgemm_coopmat.min_subgroups", {0, 1024}}, {op + ".qgemm_coopmat.prefetch", {0, 1, 2, 3}},
+                  // qgemm (scalar): its grid of invocations (8 x 4 outputs each), units per step, prefetch.
+                  {op + ".qgemm.thread_rows", {4, 8, 16}}, {op + ".qgemm.thread_cols", {16, 32}},
+                  {op + ".qgemm.k_units", {1, 2, 4}}, {op + ".qgemm.prefetch", {0, 3}}};
       if (decode) {
         p.sweeps[op + ".qmatvec.rows"] = {2, 4, 8, 16};  // rows staged per workgroup (occupancy)
         p.sweeps[op + ".qmatvec.pass"] = {1, 2, 4};  // rows a subgroup decodes per load of x

@@ -1,7 +1,8 @@
-// The quantized GEMM on cooperative matrices (ops/shaders/qgemm_cm.glsl): matmul's and lm_head's
+// The quantized GEMM on cooperative matrices or scalar FMAs (ops/shaders/qgemm_cm.glsl): matmul's and lm_head's
 // vulkan:qgemm_coopmat over a prompt chunk's rows (qgemm_cm.comp: each subgroup 64 x 64 outputs), and moe_experts'
 // vulkan:route_pack_coopmat over route-packed rows (qgemm_gate_cm.comp: 32 x 32 of gate and of up;
-// qgemm_down_cm.comp: 32 x 64). Tunables <prefix>warp_rows, warp_cols (the grid of subgroups per workgroup: the
+// qgemm_down_cm.comp: 32 x 64); the same on scalar FMAs (qgemm*_sc.comp) as matmul's and lm_head's vulkan:qgemm and
+// moe_experts' vulkan:route_pack_qgemm. Tunables <prefix>warp_rows, warp_cols (the grid of subgroups per workgroup: the
 // tile is that many subgroup blocks), k_units (32-value units of K per step), prefetch (what the next step holds in
 // registers: bit 0 A, bit 1 the weight units), cm_emulate (1: the same kernels with emulated matrices, *_emul.comp: the test
 // hook that runs them on devices without cooperative matrices).
@@ -26,20 +27,23 @@ struct QgemmTile {
   uint32_t units;       // 32-value units of K per step (<prefix>k_units)
 };
 // The tile on d: the tunables' subgroup grid, narrowed where shared memory is short.
-QgemmTile qgemm_tile(const Device& d, const std::string& prefix, QgemmKernel k);
+// scalar: the kernel on scalar FMAs (qgemm*_sc.comp), its grid <prefix>thread_rows x thread_cols invocations.
+QgemmTile qgemm_tile(const Device& d, const std::string& prefix, QgemmKernel k, bool scalar = false);
 // Whether gate and up can share one pass: the same order of values within a 32-value unit.
 bool qgemm_same_unit_order(uint32_t type0, uint32_t type1);
-std::string qgemm_unavailable(const Device& d, const std::string& prefix);  // "" where it can run (emulated too)
+// "" where it can run (emulated too; scalar: wherever there is shaderFloat16).
+std::string qgemm_unavailable(const Device& d, const std::string& prefix, bool scalar = false);
 // Its relative-L2 bound against the f32 reference (Variant::precision_tolerance): A and the weights rounded to
 // f16 (each product off by up to 2^-11 relative, independent over K terms), f32 accumulation: ~5e-4 expected.
 inline constexpr double kQgemmTolerance = 3e-3;
 
 // Dense: y [T, N] = x [T, K] w^T.
-Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const QgemmWeight& w, uint32_t N);
+Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const QgemmWeight& w, uint32_t N,
+                   bool scalar = false);
 // Routed over p (packed in tiles of qgemm_tile(..., Gate).rows rows): gated, h [T k, N] (packed order) =
 // silu(x w0_e^T) * (x w1_e^T) with x's row of each entry's token; else ye [T k, N] (entry order) = a w0_e^T with a
 // the packed rows. K = the weights' columns.
 void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed& p, bool gated, const Tensor& a,
-                  const QgemmWeight& w0, const QgemmWeight& w1, Tensor& out, uint32_t K, uint32_t N);
+                  const QgemmWeight& w0, const QgemmWeight& w1, Tensor& out, uint32_t K, uint32_t N, bool scalar = false);
 
 }  // namespace hl::gpu

@@ -54,7 +54,9 @@ std::string pick(const std::string& op, VariantCtx& c, const OpArgs& a) {
       // Prompt chunks: on cooperative matrices where the device has them (not their emulation, a test hook).
       const std::string cm = op + ".qgemm_coopmat.";
       const bool coopmat = d.tune("matmul.auto.coopmat") && d.tune(cm + "cm_emulate") == 0 && qgemm_unavailable(d, cm).empty();
-      return coopmat ? "vulkan:qgemm_coopmat" : "vulkan:qcols";
+      if (coopmat) return "vulkan:qgemm_coopmat";
+      // Else the same GEMM on scalar FMAs (qgemm: 1; lavapipe keeps the exact qcols, which the model's goldens expect).
+      return d.tune("matmul.auto.qgemm") && qgemm_unavailable(d, op + ".qgemm.", true).empty() ? "vulkan:qgemm" : "vulkan:qcols";
     }
     // Decode: large q6_K weights in planar rows (exact f32 like the others, the 210-byte blocks read with aligned
     // loads); else qmatvec_direct where x fits its shared memory and the tunable asks, else qmatvec.
@@ -80,16 +82,17 @@ void register_matmul_vulkan(Registry& r) {
     r.add_variant(std::move(rd));
     Variant au = vulkan_variant(op, "vulkan:auto",
                                 "picks per call: rowdot for up to 8 tokens, tiled above; quantized weights: qmatvec_planar "
-                                "(large q6_K), qmatvec_direct (or qmatvec) for decode, qgemm_coopmat (or qcols) for prompt chunks",
+                                "(large q6_K), qmatvec_direct (or qmatvec) for decode, qgemm_coopmat (or qgemm, or qcols) for prompt chunks",
                                 {}, true);
     au.delegate = [op](VariantCtx& c, const OpArgs& a) { return pick(op, c, a); };
     // f32: rowdot up to rowdot_tokens tokens. Quantized: a mat-vec up to qmatvec_tokens tokens (qcols above): q6_K
     // weights of at least decode_planar_rows rows on planar rows (0: never), else qmatvec_direct (decode_direct 1,
     // where x fits shared memory) or qmatvec.
-    // Prompt chunks of quantized weights on cooperative matrices where the device has them (coopmat 1), else qcols.
+    // Prompt chunks of quantized weights on cooperative matrices where the device has them (coopmat 1), else on
+    // qgemm (qgemm 1), else qcols.
     au.tunables = {{"matmul.auto.rowdot_tokens", 8}, {"matmul.auto.qmatvec_tokens", 1},
                    {"matmul.auto.decode_planar_rows", 65536}, {"matmul.auto.decode_direct", 1},
-                   {"matmul.auto.coopmat", 1}};
+                   {"matmul.auto.coopmat", 1}, {"matmul.auto.qgemm", 1, {{"lavapipe", 0}}}};
     r.add_variant(std::move(au));
   }
 }

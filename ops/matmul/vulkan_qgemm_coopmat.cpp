@@ -11,23 +11,36 @@ namespace {
 
 bool emulated(const Device& d, const std::string& prefix) { return d.tune(prefix + "cm_emulate") != 0; }
 
+// The kernel's outputs per cell of its grid (cooperative matrices: a subgroup's 16 MR x 16 MC; scalar: an
+// invocation's TM x TN), whether it is gated, its shader.
 struct Shape {
   uint32_t mr, mc;
-  bool gated;
+  bool gated, scalar;
   const char* shader;
 };
-Shape shape(QgemmKernel k) {
+Shape shape(QgemmKernel k, bool scalar) {
+  if (scalar) switch (k) {
+      case QgemmKernel::Dense: return {8, 4, false, true, "qgemm_sc"};
+      case QgemmKernel::Gate: return {4, 4, true, true, "qgemm_gate_sc"};
+      default: return {4, 4, false, true, "qgemm_down_sc"};
+    }
   switch (k) {
-    case QgemmKernel::Dense: return {2, 4, false, "qgemm_cm"};
-    case QgemmKernel::Gate: return {2, 2, true, "qgemm_gate_cm"};
-    default: return {2, 4, false, "qgemm_down_cm"};
+    case QgemmKernel::Dense: return {32, 64, false, false, "qgemm_cm"};
+    case QgemmKernel::Gate: return {32, 32, true, false, "qgemm_gate_cm"};
+    default: return {32, 64, false, false, "qgemm_down_cm"};
   }
 }
 
-// Staged A and weight rows (the step's values and 8 of padding, f16), the epilogue scratch, the row offsets.
-uint64_t shared_bytes(const QgemmTile& t, bool gated) {
-  const uint64_t g = gated ? 2 : 1;
-  return 2ull * (32 * t.units + 8) * (t.rows + g * t.cols) + 1024ull * t.sr * t.sc * g + 4ull * t.rows;
+// Staged A rows (f16; scalar: f32) and weight rows (f16), each the step's values and 8 of padding, the epilogue
+// scratch (cooperative matrices), the row offsets.
+uint64_t shared_bytes(const QgemmTile& t, const Shape& s) {
+  const uint64_t g = s.gated ? 2 : 1, row = 32 * t.units + 8;
+  return (s.scalar ? 4 : 2) * row * t.rows + 2 * row * g * t.cols + (s.scalar ? 0 : 1024ull * t.sr * t.sc * g) + 4ull * t.rows;
+}
+
+// Invocations per workgroup: one per grid cell (scalar), or a subgroup of the device's largest size per cell.
+uint32_t invocations(const Device& d, const Shape& s, uint32_t sr, uint32_t sc) {
+  return sr * sc * (s.scalar ? 1 : d.info().max_subgroup_size);
 }
 
 // The tile's units per K step, fewer where K is not a multiple of that many (K is a multiple of 64: the callers check).
@@ -40,13 +53,13 @@ QgemmTile fit_units(QgemmTile t, uint32_t K) {
 // (emulated matrices: each product a loop over this invocation's accumulator elements).
 void check_loops(const Device& d, const QgemmTile& t, const Shape& s, uint64_t K) {
   if (d.info().driver_id != VK_DRIVER_ID_MESA_LLVMPIPE) return;
-  const uint64_t per = 256 / std::max(1u, d.info().min_subgroup_size), g = s.gated ? 2 : 1;
+  const uint64_t per = s.scalar ? 0 : 256 / std::max(1u, d.info().min_subgroup_size), g = s.gated ? 2 : 1;
   const uint64_t step = 32 * t.units;
   const uint64_t stage = (t.rows * step / 4 + t.wg - 1) / t.wg + g * ((t.cols * step / 32 + t.wg - 1) / t.wg);
-  const uint64_t mma = step / 16 * s.mr * s.mc * g * (1 + per);
-  const uint64_t loops = 64 + K / step * (2 + stage + mma) + s.mr * s.mc * (4 + 2 * per);
+  const uint64_t mma = s.scalar ? 0 : step / 16 * (s.mr / 16) * (s.mc / 16) * g * (1 + per);  // scalar: unrolled
+  const uint64_t loops = 64 + K / step * (2 + stage + mma) + (s.mr / 16) * (s.mc / 16) * (4 + 2 * per);
   if (loops > 60000)
-    fail("qgemm_coopmat: K = {} would run ~{} loop iterations per invocation, past lavapipe's limit of 65535", K, loops);
+    fail("qgemm: K = {} would run ~{} loop iterations per invocation, past lavapipe's limit of 65535", K, loops);
 }
 
 // The class of a type's order of values within a unit (quant_blocks.glsl hlq_unit_runs).
@@ -61,10 +74,10 @@ struct Push {
 
 const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const QgemmTile& t, const Shape& s, uint32_t mode,
                              uint32_t type0, uint32_t type1, uint32_t ks = 1) {
-  return d.pipeline(std::string(s.shader) + (emulated(d, prefix) ? "_emul" : ""),
+  return d.pipeline(std::string(s.shader) + (!s.scalar && emulated(d, prefix) ? "_emul" : ""),
                     {{0, t.wg}, {1, t.sr}, {2, t.sc}, {3, s.gated ? 1u : 0u}, {4, mode}, {5, type0}, {6, type1},
                      {7, d.profile().get(prefix + "diag", 0)}, {8, t.units}, {9, ks}, {10, d.tune(prefix + "prefetch")}}, 9,
-                    sizeof(Push), d.info().subgroup_size_control && d.info().compute_full_subgroups);
+                    sizeof(Push), !s.scalar && d.info().subgroup_size_control && d.info().compute_full_subgroups);
 }
 
 }  // namespace
@@ -75,50 +88,55 @@ QgemmWeight qgemm_weight(VariantCtx& c, const WeightRef& w, const std::string& w
   return {vk_quant_rows(c, w, what), uint32_t(w.storage_type()), u32(int64_t(quant::row_bytes(w.storage_type(), w.cols)))};
 }
 
-std::string qgemm_unavailable(const Device& d, const std::string& prefix) { return coopmat_unavailable(d, emulated(d, prefix)); }
+std::string qgemm_unavailable(const Device& d, const std::string& prefix, bool scalar) {
+  if (scalar) return d.info().shader_float16 ? "" : "no shaderFloat16 (the weight tiles are f16)";
+  return coopmat_unavailable(d, emulated(d, prefix));
+}
 
-QgemmTile qgemm_tile(const Device& d, const std::string& prefix, QgemmKernel k) {
-  const Shape s = shape(k);
-  QgemmTile t{d.tune(prefix + "warp_rows"), d.tune(prefix + "warp_cols"), 0, 0, 0, d.tune(prefix + "k_units")};
-  if (!t.sr || !t.sc) fail("qgemm_coopmat: {}warp_rows = {} and warp_cols = {} must be at least 1", prefix, t.sr, t.sc);
-  if (t.units != 1 && t.units != 2 && t.units != 4) fail("qgemm_coopmat: {}k_units = {}, not 1, 2 or 4", prefix, t.units);
-  const auto size = [&] { t.rows = 16 * s.mr * t.sr, t.cols = 16 * s.mc * t.sc; };
+QgemmTile qgemm_tile(const Device& d, const std::string& prefix, QgemmKernel k, bool scalar) {
+  const Shape s = shape(k, scalar);
+  // The grid: subgroups (cooperative matrices) or invocations (scalar) per workgroup.
+  const std::string r = prefix + (scalar ? "thread_rows" : "warp_rows"), c = prefix + (scalar ? "thread_cols" : "warp_cols");
+  QgemmTile t{d.tune(r), d.tune(c), 0, 0, 0, d.tune(prefix + "k_units")};
+  if (!t.sr || !t.sc) fail("qgemm: {} = {} and {} = {} must be at least 1", r, t.sr, c, t.sc);
+  if (t.units != 1 && t.units != 2 && t.units != 4) fail("qgemm: {}k_units = {}, not 1, 2 or 4", prefix, t.units);
+  const auto size = [&] { t.rows = s.mr * t.sr, t.cols = s.mc * t.sc; };
   size();
-  // Fewer subgroup columns, then rows, where shared memory is short (lavapipe's 32 KB).
-  while (shared_bytes(t, s.gated) > d.info().max_shared_memory && (t.sc > 1 || t.sr > 1)) {
+  // Fewer grid columns, then rows, where shared memory is short (lavapipe's 32 KB).
+  while (shared_bytes(t, s) > d.info().max_shared_memory && (t.sc > 1 || t.sr > 1)) {
     (t.sc > 1 ? t.sc : t.sr) /= 2;
     size();
   }
-  if (shared_bytes(t, s.gated) > d.info().max_shared_memory)
-    fail("qgemm_coopmat: {} x {} tiles need {} bytes of shared memory, this device has {}", t.rows, t.cols,
-         shared_bytes(t, s.gated), d.info().max_shared_memory);
-  t.wg = t.sr * t.sc * d.info().max_subgroup_size;
+  if (shared_bytes(t, s) > d.info().max_shared_memory)
+    fail("qgemm: {} x {} tiles need {} bytes of shared memory, this device has {}", t.rows, t.cols, shared_bytes(t, s),
+         d.info().max_shared_memory);
+  t.wg = invocations(d, s, t.sr, t.sc);
   if (t.wg > d.info().max_workgroup_invocations)
-    fail("qgemm_coopmat: {} subgroups of {} exceed the device's {} invocations per workgroup", t.sr * t.sc,
-         d.info().max_subgroup_size, d.info().max_workgroup_invocations);
+    fail("qgemm: {} x {} tiles need {} invocations per workgroup, the device allows {}", t.rows, t.cols, t.wg,
+         d.info().max_workgroup_invocations);
   return t;
 }
 
-Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const QgemmWeight& w, uint32_t N) {
-  const Shape s = shape(QgemmKernel::Dense);
+Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const QgemmWeight& w, uint32_t N, bool scalar) {
+  const Shape s = shape(QgemmKernel::Dense, scalar);
   const uint32_t T = u32(x.rows()), K = u32(x.cols());
-  if (K % 64) fail("qgemm_coopmat: {} input columns, not a multiple of 64", K);  // whole units (K-quants: the host's)
-  QgemmTile t = fit_units(qgemm_tile(d, prefix, QgemmKernel::Dense), K);
+  if (K % 64) fail("qgemm: {} input columns, not a multiple of 64", K);  // whole units (K-quants: the host's)
+  QgemmTile t = fit_units(qgemm_tile(d, prefix, QgemmKernel::Dense, scalar), K);
   // Narrower tiles where the large ones leave the device short of workgroups (<prefix>min_groups; 0: never):
-  // columns, then rows, halved in turn down to 2 x 2 subgroups.
+  // columns, then rows, halved in turn down to 2 x 2 subgroups (scalar: 64 invocations).
   const auto groups = [&] { return uint64_t((T + t.rows - 1) / t.rows) * ((N + t.cols - 1) / t.cols); };
-  for (bool cols = true; groups() < d.tune(prefix + "min_groups") && (t.sc > 2 || t.sr > 2); cols = !cols) {
+  const auto narrower = [&] { return scalar ? t.sr * t.sc > 64 : t.sc > 2 || t.sr > 2; };
+  for (bool cols = true; groups() < d.tune(prefix + "min_groups") && narrower(); cols = !cols) {
     if (cols ? t.sc > 2 : t.sr <= 2) t.sc /= 2;
     else t.sr /= 2;
-    const Shape s0 = shape(QgemmKernel::Dense);
-    t.rows = 16 * s0.mr * t.sr, t.cols = 16 * s0.mc * t.sc, t.wg = t.sr * t.sc * d.info().max_subgroup_size;
+    t.rows = s.mr * t.sr, t.cols = s.mc * t.sc, t.wg = invocations(d, s, t.sr, t.sc);
   }
   check_loops(d, t, s, K);
   // K split where the call is still short of min_groups workgroups after narrowing (few output columns: the
   // linear-attention gates 2048->32 at T = 512), or of min_subgroups subgroups in all (narrowing keeps that count:
   // a 4096->2048 projection at T = 512 is 512 subgroups at any tile shape): up to <prefix>split_k parts of at least
   // 4 steps each, the partial results added by a second pass.
-  const uint64_t steps = K / (32 * t.units), sub = uint64_t(t.sr) * t.sc;
+  const uint64_t steps = K / (32 * t.units), sub = std::max<uint64_t>(1, t.wg / d.info().max_subgroup_size);
   const uint64_t cap = std::max<uint64_t>(1, std::min<uint64_t>(d.tune(prefix + "split_k"), steps / 4));
   const uint64_t need = std::max<uint64_t>({1, (d.tune(prefix + "min_groups") + groups() - 1) / groups(),
                                             (d.tune(prefix + "min_subgroups") + groups() * sub - 1) / (groups() * sub)});
@@ -141,15 +159,15 @@ Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const 
 }
 
 void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed& p, bool gated, const Tensor& a,
-                  const QgemmWeight& w0, const QgemmWeight& w1, Tensor& out, uint32_t K, uint32_t N) {
+                  const QgemmWeight& w0, const QgemmWeight& w1, Tensor& out, uint32_t K, uint32_t N, bool scalar) {
   const QgemmKernel k = gated ? QgemmKernel::Gate : QgemmKernel::Down;
-  const Shape s = shape(k);
-  if (K % 64) fail("qgemm_coopmat: a reduction of {} values, not a multiple of 64", K);
-  const QgemmTile t = fit_units(qgemm_tile(d, prefix, k), K);
+  const Shape s = shape(k, scalar);
+  if (K % 64) fail("qgemm: a reduction of {} values, not a multiple of 64", K);
+  const QgemmTile t = fit_units(qgemm_tile(d, prefix, k, scalar), K);
   if (uint64_t(p.tile_rows) != t.rows)
-    fail("qgemm_coopmat: routes packed in tiles of {} rows, the kernel's tiles have {}", p.tile_rows, t.rows);
+    fail("qgemm: routes packed in tiles of {} rows, the kernel's tiles have {}", p.tile_rows, t.rows);
   if (gated && !qgemm_same_unit_order(w0.type, w1.type))
-    fail("qgemm_coopmat: gate ({}) and up ({}) order the values of a unit differently; one pass needs one order",
+    fail("qgemm: gate ({}) and up ({}) order the values of a unit differently; one pass needs one order",
          quant::type_name(quant::Type(w0.type)), quant::type_name(quant::Type(w1.type)));
   check_loops(d, t, s, K);
   const Push pc{u32(p.E), K, N, u32(p.k), (N + t.cols - 1) / t.cols, w0.row_bytes, w1.row_bytes, 0};
@@ -201,7 +219,36 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
                   {prefix + "k_units", 2, {{"nvidia-hopper", 1}}}, {prefix + "min_groups", 0, {{"nvidia-hopper", 128}}},
                   {prefix + "min_subgroups", 0, {{"nvidia-hopper", 1024}}}, {prefix + "split_k", 8}, {prefix + "prefetch", 3},
                   {prefix + "cm_emulate", 0}};
+    const auto delegate = v.delegate;
+    const auto weight_types = v.weight_types;
     r.add_variant(std::move(v));
+
+    const std::string sp = op + ".qgemm.";
+    Variant sc = vulkan_variant(
+        op, "vulkan:qgemm",
+        "prompt chunks on scalar FMAs: vulkan:qgemm_coopmat's kernel (weight units decoded into shared f16 inside the K "
+        "loop) with A staged in f32 and each invocation 8 x 4 outputs, for devices without cooperative matrices",
+        [op, sp](VariantCtx& c, OpArgs& a) {
+          Device& d = c.device();
+          if (auto why = qgemm_unavailable(d, sp, true); !why.empty())
+            fail("{} vulkan:qgemm cannot run on {}: {}", op, d.info().name, why);
+          const WeightRef& w = a.weight("w");
+          const Tensor& x = a.in("x");
+          if (x.cols() != w.cols) fail("{}: input has {} columns but the weight expects {}", op, x.cols(), w.cols);
+          a.set("y", qgemm_dense(d, sp, x, qgemm_weight(c, w, op + " vulkan:qgemm"), u32(w.rows), true));
+        },
+        false, false, [sp](const Device& d) { return qgemm_unavailable(d, sp, true); });
+    sc.delegate = delegate;
+    sc.status = "experimental";
+    sc.precision_tolerance = kQgemmTolerance;  // the weights rounded to f16 (A stays f32): within the coopmat bound
+    sc.weight_types = weight_types;
+    // The grid of invocations, each 8 x 4 outputs: 8 x 32 makes 64 x 128 tiles of 256 invocations (37 KB of shared
+    // memory at two units per step); the other tunables as qgemm_coopmat's, min_subgroups counting the device's
+    // subgroups of invocations.
+    sc.tunables = {{sp + "thread_rows", 8}, {sp + "thread_cols", 32}, {sp + "k_units", 2},
+                   {sp + "min_groups", 0, {{"nvidia-hopper", 128}}}, {sp + "min_subgroups", 0, {{"nvidia-hopper", 1024}}},
+                   {sp + "split_k", 8}, {sp + "prefetch", 3}};
+    r.add_variant(std::move(sc));
   }
 }
 

@@ -23,10 +23,13 @@ Packed pack(Device& d, const Tensor& expert, int64_t E, uint32_t tile_rows = 0);
 // Stage 4: each entry's expert output down_e(silu(gate_e x_t) * up_e x_t), unweighted, [T * k, H] by entry
 // id; experts stacked in gate, up [E*F, H] and down [E*H, F]: f32, or quantized (GGUF blocks decoded in the
 // kernel) where the quantized kernels read the type (ops/matmul/vulkan_quant.cpp), else dequantized to f32.
-// coopmat: on cooperative matrices (ops/shaders/qgemm_cm.glsl; needs coopmat_unavailable(d) == "" and p packed in
-// tiles of cm_tile_rows(d)), with A and the weights rounded to f16 and f32 accumulation.
+// The GEMM: Tiled, route_gemm.comp (f32, or blocks decoded into its tiles; long chunks dequantize the stacks
+// first), exact f32; Coopmat, the quantized GEMM of ops/shaders/qgemm_cm.glsl on cooperative matrices (needs
+// coopmat_unavailable(d) == "" and p packed in tiles of tile_rows(d, Gemm::Coopmat)), A and the weights rounded to
+// f16, f32 accumulation; Qgemm, that GEMM on scalar FMAs (A in f32, the weights rounded to f16).
+enum class Gemm { Tiled, Qgemm, Coopmat };
 Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const WeightRef& gate, const WeightRef& up,
-                      const WeightRef& down, bool coopmat = false);
+                      const WeightRef& down, Gemm gemm = Gemm::Tiled);
 
 // Why the cooperative-matrix GEMM cannot run on d ("" = it can): VK_KHR_cooperative_matrix with a 16x16x16
 // f16 x f16 + f32 subgroup shape, shaderFloat16, the Vulkan memory model, full subgroups. With the tunable
@@ -36,8 +39,13 @@ std::string coopmat_unavailable(const Device& d);
 // vulkan:route_pack_coopmat's grouped GEMM is the quantized GEMM on cooperative matrices (ops/matmul/qgemm_cm.h),
 // its tunables under this prefix.
 inline constexpr const char* kCmTune = "moe_experts.route_pack_coopmat.";
-uint32_t cm_tile_rows(const Device& d);
-// Whether that GEMM takes these experts: whole steps of two 32-value units, decodable types, gate and up in one order
+// vulkan:route_pack_qgemm's: the same GEMM on scalar FMAs.
+inline constexpr const char* kQgemmTune = "moe_experts.route_pack_qgemm.";
+// Rows per packed tile that a GEMM takes (Tiled: moe_experts.route_pack.rows).
+uint32_t tile_rows(const Device& d, Gemm gemm);
+// Why the scalar qgemm cannot run on d ("" = it can): shaderFloat16.
+std::string qgemm_unavailable(const Device& d);
+// Whether that GEMM (either math) takes these experts: whole steps of two 32-value units, decodable types, gate and up in one order
 // of values within a unit.
 bool coopmat_takes(const WeightRef& gate, const WeightRef& up, const WeightRef& down);  // moe_experts.route_pack_coopmat.rows, as the shared memory allows
 // Its relative-L2 bound against the f32 reference (Variant::precision_tolerance): f16 rounding of the GEMM

@@ -97,15 +97,16 @@ constexpr double kCoopmatTol = gpu::route_pack::kCoopmatTolerance;  // f16 input
 // test is skipped.
 gpu::Device* coopmat_or_skip() { return hl::test::coopmat_or_skip("vulkan:route_pack_coopmat"); }
 
-// Relative L2 of vulkan:route_pack_coopmat's y against the reference on d (REQUIREs a finite, non-zero output).
-double coopmat_vs_reference(gpu::Device& d, const gpu::OpArgs& args) {
+// Relative L2 of vulkan:route_pack_coopmat's (or `variant`'s) y against the reference on d (REQUIREs a finite, non-zero
+// output).
+double coopmat_vs_reference(gpu::Device& d, const gpu::OpArgs& args, const char* variant = "vulkan:route_pack_coopmat") {
   const auto& reg = gpu::Registry::get();
   gpu::WeightStore ws(&d);
   gpu::VariantCtx ctx{&d, &ws};
   gpu::OpArgs got = args, want = args;
   for (auto& [n, t] : got.t) t = t.clone();
   for (auto& [n, t] : want.t) t = t.clone();
-  reg.variant("moe_experts", "vulkan:route_pack_coopmat").run(ctx, got);
+  reg.variant("moe_experts", variant).run(ctx, got);
   reg.variant("moe_experts", "reference").run(ctx, want);
   const Mat<float> g = got.t.at("y").f32(), w = want.t.at("y").f32();
   REQUIRE(w.cwiseAbs().maxCoeff() > 0);
@@ -144,9 +145,10 @@ Mat<float> entry_outputs(gpu::WeightStore& ws, const std::map<std::string, Weigh
 const std::map<std::string, uint32_t> kSmallCmTiles = {{"moe_experts.route_pack_coopmat.warp_rows", 1},
                                                        {"moe_experts.route_pack_coopmat.warp_cols", 1}};
 
-// Relative L2 of the cooperative-matrix grouped GEMM's per-entry outputs (stage 4) against the host, on d, for
-// fresh routes, x and weights of case c with T tokens (REQUIREs finite outputs).
-double coopmat_gemm_error(gpu::Device& d, std::mt19937_64& g, const QuantCase& c, int T) {
+// Relative L2 of the quantized grouped GEMM's per-entry outputs (stage 4; cooperative matrices, or their scalar
+// form) against the host, on d, for fresh routes, x and weights of case c with T tokens (REQUIREs finite outputs).
+double coopmat_gemm_error(gpu::Device& d, std::mt19937_64& g, const QuantCase& c, int T,
+                          gpu::route_pack::Gemm kind = gpu::route_pack::Gemm::Coopmat) {
   const auto& [types, s] = c;
   INFO("E " << s.E << ", k " << s.k << ", H " << s.H << ", F " << s.F << ", T " << T << ", types "
             << quant::type_name(types[0]) << "/" << quant::type_name(types[1]) << "/" << quant::type_name(types[2]));
@@ -156,14 +158,14 @@ double coopmat_gemm_error(gpu::Device& d, std::mt19937_64& g, const QuantCase& c
   gpu::WeightStore ws(&d);
   gpu::VariantCtx ctx{&d, &ws};
   const Mat<float> want = entry_outputs(ws, weights, x, r, s);
-  const auto p = gpu::route_pack::pack(d, Tensor::from_i32(r), s.E, gpu::route_pack::cm_tile_rows(d));
+  const auto p = gpu::route_pack::pack(d, Tensor::from_i32(r), s.E, gpu::route_pack::tile_rows(d, kind));
   const Mat<float> got = gpu::route_pack::grouped_swiglu(ctx, p, Tensor::from(x), weights.at("gate"), weights.at("up"),
-                                                         weights.at("down"), true)
+                                                         weights.at("down"), kind)
                              .f32();
   REQUIRE(got.allFinite());
   if (&d == &device()) require_no_validation_messages();
   const double e = rel_l2(got, want);
-  WARN("coopmat grouped GEMM rel L2 " << e << " (E " << s.E << ", H " << s.H << ", F " << s.F << ", T " << T << ", "
+  WARN((kind == gpu::route_pack::Gemm::Qgemm ? "scalar qgemm" : "coopmat") << " grouped GEMM rel L2 " << e << " (E " << s.E << ", H " << s.H << ", F " << s.F << ", T " << T << ", "
                                       << quant::type_name(types[0]) << "/" << quant::type_name(types[2]) << ")");
   return e;
 }
@@ -381,6 +383,38 @@ TEST_CASE("vk route_pack_coopmat: emulated matrices, stage 4 and the whole varia
   CHECK_THROWS_WITH(coopmat_gemm_error(device(), g, cases[4], 5), Catch::Contains("order the values of a unit differently"));
   const double e = coopmat_vs_reference(device(), experts_args(g, kShapes[1], 16));
   INFO("whole variant, E 32, T 16: rel L2 " << e);
+  CHECK(e <= kCoopmatTol);
+}
+
+// The same kernel on scalar FMAs (qgemm_gate_sc.comp / qgemm_down_sc.comp: A staged in f32, the weights' units in
+// f16, each invocation 4 x 4 outputs): the real path of devices without cooperative matrices, run here on lavapipe.
+// Only the weights are rounded to f16, so the coopmat tolerance bounds it. Default and small tiles (8 x 32: several
+// column tiles, partial row tiles), prefetch 0 and 1, the refused mixed unit order, and the whole variant.
+TEST_CASE("vk route_pack_qgemm: stage 4 on scalar FMAs, and the whole variant", "[vk][ops]") {
+  if (const std::string why = gpu::route_pack::qgemm_unavailable(device()); !why.empty()) {
+    WARN("SKIPPED: " << why);
+    return;
+  }
+  std::mt19937_64 g(29);
+  const std::vector<QuantCase> cases = gemm_cases();
+  const std::string p = gpu::route_pack::kQgemmTune;
+  const std::tuple<size_t, bool, uint32_t, int> runs[] = {{1, true, 3, 5}, {1, false, 3, 64}, {3, true, 3, 5}, {6, true, 3, 5},
+                                                          {1, false, 0, 5}, {1, true, 1, 64}, {0, false, 3, 5}};
+  for (const auto& [i, small, prefetch, T] : runs) {
+    if (cases[i].shape.H % 64 || cases[i].shape.F % 64) continue;
+    std::map<std::string, uint32_t> t{{p + "prefetch", prefetch}};
+    if (small) t.insert({{p + "thread_rows", 2}, {p + "thread_cols", 8}});
+    const vk::ScopedTuning tune(device().ctx().profile(), t);
+    INFO((small ? "small tiles" : "default tiles") << ", prefetch " << prefetch);
+    CHECK(coopmat_gemm_error(device(), g, cases[i], T, gpu::route_pack::Gemm::Qgemm) <= kCoopmatTol);
+  }
+  CHECK_THROWS_WITH(coopmat_gemm_error(device(), g, cases[4], 5, gpu::route_pack::Gemm::Qgemm),
+                    Catch::Contains("order the values of a unit differently"));
+  const vk::ScopedTuning tune(device().ctx().profile(), {{"moe_experts.route_pack.min_tokens", 1}});
+  const double e = coopmat_vs_reference(device(), experts_args(g, kQuantCases[0].shape, 16, kQuantCases[0].types),
+                                        "vulkan:route_pack_qgemm");
+  INFO("whole variant, q4_K/q6_K, E 8, T 16: rel L2 " << e);
+  CHECK(e > 1e-7);  // the weights' f16 rounding is real
   CHECK(e <= kCoopmatTol);
 }
 

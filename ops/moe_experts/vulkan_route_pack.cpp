@@ -11,6 +11,9 @@
 // ops/shaders/qgemm_cm.glsl: the expert's weight tiles decoded from ggml blocks into shared f16, A rounded to f16,
 // f32 accumulation; gate and up in one pass with SwiGLU in the epilogue), on devices with
 // VK_KHR_cooperative_matrix and that shape (coopmat_unavailable); vulkan:route_pack hands prompt chunks to it there.
+// vulkan:route_pack_qgemm is the same pipeline with stage 4 on that quantized GEMM's scalar form (A in f32, the
+// weights' units decoded into shared f16, f32 FMAs); route_pack hands prompt chunks to it on devices without
+// cooperative matrices (tunable moe_experts.route_pack.qgemm; lavapipe keeps the exact f32 GEMM).
 // Every stage is deterministic: the same inputs give bit-identical outputs. Decode (fewer than
 // moe_experts.route_pack.min_tokens tokens) runs the per-token kernels (vulkan:per_token), which spread
 // one token's k experts over more workgroups.
@@ -72,12 +75,12 @@ void run_bins(Device& d, const Bins& s, const Tensor& expert, Tensor& bins, Tens
 
 // The grouped GEMM's tiles: BM x BN outputs per workgroup, BK-deep shared slices, TM x TN per invocation.
 // Quantized weights: BK = 128 values (whole units of every ggml type), BN and TN of their own.
-struct Gemm {
+struct Tiles {
   uint32_t bm, bn, bk, tm, tn, wg;
 };
 
-Gemm gemm_shape(const Device& d, bool quant) {
-  Gemm g{tune(d, "rows"), tune(d, quant ? "q_cols" : "cols"), quant ? 128u : tune(d, "depth"), tune(d, quant ? "q_thread_rows" : "thread_rows"),
+Tiles gemm_shape(const Device& d, bool quant) {
+  Tiles g{tune(d, "rows"), tune(d, quant ? "q_cols" : "cols"), quant ? 128u : tune(d, "depth"), tune(d, quant ? "q_thread_rows" : "thread_rows"),
          tune(d, quant ? "q_thread_cols" : "thread_cols"), 0};
   if (!g.bm || !g.bn || !g.bk || !g.tm || !g.tn || g.bm % g.tm || g.bn % g.tn)
     fail("moe_experts: route_pack tiles {}x{}x{} do not split into {}x{} per invocation", g.bm, g.bn, g.bk, g.tm, g.tn);
@@ -139,15 +142,16 @@ Operand operand(VariantCtx& c, const WeightRef& w, bool raw) {
 
 // One grouped GEMM pass (route_gemm.comp): K-long dots into N outputs per expert row; w1 only when gated.
 void gemm(Device& d, const Packed& p, bool gated, const Tensor& a, const Operand& w0, const Operand& w1, Tensor& res,
-          int64_t K, int64_t N, bool coopmat) {
-  if (coopmat) {
+          int64_t K, int64_t N, Gemm kind) {
+  if (kind != Gemm::Tiled) {
     const auto weight = [&](const Operand& o) {
       return QgemmWeight{o.t, o.quant ? o.type : uint32_t(quant::Type::F32), o.quant ? o.row_bytes : u32(4 * K)};
     };
-    qgemm_routed(d, route_pack::kCmTune, p, gated, a, weight(w0), weight(w1), res, u32(K), u32(N));
+    const bool scalar = kind == Gemm::Qgemm;
+    qgemm_routed(d, scalar ? kQgemmTune : kCmTune, p, gated, a, weight(w0), weight(w1), res, u32(K), u32(N), scalar);
     return;
   }
-  const Gemm s = gemm_shape(d, w0.quant);
+  const Tiles s = gemm_shape(d, w0.quant);
   if (uint64_t(p.tile_rows) != s.bm)
     fail("moe_experts: routes packed in tiles of {} rows, the grouped GEMM takes {}", p.tile_rows, s.bm);
   const uint64_t steps = (K + s.bk - 1) / s.bk, decode = w0.quant ? 80 * ((s.bn * 4 + s.wg - 1) / s.wg) : 0;
@@ -196,7 +200,7 @@ Packed pack(Device& d, const Tensor& expert, int64_t E, uint32_t tile_rows) {
 }
 
 Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const WeightRef& gate, const WeightRef& up,
-                      const WeightRef& down, bool coopmat) {
+                      const WeightRef& down, Gemm kind) {
   Device& d = c.device();
   const int64_t T = x.rows(), H = x.cols(), E = p.E, N = p.rows.cols();
   if (gate.rows % E) fail("moe_experts: gate has {} rows, not a multiple of {} experts", gate.rows, E);
@@ -208,17 +212,17 @@ Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const Wei
   const auto raw = [](const WeightRef& w) { return w.quantized() && vk_quant_decodes(w); };
   const bool raw_gu = (raw(gate) || raw(up)) && vk_quant_decodes(gate) && vk_quant_decodes(up);
   // Long enough chunks: dequantize the stacks on the device and run the f32 GEMM (scalar path only).
-  const bool deq = !coopmat && raw_gu && raw(down) && dequantizes(d, gate, T) && dequantizes(d, up, T) && dequantizes(d, down, T);
+  const bool deq = kind == Gemm::Tiled && raw_gu && raw(down) && dequantizes(d, gate, T) && dequantizes(d, up, T) && dequantizes(d, down, T);
   Tensor hmid = Tensor::device(d, N, F), ye = Tensor::device(d, N, H);
   if (deq) {
-    gemm(d, p, true, x, dequantized(c, gate, "gate"), dequantized(c, up, "up"), hmid, H, F, false);
+    gemm(d, p, true, x, dequantized(c, gate, "gate"), dequantized(c, up, "up"), hmid, H, F, kind);
     const Operand dn = dequantized(c, down, "down");
-    gemm(d, p, false, hmid, dn, dn, ye, F, H, false);
+    gemm(d, p, false, hmid, dn, dn, ye, F, H, kind);
     return ye;
   }
-  gemm(d, p, true, x, operand(c, gate, raw_gu), operand(c, up, raw_gu), hmid, H, F, coopmat);
+  gemm(d, p, true, x, operand(c, gate, raw_gu), operand(c, up, raw_gu), hmid, H, F, kind);
   const Operand dn = operand(c, down, raw(down));
-  gemm(d, p, false, hmid, dn, dn, ye, F, H, coopmat);
+  gemm(d, p, false, hmid, dn, dn, ye, F, H, kind);
   return ye;
 }
 
@@ -236,11 +240,15 @@ Tensor scatter(Device& d, const Tensor& ye, const Tensor& weight) {
   return y;
 }
 
-uint32_t cm_tile_rows(const Device& d) {
-  return qgemm_tile(d, route_pack::kCmTune, QgemmKernel::Gate).rows;  // the down pass's tiles have as many rows
+uint32_t tile_rows(const Device& d, Gemm kind) {
+  // The down pass's tiles have as many rows as gate/up's (0: route_pack's own).
+  if (kind == Gemm::Tiled) return 0;
+  const bool scalar = kind == Gemm::Qgemm;
+  return qgemm_tile(d, scalar ? kQgemmTune : kCmTune, QgemmKernel::Gate, scalar).rows;
 }
 
 std::string coopmat_unavailable(const Device& d) { return qgemm_unavailable(d, route_pack::kCmTune); }
+std::string qgemm_unavailable(const Device& d) { return hl::gpu::qgemm_unavailable(d, route_pack::kQgemmTune, true); }
 
 bool coopmat_takes(const WeightRef& g, const WeightRef& u, const WeightRef& dn) {
   return g.cols % 64 == 0 && dn.cols % 64 == 0 && vk_quant_decodes(g) && vk_quant_decodes(u) && vk_quant_decodes(dn) &&
@@ -253,14 +261,14 @@ namespace hl::gpu {
 
 namespace {
 
-void run_route_pack(VariantCtx& c, OpArgs& a, bool coopmat) {
+void run_route_pack(VariantCtx& c, OpArgs& a, route_pack::Gemm kind) {
   Device& d = c.device();
   const Tensor &x = a.in("x"), &expert = a.in("expert"), &weight = a.in("weight");
   if (expert.rows() != x.rows() || weight.rows() != x.rows() || weight.cols() != expert.cols() || expert.cols() < 1)
     fail("moe_experts: routes expert [{}, {}], weight [{}, {}] do not fit {} tokens", expert.rows(), expert.cols(),
          weight.rows(), weight.cols(), x.rows());
-  const route_pack::Packed p = route_pack::pack(d, expert, a.iparam("n_experts"), coopmat ? route_pack::cm_tile_rows(d) : 0);
-  const Tensor ye = route_pack::grouped_swiglu(c, p, x, a.weight("gate"), a.weight("up"), a.weight("down"), coopmat);
+  const route_pack::Packed p = route_pack::pack(d, expert, a.iparam("n_experts"), route_pack::tile_rows(d, kind));
+  const Tensor ye = route_pack::grouped_swiglu(c, p, x, a.weight("gate"), a.weight("up"), a.weight("down"), kind);
   a.set("y", route_pack::scatter(d, ye, weight));
 }
 
@@ -268,7 +276,13 @@ void route_pack_coopmat_experts(VariantCtx& c, OpArgs& a) {
   // The registry's availability check is not on every path that can run a variant (tests, plans): say why here.
   if (auto why = route_pack::coopmat_unavailable(c.device()); !why.empty())
     fail("moe_experts vulkan:route_pack_coopmat cannot run on {}: {}", c.device().info().name, why);
-  run_route_pack(c, a, true);
+  run_route_pack(c, a, route_pack::Gemm::Coopmat);
+}
+
+void route_pack_qgemm_experts(VariantCtx& c, OpArgs& a) {
+  if (auto why = route_pack::qgemm_unavailable(c.device()); !why.empty())
+    fail("moe_experts vulkan:route_pack_qgemm cannot run on {}: {}", c.device().info().name, why);
+  run_route_pack(c, a, route_pack::Gemm::Qgemm);
 }
 
 // Decode (fewer than min_tokens tokens): the per-token kernels, which spread each token's few rows over the device.
@@ -277,7 +291,8 @@ std::string decode_to_per_token(VariantCtx& c, const OpArgs& a) {
 }
 
 // vulkan:route_pack: decode as above; prompt chunks on cooperative matrices where the device has them (tunable
-// moe_experts.route_pack.coopmat, 1), else its own scalar grouped GEMM.
+// moe_experts.route_pack.coopmat, 1), else on the quantized GEMM's scalar form (qgemm, 1; lavapipe 0), else its own
+// f32 grouped GEMM.
 bool coopmat_fits(const OpArgs& a) { return route_pack::coopmat_takes(a.weight("gate"), a.weight("up"), a.weight("down")); }
 
 std::string route_pack_pick(VariantCtx& c, const OpArgs& a) {
@@ -285,7 +300,9 @@ std::string route_pack_pick(VariantCtx& c, const OpArgs& a) {
   const Device& d = c.device();
   const bool cm = coopmat_fits(a) && d.tune("moe_experts.route_pack.coopmat") &&
                   d.tune(std::string(route_pack::kCmTune) + "cm_emulate") == 0 && route_pack::coopmat_unavailable(d).empty();
-  return cm ? "vulkan:route_pack_coopmat" : "";
+  if (cm) return "vulkan:route_pack_coopmat";
+  const bool q = coopmat_fits(a) && d.tune("moe_experts.route_pack.qgemm") && route_pack::qgemm_unavailable(d).empty();
+  return q ? "vulkan:route_pack_qgemm" : "";
 }
 
 // vulkan:route_pack_coopmat: decode as route_pack; experts its GEMM does not take: route_pack's scalar GEMM.
@@ -300,7 +317,7 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
   Variant rp = vulkan_variant("moe_experts", "vulkan:route_pack",
                               "routes packed by expert (counts, prefix sums, row list), grouped tiled GEMM over each "
                               "expert's rows, deterministic slot-order scatter; decode: the per-token kernels",
-                              [](VariantCtx& c, OpArgs& a) { run_route_pack(c, a, false); }, true, false);
+                              [](VariantCtx& c, OpArgs& a) { run_route_pack(c, a, route_pack::Gemm::Tiled); }, true, false);
   rp.delegate = route_pack_pick;
   // Entries binned per workgroup (a multiple of 32); the grouped GEMM's tile: packed rows (also the tile list's
   // unit), output columns, reduction depth per shared-memory slice, outputs per invocation (thread_rows x
@@ -314,7 +331,7 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
                  {"moe_experts.route_pack.thread_cols", 4},    {"moe_experts.route_pack.q_thread_rows", 2, {{"nvidia-hopper", 1}}},
                  {"moe_experts.route_pack.q_cols", 32},        {"moe_experts.route_pack.q_thread_cols", 2},
                  {"moe_experts.route_pack.dequant_tokens", 64}, {"moe_experts.route_pack.dequant_wg", 256},
-                 {"moe_experts.route_pack.coopmat", 1}};
+                 {"moe_experts.route_pack.coopmat", 1},        {"moe_experts.route_pack.qgemm", 1, {{"lavapipe", 0}}}};
   r.add_variant(std::move(rp));
   Variant cm = vulkan_variant("moe_experts", "vulkan:route_pack_coopmat",
                               "vulkan:route_pack with the grouped GEMM on cooperative matrices (16x16x16 f16 x f16 + "
@@ -330,6 +347,18 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
                  {std::string(route_pack::kCmTune) + "k_units", 1}, {std::string(route_pack::kCmTune) + "prefetch", 3},
                  {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
   r.add_variant(std::move(cm));
+  Variant q = vulkan_variant("moe_experts", "vulkan:route_pack_qgemm",
+                             "vulkan:route_pack with the grouped GEMM on route_pack_coopmat's kernel in scalar FMAs (A in "
+                             "f32, the weights' units decoded into shared f16, f32 accumulation), for devices without "
+                             "cooperative matrices",
+                             route_pack_qgemm_experts, false, false, route_pack::qgemm_unavailable);
+  q.precision_tolerance = route_pack::kCoopmatTolerance;  // the weights rounded to f16, A exact: within that bound
+  q.delegate = route_pack_coopmat_pick;                   // the same shapes as the coopmat GEMM
+  // The grid of invocations, each 4 x 4 outputs: 4 x 32 makes tiles of 16 packed rows (tokens per expert at T = 512
+  // are about 16) by 128 columns, 128 invocations.
+  const std::string qp = route_pack::kQgemmTune;
+  q.tunables = {{qp + "thread_rows", 4}, {qp + "thread_cols", 32}, {qp + "k_units", 2}, {qp + "prefetch", 3}};
+  r.add_variant(std::move(q));
 }
 
 }  // namespace hl::gpu

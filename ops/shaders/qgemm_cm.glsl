@@ -28,6 +28,12 @@
 // every subgroup block has its subgroup whatever size the device runs (a spare subgroup only stages and writes);
 // every branch around a cooperative-matrix operation is subgroup-uniform. Include after defining QG_MR, QG_MC and
 // QG_GATED_ACC.
+//
+// With QG_SCALAR defined (qgemm*_sc.comp, for devices without cooperative matrices): the same staging, work split
+// and epilogue, the products on scalar f32 FMAs. The workgroup is SR x SC invocations, each a QG_TM x QG_TN block of
+// outputs (rows tr + SR i, columns tc + SC j: a subgroup's invocations share their rows, so A reads broadcast, and
+// read neighbouring weight rows); A is staged in f32 (exact), the weights in f16 as above, converted as they are read
+// (each conversion serves QG_TM products).
 #ifndef HL_QGEMM_CM_GLSL
 #define HL_QGEMM_CM_GLSL
 #extension GL_EXT_control_flow_attributes : require
@@ -48,10 +54,19 @@ layout(constant_id = 7) const uint DIAG = 0;
 // Prefetch into registers (below) of A (bit 0) and of the weight units (bit 1), where the slots hold a step: each
 // slot is live across the step's products, so it costs residency; 0 loads a step when it is staged.
 layout(constant_id = 10) const uint PREFETCH = 3;
+#ifdef QG_SCALAR
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+const uint BR = QG_TM * SR, BN = QG_TN * SC;
+#define QG_AT vec4      // a staged A element: f32
+#else
 const uint BR = 16u * QG_MR * SR, BN = 16u * QG_MC * SC;
+#define QG_AT f16vec4   // f16, as the matrices take it
+#endif
 #define BM BR  // route_gemm.glsl's name for the rows per tile
 #include "common.glsl"
+#ifndef QG_SCALAR
 #include "coopmat.glsl"
+#endif
 
 layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };        // [rows, K] f32
 layout(std430, binding = 1) readonly buffer Rows { int rows[]; };     // MODE 1: [T k] entry ids, packed order
@@ -113,12 +128,16 @@ layout(push_constant) uniform Push {
 
 const uint KU = 32u * QG_U;      // values per K step: QG_U units
 const uint KP = KU / 4u + 2u;    // f16vec4 per staged row: the step's values and 8 of padding (16-byte aligned rows)
+#ifndef QG_SCALAR
 const uint NACC = QG_MR * QG_MC;
+#endif
 
-shared f16vec4 as[BR * KP];
+shared QG_AT as[BR * KP];
 shared f16vec4 ws0[BN * KP];
 shared f16vec4 ws1[GATED == 1u ? BN * KP : 1u];
+#ifndef QG_SCALAR
 shared float scratch[SR * SC * 256u * (GATED + 1u)];
+#endif
 shared uint arow[BR];  // offset (in vec4) of each tile row in A, ROUTE_NONE past the tile's rows
 #include "route_gemm.glsl"
 
@@ -224,6 +243,14 @@ void w_load(uint i, uint u0, uint n0, uint wrow0, out uvec4 h0, out uvec4 q0, ou
   if (GATED == 1u) q4k_raw(1u, (wrow0 + n) * pc.rb1, u0 + uu, h1, q1);
 }
 
+#ifdef QG_SCALAR
+// s + the dot product of (a0, a1) and (b0, b1), in k order.
+float qg_dot8(vec4 a0, vec4 a1, vec4 b0, vec4 b1, float s) {
+  [[unroll]] for (uint k = 0u; k < 4u; ++k) s = fma(a0[k], b0[k], s);
+  [[unroll]] for (uint k = 0u; k < 4u; ++k) s = fma(a1[k], b1[k], s);
+  return s;
+}
+#else
 // One 16 x 16 block of the result (rows r.. of the tile, columns n..; u: up's block when GATED) through subgroup
 // s's scratch: rows inside [p0, p1), columns below N.
 void epilogue_block(hl_cm_acc a, hl_cm_acc u, uint s, uint p0, uint p1, uint n, uint r, uint slice) {
@@ -263,6 +290,7 @@ void epilogue_block(hl_cm_acc a, hl_cm_acc u, uint s, uint p0, uint p1, uint n, 
 #else
 #error QG_MR must be 1, 2 or 4
 #endif
+#endif  // QG_SCALAR
 
 void main() {
   const uint lid = gl_LocalInvocationID.x;
@@ -289,6 +317,16 @@ void main() {
     for (uint r = lid; r < BR; r += WG) arow[r] = arow[r] == ROUTE_NONE ? ROUTE_NONE : arow[r] / 4u;
   }
 
+#ifdef QG_SCALAR
+  const uint tr = lid / SC, tc = lid % SC;  // this invocation's rows tr + SR i, columns tc + SC j
+  const uint NACC = QG_TM * QG_TN;
+  float acc[NACC];
+  [[unroll]] for (uint i = 0u; i < NACC; ++i) acc[i] = 0.0;
+#if QG_GATED_ACC
+  float accu[NACC];
+  [[unroll]] for (uint i = 0u; i < NACC; ++i) accu[i] = 0.0;
+#endif
+#else
   const uint s = gl_SubgroupID;
   const bool computes = s < SR * SC;  // uniform within the subgroup
   const uint r0 = 16u * QG_MR * (s / SC), c0 = 16u * QG_MC * (s % SC);
@@ -297,6 +335,7 @@ void main() {
 #if QG_GATED_ACC
   hl_cm_acc accu[NACC];
   [[unroll]] for (uint i = 0u; i < NACC; ++i) accu[i] = hl_cm_fill(0.0);
+#endif
 #endif
 
   const uint units = pc.K / 32u;  // a multiple of QG_U (the host checks)
@@ -326,9 +365,9 @@ void main() {
       // A: BR rows x the step's units, each its two runs of 16 values (at the weight unit's K offsets), f32 -> f16.
       if (PFA) {
         [[unroll]] for (uint q = 0u; q < QG_AREG; ++q)
-          if (q < ASLOTS && lid + q * WG < AV) as[a_slot(lid + q * WG)] = f16vec4(ra[q]);
+          if (q < ASLOTS && lid + q * WG < AV) as[a_slot(lid + q * WG)] = QG_AT(ra[q]);
       } else {
-        for (uint i = lid; i < AV; i += WG) as[a_slot(i)] = f16vec4(a_load(i, u0));
+        for (uint i = lid; i < AV; i += WG) as[a_slot(i)] = QG_AT(a_load(i, u0));
       }
     }
     if ((DIAG & 1u) == 0u || u0 == ub) {
@@ -351,6 +390,27 @@ void main() {
         [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)
           if (q < WSLOTS) w_load(lid + q * WG, u0 + QG_U, n0, wrow0, rh0[q], rq0[q], rh1[q], rq1[q]);
     }
+#ifdef QG_SCALAR
+    if ((DIAG & 4u) == 0u) {
+      [[unroll]] for (uint kk = 0u; kk < KU / 4u; kk += 2u) {  // 8 values at a time
+        vec4 a0[QG_TM], a1[QG_TM];
+        [[unroll]] for (uint i = 0u; i < QG_TM; ++i) {
+          a0[i] = as[(tr + SR * i) * KP + kk];
+          a1[i] = as[(tr + SR * i) * KP + kk + 1u];
+        }
+        [[unroll]] for (uint j = 0u; j < QG_TN; ++j) {
+          const uint wb = (tc + SC * j) * KP + kk;
+          vec4 b0 = vec4(ws0[wb]), b1 = vec4(ws0[wb + 1u]);
+          [[unroll]] for (uint i = 0u; i < QG_TM; ++i) acc[i * QG_TN + j] = qg_dot8(a0[i], a1[i], b0, b1, acc[i * QG_TN + j]);
+#if QG_GATED_ACC
+          b0 = vec4(ws1[wb]);
+          b1 = vec4(ws1[wb + 1u]);
+          [[unroll]] for (uint i = 0u; i < QG_TM; ++i) accu[i * QG_TN + j] = qg_dot8(a0[i], a1[i], b0, b1, accu[i * QG_TN + j]);
+#endif
+        }
+      }
+    }
+#else
     if (computes && (DIAG & 4u) == 0u) {
       [[unroll]] for (uint kk = 0u; kk < KU; kk += 16u) {
         hl_cm_a am[QG_MR];
@@ -367,8 +427,29 @@ void main() {
         }
       }
     }
+#endif
   }
 
+#ifdef QG_SCALAR
+  // Epilogue: each invocation its own outputs, rows inside [p0, p1), columns < N (neighbouring invocations write
+  // neighbouring columns).
+  const uint slice = split * pc.T * pc.N;
+  [[unroll]] for (uint i = 0u; i < QG_TM; ++i) {
+    const uint pos = p0 + tr + SR * i;
+    if (pos >= p1) continue;
+    // Dense and gate/up: row pos (route_pack: h in packed order); down: the entry's own row.
+    const uint orow = MODE == 1u && GATED == 0u ? uint(rows[pos]) : pos;
+    [[unroll]] for (uint j = 0u; j < QG_TN; ++j) {
+      const uint col = n0 + tc + SC * j;
+      if (col >= pc.N) continue;
+      float y = acc[i * QG_TN + j];
+#if QG_GATED_ACC
+      y = y / (1.0 + exp(-y)) * accu[i * QG_TN + j];
+#endif
+      res[slice + orow * pc.N + col] = y;
+    }
+  }
+#else
   // Epilogue, one 16 x 16 block at a time through this subgroup's scratch: rows inside [p0, p1), columns < N.
   // Every accumulator is named by a constant index (QG_EPILOGUE expands the blocks): an index the compiler cannot
   // resolve keeps the whole array in memory, the K loop's products included.
@@ -380,6 +461,7 @@ void main() {
 #define QG_BLOCK(i, j) epilogue_block(acc[(i) * QG_MC + (j)], acc[(i) * QG_MC + (j)], s, p0, p1, n0 + c0 + 16u * (j), r0 + 16u * (i), slice);
 #endif
   QG_EPILOGUE
+#endif
 }
 
 #endif

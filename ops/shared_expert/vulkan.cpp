@@ -1,7 +1,8 @@
 // shared_expert on Vulkan: vulkan:fused, the sigmoid gate (shared_expert_gate.comp), then the routed experts'
 // kernels as a one-expert route: moe_experts' per-token SwiGLU pair for decode, route_pack's grouped GEMM for
 // prompt chunks (ops/moe_experts/); vulkan:fused_coopmat, the same with that GEMM on cooperative matrices
-// (route_pack_coopmat's), which vulkan:fused hands prompt chunks to where the device has them; vulkan:dense_coopmat,
+// (route_pack_coopmat's), which vulkan:fused hands prompt chunks to where the device has them; vulkan:fused_qgemm, the
+// same on that GEMM's scalar form (route_pack_qgemm's), where it has not; vulkan:dense_coopmat,
 // prompt chunks as three dense GEMMs on matmul's qgemm_coopmat (which splits K where its tiles are few) and a SwiGLU
 // pass between them.
 #include "ops/matmul/qgemm_cm.h"
@@ -28,7 +29,7 @@ std::pair<Tensor, Tensor> gate_route(VariantCtx& c, const OpArgs& a) {
   return {expert, weight};
 }
 
-void fused(VariantCtx& c, OpArgs& a, bool coopmat) {
+void fused(VariantCtx& c, OpArgs& a, route_pack::Gemm kind) {
   Device& d = c.device();
   const Tensor& x = a.in("x");
   const auto [expert, weight] = gate_route(c, a);
@@ -37,10 +38,10 @@ void fused(VariantCtx& c, OpArgs& a, bool coopmat) {
   // cooperative matrices where the device has them (as moe_experts' route_pack_coopmat, tunable .coopmat).
   if (x.rows() >= int64_t(d.tune("shared_expert.fused.gemm_tokens"))) {
     const WeightRef &gw = a.weight("gate"), &uw = a.weight("up"), &dw = a.weight("down");
-    if (coopmat && !route_pack::coopmat_takes(gw, uw, dw))
-      fail("shared_expert vulkan:fused_coopmat: the coopmat GEMM does not take these weights (width {} / {})", gw.cols, dw.cols);
-    const route_pack::Packed p = route_pack::pack(d, expert, 1, coopmat ? route_pack::cm_tile_rows(d) : 0);
-    a.set("y", route_pack::scatter(d, route_pack::grouped_swiglu(c, p, x, gw, uw, dw, coopmat), weight));
+    if (kind != route_pack::Gemm::Tiled && !route_pack::coopmat_takes(gw, uw, dw))
+      fail("shared_expert: the quantized GEMM does not take these weights (width {} / {})", gw.cols, dw.cols);
+    const route_pack::Packed p = route_pack::pack(d, expert, 1, route_pack::tile_rows(d, kind));
+    a.set("y", route_pack::scatter(d, route_pack::grouped_swiglu(c, p, x, gw, uw, dw, kind), weight));
     return;
   }
   a.set("y", swiglu_experts(c, "shared_expert", "shared_expert.fused", x, expert, weight, a.weight("gate"), a.weight("up"),
@@ -93,7 +94,7 @@ void dense_coopmat(VariantCtx& c, OpArgs& a) {
 
 void register_shared_expert_vulkan(Registry& r) {
   Variant v = vulkan_variant("shared_expert", "vulkan:fused", "sigmoid gate, then the moe_experts kernels as a one-expert route",
-                             [](VariantCtx& c, OpArgs& a) { fused(c, a, false); }, true);
+                             [](VariantCtx& c, OpArgs& a) { fused(c, a, route_pack::Gemm::Tiled); }, true);
   v.delegate = [](VariantCtx& c, const OpArgs& a) -> std::string {
     const Device& d = c.device();
     const bool dense = d.tune("shared_expert.fused.dense") && dense_chunk(d, a) &&
@@ -101,24 +102,42 @@ void register_shared_expert_vulkan(Registry& r) {
     if (dense) return "vulkan:dense_coopmat";
     const bool cm = d.tune("shared_expert.fused.coopmat") && coopmat_chunk(d, a) &&
                     d.tune(std::string(route_pack::kCmTune) + "cm_emulate") == 0 && route_pack::coopmat_unavailable(d).empty();
-    return cm ? "vulkan:fused_coopmat" : "";
+    if (cm) return "vulkan:fused_coopmat";
+    const bool q = d.tune("moe_experts.route_pack.qgemm") && coopmat_chunk(d, a) && route_pack::qgemm_unavailable(d).empty();
+    return q ? "vulkan:fused_qgemm" : "";
   };
   // Weight rows per subgroup pass of the per-token kernels; from this many tokens on, route_pack's grouped GEMM;
   // coopmat: prompt chunks to vulkan:fused_coopmat where the device has cooperative matrices; dense: prompt chunks
-  // to vulkan:dense_coopmat instead (three dense GEMMs with many tiles beat one expert's route-packed tiles).
+  // to vulkan:dense_coopmat instead (three dense GEMMs with many tiles beat one expert's route-packed tiles). Without
+  // cooperative matrices, prompt chunks to vulkan:fused_qgemm as moe_experts' route_pack goes to route_pack_qgemm
+  // (moe_experts.route_pack.qgemm).
   v.tunables = {{"shared_expert.fused.rows", 8}, {"shared_expert.fused.gemm_tokens", 2}, {"shared_expert.fused.coopmat", 1},
                 {"shared_expert.fused.dense", 1}};
   r.add_variant(std::move(v));
   Variant cm = vulkan_variant("shared_expert", "vulkan:fused_coopmat",
                               "vulkan:fused with prompt chunks on route_pack_coopmat's GEMM (f16 inputs, f32 accumulation; "
                               "tiles: moe_experts.route_pack_coopmat.*)",
-                              [](VariantCtx& c, OpArgs& a) { fused(c, a, true); }, false, false, route_pack::coopmat_unavailable);
+                              [](VariantCtx& c, OpArgs& a) { fused(c, a, route_pack::Gemm::Coopmat); }, false, false,
+                              route_pack::coopmat_unavailable);
   cm.cooperative_matrices = true;
   cm.precision_tolerance = route_pack::kCoopmatTolerance;
   cm.status = "experimental";
   // Decode and weights the coopmat GEMM does not take: vulkan:fused's kernels.
   cm.delegate = [](VariantCtx& c, const OpArgs& a) -> std::string { return coopmat_chunk(c.device(), a) ? "" : "vulkan:fused"; };
   r.add_variant(std::move(cm));
+  Variant q = vulkan_variant("shared_expert", "vulkan:fused_qgemm",
+                             "vulkan:fused with prompt chunks on route_pack_qgemm's GEMM (scalar FMAs, the weights rounded "
+                             "to f16; tiles: moe_experts.route_pack_qgemm.*)",
+                             [](VariantCtx& c, OpArgs& a) {
+                               if (auto why = route_pack::qgemm_unavailable(c.device()); !why.empty())
+                                 fail("shared_expert vulkan:fused_qgemm cannot run on {}: {}", c.device().info().name, why);
+                               fused(c, a, route_pack::Gemm::Qgemm);
+                             },
+                             false, false, route_pack::qgemm_unavailable);
+  q.precision_tolerance = route_pack::kCoopmatTolerance;
+  q.status = "experimental";
+  q.delegate = [](VariantCtx& c, const OpArgs& a) -> std::string { return coopmat_chunk(c.device(), a) ? "" : "vulkan:fused"; };
+  r.add_variant(std::move(q));
   Variant dn = vulkan_variant("shared_expert", "vulkan:dense_coopmat",
                               "prompt chunks as dense GEMMs on matmul's qgemm_coopmat (split K where its tiles are few: "
                               "T = 512 makes 32 tiles of 512 outputs): gate, up, SwiGLU with the sigmoid gate folded in, down",
