@@ -81,9 +81,10 @@ TEST_CASE("vk ops: qgemm_coopmat with emulated matrices, every weight type", "[v
 }
 
 
-// vulkan:qgemm, the same kernel on scalar FMAs (qgemm_sc.comp: A staged in f32, the weights' units in f16, each
+// vulkan:qgemm, the same kernel on scalar FMAs (qgemm_sc.comp: f32 tiles, K-quant units decoded through f16, each
 // invocation 8 x 4 outputs), on every case of the op: the default tiles, small ones (16 x 32: several row and column
-// tiles, partial ones), nothing prefetched, and a K split into partial GEMMs (min_groups far above the tiles).
+// tiles, partial ones; two units per step), nothing prefetched, and a K split into partial GEMMs (min_groups far
+// above the tiles).
 TEST_CASE("vk ops: qgemm on scalar FMAs, every weight type", "[vk][ops]") {
   if (!device().info().shader_float16) {
     WARN("SKIPPED: no shaderFloat16 on " << device().info().name);
@@ -92,11 +93,11 @@ TEST_CASE("vk ops: qgemm on scalar FMAs, every weight type", "[vk][ops]") {
   const std::string p = "matmul.qgemm.";
   for (const char* config : {"default", "small", "no prefetch", "split"}) {
     std::map<std::string, uint32_t> t;
-    if (config == std::string("small")) t = {{p + "thread_rows", 2}, {p + "thread_cols", 8}};
+    if (config == std::string("small")) t = {{p + "thread_rows", 2}, {p + "thread_cols", 8}, {p + "k_units", 2}};
     if (config == std::string("no prefetch")) t = {{p + "prefetch", 0}};
     if (config == std::string("split")) t = {{p + "min_groups", 1u << 20}, {p + "split_k", 4}, {p + "k_units", 1}};
     const vk::ScopedTuning tune(device().ctx().profile(), t);
     INFO(config << " tiles");
-    CHECK(check_variant_on_cases("matmul", "vulkan:qgemm") > 1e-7);  // the weights' f16 rounding is real
+    CHECK(check_variant_on_cases("matmul", "vulkan:qgemm") > 1e-7);  // K-quant weights: the f16 rounding is real
   }
 }

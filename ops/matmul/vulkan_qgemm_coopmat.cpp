@@ -31,11 +31,11 @@ Shape shape(QgemmKernel k, bool scalar) {
   }
 }
 
-// Staged A rows (f16; scalar: f32) and weight rows (f16), each the step's values and 8 of padding, the epilogue
-// scratch (cooperative matrices), the row offsets.
+// Staged A and weight rows (f16 with 8 values of padding; scalar: f32 with 4), the epilogue scratch (cooperative
+// matrices), the row offsets.
 uint64_t shared_bytes(const QgemmTile& t, const Shape& s) {
-  const uint64_t g = s.gated ? 2 : 1, row = 32 * t.units + 8;
-  return (s.scalar ? 4 : 2) * row * t.rows + 2 * row * g * t.cols + (s.scalar ? 0 : 1024ull * t.sr * t.sc * g) + 4ull * t.rows;
+  const uint64_t g = s.gated ? 2 : 1, row = (s.scalar ? 4 : 2) * (32 * t.units + (s.scalar ? 4 : 8));
+  return row * (t.rows + g * t.cols) + (s.scalar ? 0 : 1024ull * t.sr * t.sc * g) + 4ull * t.rows;
 }
 
 // Invocations per workgroup: one per grid cell (scalar), or a subgroup of the device's largest size per cell.
@@ -227,7 +227,7 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     Variant sc = vulkan_variant(
         op, "vulkan:qgemm",
         "prompt chunks on scalar FMAs: vulkan:qgemm_coopmat's kernel (weight units decoded into shared f16 inside the K "
-        "loop) with A staged in f32 and each invocation 8 x 4 outputs, for devices without cooperative matrices",
+        "loop) with the tiles in f32 and each invocation 8 x 4 outputs, for devices without cooperative matrices",
         [op, sp](VariantCtx& c, OpArgs& a) {
           Device& d = c.device();
           if (auto why = qgemm_unavailable(d, sp, true); !why.empty())
@@ -240,12 +240,12 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
         false, false, [sp](const Device& d) { return qgemm_unavailable(d, sp, true); });
     sc.delegate = delegate;
     sc.status = "experimental";
-    sc.precision_tolerance = kQgemmTolerance;  // the weights rounded to f16 (A stays f32): within the coopmat bound
+    sc.precision_tolerance = kQgemmTolerance;  // K-quant weights decoded through f16 (A stays f32): within the coopmat bound
     sc.weight_types = weight_types;
-    // The grid of invocations, each 8 x 4 outputs: 8 x 32 makes 64 x 128 tiles of 256 invocations (37 KB of shared
-    // memory at two units per step); the other tunables as qgemm_coopmat's, min_subgroups counting the device's
+    // The grid of invocations, each 8 x 4 outputs: 16 x 16 makes 128 x 64 tiles of 256 invocations (27 KB of shared
+    // memory at one unit per step); the other tunables as qgemm_coopmat's, min_subgroups counting the device's
     // subgroups of invocations.
-    sc.tunables = {{sp + "thread_rows", 8}, {sp + "thread_cols", 32}, {sp + "k_units", 2},
+    sc.tunables = {{sp + "thread_rows", 16}, {sp + "thread_cols", 16}, {sp + "k_units", 1},
                    {sp + "min_groups", 0, {{"nvidia-hopper", 128}}}, {sp + "min_subgroups", 0, {{"nvidia-hopper", 1024}}},
                    {sp + "split_k", 8}, {sp + "prefetch", 3}};
     r.add_variant(std::move(sc));

@@ -19,11 +19,10 @@ Experiment moe_experiment() {
                               {"moe_experts.route_pack_coopmat.warp_cols", {2, 4}},
                               {"moe_experts.route_pack_coopmat.k_units", {1, 2}},
                               {"moe_experts.route_pack_coopmat.prefetch", {0, 1, 2, 3}},
-                              // Its scalar form: the grid of invocations (4 x 4 outputs each), units per step, prefetch.
-                              {"moe_experts.route_pack_qgemm.thread_rows", {2, 4, 8}},
-                              {"moe_experts.route_pack_qgemm.thread_cols", {16, 32, 64}},
-                              {"moe_experts.route_pack_qgemm.k_units", {1, 2, 4}},
-                              {"moe_experts.route_pack_qgemm.prefetch", {0, 3}}};
+                              // Its scalar form: the grid of invocations (4 x 4 outputs each), units per step.
+                              {"moe_experts.route_pack_qgemm.thread_rows", {4, 8}},
+                              {"moe_experts.route_pack_qgemm.thread_cols", {32, 64}},
+                              {"moe_experts.route_pack_qgemm.k_units", {1, 2}}};
                 if (std::string(op) == "moe_block")  // rows per workgroup of each step, workgroup size
                   p.sweeps = {{"moe_block.fused_decode.x_rows", {4, 8, 16}},
                               {"moe_block.fused_decode.gate_up_rows", {4, 8, 16}},

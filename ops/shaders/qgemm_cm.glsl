@@ -12,7 +12,7 @@
 // K-quants): the weight unit as decoded, the A row gathered at the same K offsets, so every block type streams whole
 // units; gate and up must share that order (the host checks). The next step's A values and Q4_K units are loaded
 // into registers before this step's products, and staged after them. Shared tiles are f16vec4 arrays, written 8
-// bytes at a time, rows padded by 8 halves.
+// bytes at a time, rows padded by 8 halves (QG_SCALAR: vec4, padded by 4 values).
 // The epilogue goes through a 16 x 16 f32 scratch per subgroup: only rows inside the tile's range and columns
 // below N are written.
 //
@@ -32,8 +32,9 @@
 // With QG_SCALAR defined (qgemm*_sc.comp, for devices without cooperative matrices): the same staging, work split
 // and epilogue, the products on scalar f32 FMAs. The workgroup is SR x SC invocations, each a QG_TM x QG_TN block of
 // outputs (rows tr + SR i, columns tc + SC j: a subgroup's invocations share their rows, so A reads broadcast, and
-// read neighbouring weight rows); A is staged in f32 (exact), the weights in f16 as above, converted as they are read
-// (each conversion serves QG_TM products).
+// read neighbouring weight rows). Both tiles are staged in f32 (no conversion in the products): A exact, the weights
+// as decoded (K-quants through the same f16 arithmetic as above; f32, f16 and q8_0 rows exact). Rows are padded by 4
+// values, which spreads a subgroup's 16-byte reads of neighbouring rows over all banks.
 #ifndef HL_QGEMM_CM_GLSL
 #define HL_QGEMM_CM_GLSL
 #extension GL_EXT_control_flow_attributes : require
@@ -57,10 +58,14 @@ layout(constant_id = 10) const uint PREFETCH = 3;
 #ifdef QG_SCALAR
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 const uint BR = QG_TM * SR, BN = QG_TN * SC;
-#define QG_AT vec4      // a staged A element: f32
+#define QG_AT vec4      // a staged A element, and weight element: f32
+#define QG_WT vec4
+const uint QG_PAD = 1u;  // vec4 of padding per staged row
 #else
 const uint BR = 16u * QG_MR * SR, BN = 16u * QG_MC * SC;
-#define QG_AT f16vec4   // f16, as the matrices take it
+#define QG_AT f16vec4   // f16, as the matrices take them
+#define QG_WT f16vec4
+const uint QG_PAD = 2u;  // 16-byte aligned rows
 #endif
 #define BM BR  // route_gemm.glsl's name for the rows per tile
 #include "common.glsl"
@@ -127,14 +132,14 @@ layout(push_constant) uniform Push {
 #endif
 
 const uint KU = 32u * QG_U;      // values per K step: QG_U units
-const uint KP = KU / 4u + 2u;    // f16vec4 per staged row: the step's values and 8 of padding (16-byte aligned rows)
+const uint KP = KU / 4u + QG_PAD;  // vectors per staged row: the step's values and the padding
 #ifndef QG_SCALAR
 const uint NACC = QG_MR * QG_MC;
 #endif
 
 shared QG_AT as[BR * KP];
-shared f16vec4 ws0[BN * KP];
-shared f16vec4 ws1[GATED == 1u ? BN * KP : 1u];
+shared QG_WT ws0[BN * KP];
+shared QG_WT ws1[GATED == 1u ? BN * KP : 1u];
 #ifndef QG_SCALAR
 shared float scratch[SR * SC * 256u * (GATED + 1u)];
 #endif
@@ -150,7 +155,7 @@ float hl_cm_read(uint id, uint i) {
 #endif
 
 // Quad k of a unit's low half (values 4k..4k+3) and of its high half (16 + 4k..).
-void store_halves(uint buf, uint at, uint k, f16vec4 l, f16vec4 h) {
+void store_halves(uint buf, uint at, uint k, QG_WT l, QG_WT h) {
   if (buf == 0u) {
     ws0[at + k] = l;
     ws0[at + 4u + k] = h;
@@ -185,7 +190,7 @@ void q4k_decode(uint buf, uint u, uvec4 head, uvec4 qs, uint at) {
     const f16vec2 h0 = unpackFloat2x16(((w >> 4u) & 0x0000000Fu) | ((w << 4u) & 0x000F0000u) | 0x64006400u) - k1024;
     const f16vec2 h1 = unpackFloat2x16(((w >> 20u) & 0x0000000Fu) | ((w >> 12u) & 0x000F0000u) | 0x64006400u) - k1024;
     const f16vec4 l = f16vec4(l0 * s_lo - m_lo, l1 * s_lo - m_lo), h = f16vec4(h0 * s_hi - m_hi, h1 * s_hi - m_hi);
-    store_halves(buf, at, k, l, h);
+    store_halves(buf, at, k, QG_WT(l), QG_WT(h));
   }
 }
 
@@ -194,8 +199,8 @@ void q4k_decode(uint buf, uint u, uvec4 head, uvec4 qs, uint at) {
 void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
   if (!ok) {
     [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-      if (buf == 0u) ws0[at + i] = f16vec4(0.0);
-      else ws1[at + i] = f16vec4(0.0);
+      if (buf == 0u) ws0[at + i] = QG_WT(0.0);
+      else ws1[at + i] = QG_WT(0.0);
     }
     return;
   }
@@ -203,8 +208,8 @@ void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
     vec4 q[8], ms;
     hlq_unit(type, buf, row, u, q, ms);
     [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-      if (buf == 0u) ws0[at + i] = f16vec4(q[i]);
-      else ws1[at + i] = f16vec4(q[i]);
+      if (buf == 0u) ws0[at + i] = QG_WT(q[i]);
+      else ws1[at + i] = QG_WT(q[i]);
     }
     return;
   }
@@ -219,7 +224,7 @@ void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
   float bias;
   hlq_unit_packed(type, buf, row, u, lo, hi, ms, bias);
   [[unroll]] for (uint k = 0u; k < 4u; ++k) {
-    const f16vec4 l = f16vec4(ms.x * hlq_bytes(lo[k], bias) - ms.y), h = f16vec4(ms.z * hlq_bytes(hi[k], bias) - ms.w);
+    const QG_WT l = QG_WT(ms.x * hlq_bytes(lo[k], bias) - ms.y), h = QG_WT(ms.z * hlq_bytes(hi[k], bias) - ms.w);
     store_halves(buf, at, k, l, h);
   }
 }
@@ -244,10 +249,9 @@ void w_load(uint i, uint u0, uint n0, uint wrow0, out uvec4 h0, out uvec4 q0, ou
 }
 
 #ifdef QG_SCALAR
-// s + the dot product of (a0, a1) and (b0, b1), in k order.
-float qg_dot8(vec4 a0, vec4 a1, vec4 b0, vec4 b1, float s) {
-  [[unroll]] for (uint k = 0u; k < 4u; ++k) s = fma(a0[k], b0[k], s);
-  [[unroll]] for (uint k = 0u; k < 4u; ++k) s = fma(a1[k], b1[k], s);
+// s + the dot product of a and b, in k order.
+float qg_dot4(vec4 a, vec4 b, float s) {
+  [[unroll]] for (uint k = 0u; k < 4u; ++k) s = fma(a[k], b[k], s);
   return s;
 }
 #else
@@ -392,20 +396,16 @@ void main() {
     }
 #ifdef QG_SCALAR
     if ((DIAG & 4u) == 0u) {
-      [[unroll]] for (uint kk = 0u; kk < KU / 4u; kk += 2u) {  // 8 values at a time
-        vec4 a0[QG_TM], a1[QG_TM];
-        [[unroll]] for (uint i = 0u; i < QG_TM; ++i) {
-          a0[i] = as[(tr + SR * i) * KP + kk];
-          a1[i] = as[(tr + SR * i) * KP + kk + 1u];
-        }
+      [[unroll]] for (uint kk = 0u; kk < KU / 4u; ++kk) {  // 4 values at a time: few live registers
+        vec4 av[QG_TM];
+        [[unroll]] for (uint i = 0u; i < QG_TM; ++i) av[i] = as[(tr + SR * i) * KP + kk];
         [[unroll]] for (uint j = 0u; j < QG_TN; ++j) {
           const uint wb = (tc + SC * j) * KP + kk;
-          vec4 b0 = vec4(ws0[wb]), b1 = vec4(ws0[wb + 1u]);
-          [[unroll]] for (uint i = 0u; i < QG_TM; ++i) acc[i * QG_TN + j] = qg_dot8(a0[i], a1[i], b0, b1, acc[i * QG_TN + j]);
+          const vec4 b = ws0[wb];
+          [[unroll]] for (uint i = 0u; i < QG_TM; ++i) acc[i * QG_TN + j] = qg_dot4(av[i], b, acc[i * QG_TN + j]);
 #if QG_GATED_ACC
-          b0 = vec4(ws1[wb]);
-          b1 = vec4(ws1[wb + 1u]);
-          [[unroll]] for (uint i = 0u; i < QG_TM; ++i) accu[i * QG_TN + j] = qg_dot8(a0[i], a1[i], b0, b1, accu[i * QG_TN + j]);
+          const vec4 bu = ws1[wb];
+          [[unroll]] for (uint i = 0u; i < QG_TM; ++i) accu[i * QG_TN + j] = qg_dot4(av[i], bu, accu[i * QG_TN + j]);
 #endif
         }
       }
