@@ -32,7 +32,8 @@ for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done
 ldconfig
 export HYBRIDLAB_ROOT=$PWD HYBRIDLAB_PYTHON=python3
 # The commit the binary was built from (.devrun/COMMIT, written beside it here): the copy sent lacks current git metadata.
-[ -f .devrun/COMMIT ] && export HYBRIDLAB_COMMIT=$(cat .devrun/COMMIT)
+c=${COMMIT_FILE:-.devrun/COMMIT}  # COMMIT_FILE: BIN's, where it is another build
+[ -f "$c" ] && export HYBRIDLAB_COMMIT=$(cat "$c")
 [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 bin=${BIN:-$PWD/.devrun/hybridlab}  # BIN: another build beside it (an A/B in one call)
 libs=$PWD/.devrun/lib

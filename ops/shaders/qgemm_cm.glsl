@@ -396,7 +396,14 @@ void main() {
     }
 #ifdef QG_SCALAR
     if ((DIAG & 4u) == 0u) {
-      [[unroll]] for (uint kk = 0u; kk < KU / 4u; ++kk) {  // 4 values at a time: few live registers
+      // 4 values at a time. QG_ROLLED_K: a loop the compiler keeps (it cannot hoist the next values' loads, which
+      // costs registers, hence residency).
+#ifdef QG_ROLLED_K
+      [[dont_unroll]]
+#else
+      [[unroll]]
+#endif
+      for (uint kk = 0u; kk < KU / 4u; ++kk) {
         vec4 av[QG_TM];
         [[unroll]] for (uint i = 0u; i < QG_TM; ++i) av[i] = as[(tr + SR * i) * KP + kk];
         [[unroll]] for (uint j = 0u; j < QG_TN; ++j) {
