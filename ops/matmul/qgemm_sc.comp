@@ -3,7 +3,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require  // glslangValidator (glslc enables it itself)
 #define QG_SCALAR 1
-#define QG_ROLLED_K 1
 #define QG_TM 8
 #define QG_TN 4
 #define QG_GATED_ACC 0

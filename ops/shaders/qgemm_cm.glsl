@@ -396,14 +396,7 @@ void main() {
     }
 #ifdef QG_SCALAR
     if ((DIAG & 4u) == 0u) {
-      // 4 values at a time. QG_ROLLED_K: a loop the compiler keeps (it cannot hoist the next values' loads, which
-      // costs registers, hence residency).
-#ifdef QG_ROLLED_K
-      [[dont_unroll]]
-#else
-      [[unroll]]
-#endif
-      for (uint kk = 0u; kk < KU / 4u; ++kk) {
+      [[unroll]] for (uint kk = 0u; kk < KU / 4u; ++kk) {  // 4 values at a time
         vec4 av[QG_TM];
         [[unroll]] for (uint i = 0u; i < QG_TM; ++i) av[i] = as[(tr + SR * i) * KP + kk];
         [[unroll]] for (uint j = 0u; j < QG_TN; ++j) {
