@@ -28,8 +28,8 @@ std::vector<Part> parts(const Context& cx) {
       // aim for by splitting K (0: none beyond the workgroup target).
       p.sweeps = {{op + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}}, {op + ".qgemm_coopmat.k_units", {1, 2}},
                   {op + ".qgemm_coopmat.min_subgroups", {0, 1024}}, {op + ".qgemm_coopmat.prefetch", {0, 1, 2, 3}},
-                  // qgemm (scalar): its grid of invocations (8 x 4 outputs each), units per step.
-                  {op + ".qgemm.thread_rows", {8, 16}}, {op + ".qgemm.thread_cols", {16, 32}}, {op + ".qgemm.k_units", {1, 2}}};
+                  // qgemm (scalar): its grid of invocations (4 x 8 outputs each), units per step.
+                  {op + ".qgemm.thread_rows", {16, 32}}, {op + ".qgemm.thread_cols", {8, 16}}, {op + ".qgemm.k_units", {1, 2}}};
       if (decode) {
         p.sweeps[op + ".qmatvec.rows"] = {2, 4, 8, 16};  // rows staged per workgroup (occupancy)
         p.sweeps[op + ".qmatvec.pass"] = {1, 2, 4};  // rows a subgroup decodes per load of x

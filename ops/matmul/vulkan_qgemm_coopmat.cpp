@@ -20,7 +20,7 @@ struct Shape {
 };
 Shape shape(QgemmKernel k, bool scalar) {
   if (scalar) switch (k) {
-      case QgemmKernel::Dense: return {8, 4, false, true, "qgemm_sc"};
+      case QgemmKernel::Dense: return {4, 8, false, true, "qgemm_sc"};
       case QgemmKernel::Gate: return {4, 4, true, true, "qgemm_gate_sc"};
       default: return {4, 4, false, true, "qgemm_down_sc"};
     }
@@ -227,7 +227,7 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     Variant sc = vulkan_variant(
         op, "vulkan:qgemm",
         "prompt chunks on scalar FMAs: vulkan:qgemm_coopmat's kernel (weight units decoded into shared f16 inside the K "
-        "loop) with the tiles in f32 and each invocation 8 x 4 outputs, for devices without cooperative matrices",
+        "loop) with the tiles in f32 and each invocation 4 x 8 outputs, for devices without cooperative matrices",
         [op, sp](VariantCtx& c, OpArgs& a) {
           Device& d = c.device();
           if (auto why = qgemm_unavailable(d, sp, true); !why.empty())
@@ -242,10 +242,10 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     sc.status = "experimental";
     sc.precision_tolerance = kQgemmTolerance;  // K-quant weights decoded through f16 (A stays f32): within the coopmat bound
     sc.weight_types = weight_types;
-    // The grid of invocations, each 8 x 4 outputs: 16 x 16 makes 128 x 64 tiles of 256 invocations (27 KB of shared
+    // The grid of invocations, each 4 x 8 outputs: 32 x 16 makes 128 x 128 tiles of 512 invocations (37 KB of shared
     // memory at one unit per step); the other tunables as qgemm_coopmat's, min_subgroups counting the device's
     // subgroups of invocations.
-    sc.tunables = {{sp + "thread_rows", 16}, {sp + "thread_cols", 16}, {sp + "k_units", 1},
+    sc.tunables = {{sp + "thread_rows", 32}, {sp + "thread_cols", 16}, {sp + "k_units", 1},
                    {sp + "min_groups", 0, {{"nvidia-hopper", 128}}}, {sp + "min_subgroups", 0, {{"nvidia-hopper", 1024}}},
                    {sp + "split_k", 8}, {sp + "prefetch", 3}};
     r.add_variant(std::move(sc));

@@ -355,9 +355,10 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
   q.precision_tolerance = route_pack::kCoopmatTolerance;  // K-quant weights decoded through f16, A exact: within it
   q.delegate = route_pack_coopmat_pick;                   // the same shapes as the coopmat GEMM
   // The grid of invocations, each 4 x 4 outputs: 8 x 32 makes tiles of 32 packed rows (tokens per expert at T = 512
-  // are about 16, yet each decoded weight unit serving more rows paid) by 128 columns, 256 invocations.
+  // are about 16, yet each decoded weight unit serving more rows paid) by 128 columns, 256 invocations; at two units
+  // per step the shared memory halves the columns (64, 128 invocations), which paid too.
   const std::string qp = route_pack::kQgemmTune;
-  q.tunables = {{qp + "thread_rows", 8}, {qp + "thread_cols", 32}, {qp + "k_units", 1}, {qp + "prefetch", 3}};
+  q.tunables = {{qp + "thread_rows", 8}, {qp + "thread_cols", 32}, {qp + "k_units", 2}, {qp + "prefetch", 3}};
   r.add_variant(std::move(q));
 }
 

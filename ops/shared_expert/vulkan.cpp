@@ -1,10 +1,11 @@
 // shared_expert on Vulkan: vulkan:fused, the sigmoid gate (shared_expert_gate.comp), then the routed experts'
 // kernels as a one-expert route: moe_experts' per-token SwiGLU pair for decode, route_pack's grouped GEMM for
 // prompt chunks (ops/moe_experts/); vulkan:fused_coopmat, the same with that GEMM on cooperative matrices
-// (route_pack_coopmat's), which vulkan:fused hands prompt chunks to where the device has them; vulkan:fused_qgemm, the
-// same on that GEMM's scalar form (route_pack_qgemm's), where it has not; vulkan:dense_coopmat,
+// (route_pack_coopmat's), and vulkan:fused_qgemm, on its scalar form (route_pack_qgemm's); vulkan:dense_coopmat,
 // prompt chunks as three dense GEMMs on matmul's qgemm_coopmat (which splits K where its tiles are few) and a SwiGLU
-// pass between them.
+// pass between them, and vulkan:dense_qgemm, the same on matmul's scalar vulkan:qgemm. vulkan:fused hands prompt
+// chunks to the dense ones (shared_expert.fused.dense), on cooperative matrices where the device has them, else on
+// the scalar GEMMs where route_pack takes those (moe_experts.route_pack.qgemm).
 #include "ops/matmul/qgemm_cm.h"
 #include "ops/moe_experts/route_pack.h"
 #include "ops/moe_experts/swiglu.h"
@@ -55,7 +56,9 @@ bool coopmat_chunk(const Device& d, const OpArgs& a) {
          route_pack::coopmat_takes(a.weight("gate"), a.weight("up"), a.weight("down"));
 }
 
-constexpr const char* kDensePrefix = "matmul.qgemm_coopmat.";  // the dense GEMM's tunables: matmul's
+// The dense GEMM's tunables: matmul's (cooperative matrices; scalar: vulkan:qgemm's).
+constexpr const char* kDensePrefix = "matmul.qgemm_coopmat.";
+constexpr const char* kDenseScalarPrefix = "matmul.qgemm.";
 
 // Whether vulkan:dense_coopmat runs this call: a prompt chunk whose reductions (H for gate and up, F for down) are
 // whole 64-value steps.
@@ -65,11 +68,12 @@ bool dense_chunk(const Device& d, const OpArgs& a) {
 }
 
 // y = down(silu(x gate^T) * (x up^T) * sigma): gate and up as two dense GEMMs, the SwiGLU with the token's gate folded
-// in, down as a third.
-void dense_coopmat(VariantCtx& c, OpArgs& a) {
+// in, down as a third; on cooperative matrices, or (scalar) on vulkan:qgemm's scalar FMAs.
+void dense(VariantCtx& c, OpArgs& a, bool scalar) {
   Device& d = c.device();
-  if (auto why = qgemm_unavailable(d, kDensePrefix); !why.empty())
-    fail("shared_expert vulkan:dense_coopmat cannot run on {}: {}", d.info().name, why);
+  const std::string prefix = scalar ? kDenseScalarPrefix : kDensePrefix;
+  const std::string what = scalar ? "shared_expert vulkan:dense_qgemm" : "shared_expert vulkan:dense_coopmat";
+  if (auto why = qgemm_unavailable(d, prefix, scalar); !why.empty()) fail("{} cannot run on {}: {}", what, d.info().name, why);
   const Tensor& x = a.in("x");
   const WeightRef &gw = a.weight("gate"), &uw = a.weight("up"), &dw = a.weight("down");
   if (gw.cols != x.cols() || uw.cols != x.cols() || uw.rows != gw.rows || dw.rows != x.cols() || dw.cols != gw.rows)
@@ -77,9 +81,8 @@ void dense_coopmat(VariantCtx& c, OpArgs& a) {
          uw.cols, dw.rows, dw.cols, x.rows(), x.cols());
   const auto [expert, sigma] = gate_route(c, a);
   const uint32_t T = u32(x.rows()), F = u32(gw.rows), H = u32(x.cols());
-  const std::string what = "shared_expert vulkan:dense_coopmat";
-  const Tensor g = qgemm_dense(d, kDensePrefix, x, qgemm_weight(c, gw, what), F);
-  const Tensor u = qgemm_dense(d, kDensePrefix, x, qgemm_weight(c, uw, what), F);
+  const Tensor g = qgemm_dense(d, prefix, x, qgemm_weight(c, gw, what), F, scalar);
+  const Tensor u = qgemm_dense(d, prefix, x, qgemm_weight(c, uw, what), F, scalar);
   Tensor h = Tensor::device(d, T, F);
   const struct {
     uint32_t n, F;
@@ -87,7 +90,7 @@ void dense_coopmat(VariantCtx& c, OpArgs& a) {
   const Grid gr = grid((uint64_t(T) * F + 255) / 256);
   d.dispatch(d.pipeline("shared_expert_swiglu", {{0, 256}}, 4, sizeof pc),
              {g.buffer(d), u.buffer(d), sigma.buffer(d), h.buffer_mut(d)}, pc, gr.x, gr.y);
-  a.set("y", qgemm_dense(d, kDensePrefix, h, qgemm_weight(c, dw, what), H));
+  a.set("y", qgemm_dense(d, prefix, h, qgemm_weight(c, dw, what), H, scalar));
 }
 
 }  // namespace
@@ -103,8 +106,10 @@ void register_shared_expert_vulkan(Registry& r) {
     const bool cm = d.tune("shared_expert.fused.coopmat") && coopmat_chunk(d, a) &&
                     d.tune(std::string(route_pack::kCmTune) + "cm_emulate") == 0 && route_pack::coopmat_unavailable(d).empty();
     if (cm) return "vulkan:fused_coopmat";
-    const bool q = d.tune("moe_experts.route_pack.qgemm") && coopmat_chunk(d, a) && route_pack::qgemm_unavailable(d).empty();
-    return q ? "vulkan:fused_qgemm" : "";
+    // Without cooperative matrices: the same choice on the scalar GEMMs (where route_pack takes them).
+    if (!d.tune("moe_experts.route_pack.qgemm") || route_pack::qgemm_unavailable(d) != "") return "";
+    if (d.tune("shared_expert.fused.dense") && dense_chunk(d, a)) return "vulkan:dense_qgemm";
+    return coopmat_chunk(d, a) ? "vulkan:fused_qgemm" : "";
   };
   // Weight rows per subgroup pass of the per-token kernels; from this many tokens on, route_pack's grouped GEMM;
   // coopmat: prompt chunks to vulkan:fused_coopmat where the device has cooperative matrices; dense: prompt chunks
@@ -141,13 +146,23 @@ void register_shared_expert_vulkan(Registry& r) {
   Variant dn = vulkan_variant("shared_expert", "vulkan:dense_coopmat",
                               "prompt chunks as dense GEMMs on matmul's qgemm_coopmat (split K where its tiles are few: "
                               "T = 512 makes 32 tiles of 512 outputs): gate, up, SwiGLU with the sigmoid gate folded in, down",
-                              dense_coopmat, false, false, [](const Device& d) { return qgemm_unavailable(d, kDensePrefix); });
+                              [](VariantCtx& c, OpArgs& a) { dense(c, a, false); }, false, false,
+                              [](const Device& d) { return qgemm_unavailable(d, kDensePrefix); });
   dn.cooperative_matrices = true;
   dn.precision_tolerance = std::max(kQgemmTolerance, route_pack::kCoopmatTolerance);
   dn.status = "experimental";
   // Decode and reductions of partial 64-value steps: vulkan:fused's kernels.
   dn.delegate = [](VariantCtx& c, const OpArgs& a) -> std::string { return dense_chunk(c.device(), a) ? "" : "vulkan:fused"; };
   r.add_variant(std::move(dn));
+  Variant ds = vulkan_variant("shared_expert", "vulkan:dense_qgemm",
+                              "vulkan:dense_coopmat on matmul's vulkan:qgemm (scalar FMAs; tiles: matmul.qgemm.*), for "
+                              "devices without cooperative matrices",
+                              [](VariantCtx& c, OpArgs& a) { dense(c, a, true); }, false, false,
+                              [](const Device& d) { return qgemm_unavailable(d, kDenseScalarPrefix, true); });
+  ds.precision_tolerance = std::max(kQgemmTolerance, route_pack::kCoopmatTolerance);
+  ds.status = "experimental";
+  ds.delegate = [](VariantCtx& c, const OpArgs& a) -> std::string { return dense_chunk(c.device(), a) ? "" : "vulkan:fused"; };
+  r.add_variant(std::move(ds));
 }
 
 }  // namespace hl::gpu
