@@ -12,30 +12,32 @@ namespace {
 bool emulated(const Device& d, const std::string& prefix) { return d.tune(prefix + "cm_emulate") != 0; }
 
 // The kernel's outputs per cell of its grid (cooperative matrices: a subgroup's 16 MR x 16 MC; scalar: an
-// invocation's TM x TN), whether it is gated, its shader.
+// invocation's TM x TN), whether it is gated, whether it runs on scalar FMAs and then whether its weight tiles are f16
+// (QG_F16_WEIGHTS), its shader.
 struct Shape {
   uint32_t mr, mc;
-  bool gated, scalar;
+  bool gated, scalar, f16_weights;
   const char* shader;
 };
 Shape shape(QgemmKernel k, bool scalar) {
   if (scalar) switch (k) {
-      case QgemmKernel::Dense: return {4, 8, false, true, "qgemm_sc"};
-      case QgemmKernel::Gate: return {4, 4, true, true, "qgemm_gate_sc"};
-      default: return {4, 4, false, true, "qgemm_down_sc"};
+      case QgemmKernel::Dense: return {4, 8, false, true, false, "qgemm_sc"};
+      case QgemmKernel::Gate: return {4, 4, true, true, true, "qgemm_gate_sc"};
+      default: return {4, 4, false, true, true, "qgemm_down_sc"};
     }
   switch (k) {
-    case QgemmKernel::Dense: return {32, 64, false, false, "qgemm_cm"};
-    case QgemmKernel::Gate: return {32, 32, true, false, "qgemm_gate_cm"};
-    default: return {32, 64, false, false, "qgemm_down_cm"};
+    case QgemmKernel::Dense: return {32, 64, false, false, true, "qgemm_cm"};
+    case QgemmKernel::Gate: return {32, 32, true, false, true, "qgemm_gate_cm"};
+    default: return {32, 64, false, false, true, "qgemm_down_cm"};
   }
 }
 
-// Staged A and weight rows (f16 with 8 values of padding; scalar: f32 with 4), the epilogue scratch (cooperative
-// matrices), the row offsets.
+// Staged A and weight rows, each the step's values and the padding (f16: 8 values; scalar f32 tiles: 4), the epilogue
+// scratch (cooperative matrices), the row offsets. Scalar A is f32 with the weights' padding.
 uint64_t shared_bytes(const QgemmTile& t, const Shape& s) {
-  const uint64_t g = s.gated ? 2 : 1, row = (s.scalar ? 4 : 2) * (32 * t.units + (s.scalar ? 4 : 8));
-  return row * (t.rows + g * t.cols) + (s.scalar ? 0 : 1024ull * t.sr * t.sc * g) + 4ull * t.rows;
+  const uint64_t g = s.gated ? 2 : 1, values = 32 * t.units + (s.f16_weights ? 8 : 4);
+  const uint64_t a = (s.scalar ? 4 : 2) * values, w = (s.f16_weights ? 2 : 4) * values;
+  return a * t.rows + w * g * t.cols + (s.scalar ? 0 : 1024ull * t.sr * t.sc * g) + 4ull * t.rows;
 }
 
 // Invocations per workgroup: one per grid cell (scalar), or a subgroup of the device's largest size per cell.

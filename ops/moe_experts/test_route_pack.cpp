@@ -386,9 +386,9 @@ TEST_CASE("vk route_pack_coopmat: emulated matrices, stage 4 and the whole varia
   CHECK(e <= kCoopmatTol);
 }
 
-// The same kernel on scalar FMAs (qgemm_gate_sc.comp / qgemm_down_sc.comp: f32 tiles, K-quant units decoded through
-// f16, each invocation 4 x 4 outputs): the real path of devices without cooperative matrices, run here on lavapipe.
-// At most the weights are rounded to f16, so the coopmat tolerance bounds it. Default and small tiles (8 x 32: several
+// The same kernel on scalar FMAs (qgemm_gate_sc.comp / qgemm_down_sc.comp: A in f32, the weights' units in f16 tiles,
+// each invocation 4 x 4 outputs): the real path of devices without cooperative matrices, run here on lavapipe. Only
+// the weights are rounded to f16, so the coopmat tolerance bounds it. Default and small tiles (8 x 32: several
 // column tiles, partial row tiles), prefetch 0 and 1, the refused mixed unit order, and the whole variant.
 TEST_CASE("vk route_pack_qgemm: stage 4 on scalar FMAs, and the whole variant", "[vk][ops]") {
   if (const std::string why = gpu::route_pack::qgemm_unavailable(device()); !why.empty()) {

@@ -12,7 +12,7 @@
 // f32 accumulation; gate and up in one pass with SwiGLU in the epilogue), on devices with
 // VK_KHR_cooperative_matrix and that shape (coopmat_unavailable); vulkan:route_pack hands prompt chunks to it there.
 // vulkan:route_pack_qgemm is the same pipeline with stage 4 on that quantized GEMM's scalar form (A in f32, the
-// weights' units decoded into shared f32 tiles, f32 FMAs); route_pack hands prompt chunks to it on devices without
+// weights' units decoded into shared f16 tiles, f32 FMAs); route_pack hands prompt chunks to it on devices without
 // cooperative matrices (tunable moe_experts.route_pack.qgemm; lavapipe keeps the exact f32 GEMM).
 // Every stage is deterministic: the same inputs give bit-identical outputs. Decode (fewer than
 // moe_experts.route_pack.min_tokens tokens) runs the per-token kernels (vulkan:per_token), which spread
@@ -348,15 +348,15 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
                  {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
   r.add_variant(std::move(cm));
   Variant q = vulkan_variant("moe_experts", "vulkan:route_pack_qgemm",
-                             "vulkan:route_pack with the grouped GEMM on route_pack_coopmat's kernel in scalar FMAs (tiles "
-                             "in f32, K-quant units decoded through f16, f32 accumulation), for devices without "
+                             "vulkan:route_pack with the grouped GEMM on route_pack_coopmat's kernel in scalar FMAs (A in "
+                             "f32, the weights' units decoded into f16 tiles, f32 accumulation), for devices without "
                              "cooperative matrices",
                              route_pack_qgemm_experts, false, false, route_pack::qgemm_unavailable);
-  q.precision_tolerance = route_pack::kCoopmatTolerance;  // K-quant weights decoded through f16, A exact: within it
+  q.precision_tolerance = route_pack::kCoopmatTolerance;  // the weights rounded to f16, A exact: within that bound
   q.delegate = route_pack_coopmat_pick;                   // the same shapes as the coopmat GEMM
   // The grid of invocations, each 4 x 4 outputs: 8 x 32 makes tiles of 32 packed rows (tokens per expert at T = 512
-  // are about 16, yet each decoded weight unit serving more rows paid) by 128 columns, 256 invocations; at two units
-  // per step the shared memory halves the columns (64, 128 invocations), which paid too.
+  // are about 16, yet each decoded weight unit serving more rows paid) by 128 columns, 256 invocations, two units per
+  // step (46 KB of shared memory: the weight tiles are f16).
   const std::string qp = route_pack::kQgemmTune;
   q.tunables = {{qp + "thread_rows", 8}, {qp + "thread_cols", 32}, {qp + "k_units", 2}, {qp + "prefetch", 3}};
   r.add_variant(std::move(q));

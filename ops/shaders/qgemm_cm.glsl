@@ -34,7 +34,9 @@
 // outputs (rows tr + SR i, columns tc + SC j: a subgroup's invocations share their rows, so A reads broadcast, and
 // read neighbouring weight rows). Both tiles are staged in f32 (no conversion in the products): A exact, the weights
 // as decoded (K-quants through the same f16 arithmetic as above; f32, f16 and q8_0 rows exact). Rows are padded by 4
-// values, which spreads a subgroup's 16-byte reads of neighbouring rows over all banks.
+// values, which spreads a subgroup's 16-byte reads of neighbouring rows over all banks. With QG_F16_WEIGHTS the
+// weight tiles stay f16 (rows padded by 8 halves), half the shared memory, each value converted as it is read, the
+// products 8 values at a time: what the routed kernels take (their gated tiles are two weights).
 #ifndef HL_QGEMM_CM_GLSL
 #define HL_QGEMM_CM_GLSL
 #extension GL_EXT_control_flow_attributes : require
@@ -58,9 +60,14 @@ layout(constant_id = 10) const uint PREFETCH = 3;
 #ifdef QG_SCALAR
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 const uint BR = QG_TM * SR, BN = QG_TN * SC;
-#define QG_AT vec4      // a staged A element, and weight element: f32
-#define QG_WT vec4
+#define QG_AT vec4      // a staged A element: f32
+#ifdef QG_F16_WEIGHTS
+#define QG_WT f16vec4   // a weight element: f16 (half the shared memory), converted as it is read
+const uint QG_PAD = 2u;
+#else
+#define QG_WT vec4      // f32
 const uint QG_PAD = 1u;  // vec4 of padding per staged row
+#endif
 #else
 const uint BR = 16u * QG_MR * SR, BN = 16u * QG_MC * SC;
 #define QG_AT f16vec4   // f16, as the matrices take them
@@ -254,6 +261,8 @@ float qg_dot4(vec4 a, vec4 b, float s) {
   [[unroll]] for (uint k = 0u; k < 4u; ++k) s = fma(a[k], b[k], s);
   return s;
 }
+// s + the dot product of (a0, a1) and (b0, b1), in k order.
+float qg_dot8(vec4 a0, vec4 a1, vec4 b0, vec4 b1, float s) { return qg_dot4(a1, b1, qg_dot4(a0, b0, s)); }
 #else
 // One 16 x 16 block of the result (rows r.. of the tile, columns n..; u: up's block when GATED) through subgroup
 // s's scratch: rows inside [p0, p1), columns below N.
@@ -396,6 +405,25 @@ void main() {
     }
 #ifdef QG_SCALAR
     if ((DIAG & 4u) == 0u) {
+#ifdef QG_F16_WEIGHTS
+      [[unroll]] for (uint kk = 0u; kk < KU / 4u; kk += 2u) {  // 8 values at a time
+        vec4 a0[QG_TM], a1[QG_TM];
+        [[unroll]] for (uint i = 0u; i < QG_TM; ++i) {
+          a0[i] = as[(tr + SR * i) * KP + kk];
+          a1[i] = as[(tr + SR * i) * KP + kk + 1u];
+        }
+        [[unroll]] for (uint j = 0u; j < QG_TN; ++j) {
+          const uint wb = (tc + SC * j) * KP + kk;
+          vec4 b0 = vec4(ws0[wb]), b1 = vec4(ws0[wb + 1u]);
+          [[unroll]] for (uint i = 0u; i < QG_TM; ++i) acc[i * QG_TN + j] = qg_dot8(a0[i], a1[i], b0, b1, acc[i * QG_TN + j]);
+#if QG_GATED_ACC
+          b0 = vec4(ws1[wb]);
+          b1 = vec4(ws1[wb + 1u]);
+          [[unroll]] for (uint i = 0u; i < QG_TM; ++i) accu[i * QG_TN + j] = qg_dot8(a0[i], a1[i], b0, b1, accu[i * QG_TN + j]);
+#endif
+        }
+      }
+#else
       [[unroll]] for (uint kk = 0u; kk < KU / 4u; ++kk) {  // 4 values at a time
         vec4 av[QG_TM];
         [[unroll]] for (uint i = 0u; i < QG_TM; ++i) av[i] = as[(tr + SR * i) * KP + kk];
@@ -409,6 +437,7 @@ void main() {
 #endif
         }
       }
+#endif
     }
 #else
     if (computes && (DIAG & 4u) == 0u) {
