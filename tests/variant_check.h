@@ -114,6 +114,15 @@ inline void require_close(const std::string& op, const std::string& variant, con
   }
 }
 
+// The variant the plan runs when it names `variant` for these inputs: its delegates followed (e.g. the quantized GEMMs
+// hand a reduction that is not whole 64-value steps to the kernels that take it).
+inline std::string resolved(const std::string& op, const std::string& variant, const gpu::OpArgs& args) {
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  const auto& reg = gpu::Registry::get();
+  return reg.resolve(reg.variant(op, variant), ctx, args).name;
+}
+
 // Weights for OpArgs from host matrices.
 inline WeightRef weight(const std::string& name, Mat<float> m) { return whole(host_source(name, std::move(m))); }
 

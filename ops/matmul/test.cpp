@@ -13,13 +13,9 @@ TEST_CASE("vk ops: matmul and lm_head, every variant, odd and real shapes", "[vk
   // (T, in, out): odd sizes that are not multiples of any tile, decode and prefill widths, a real projection.
   for (auto [T, K, N] : {std::tuple{1, 37, 53}, {3, 100, 17}, {9, 64, 40}, {33, 129, 70}, {1, 2048, 512}, {20, 2048, 256}}) {
     gpu::OpArgs a{{{"x", Tensor::from(randn(g, T, K))}}, {{"w", weight("w", randn(g, N, K, 1.0 / std::sqrt(K)))}}, {}};
-    // Each variant as the plan runs it: shapes its kernel does not take go where its delegate sends them (the quantized
-    // GEMMs hand K that is not whole 64-value steps to the scalar kernels).
-    gpu::WeightStore ws(&device());
-    gpu::VariantCtx ctx{&device(), &ws};
-    const auto& reg = gpu::Registry::get();
+    // Each variant as the plan runs it: shapes its kernel does not take go where its delegate sends them.
     for (const char* op : {"matmul", "lm_head"})
-      for (auto& v : vulkan_variants(op)) require_close(op, reg.resolve(reg.variant(op, v), ctx, a).name, a, 2e-6);
+      for (auto& v : vulkan_variants(op)) require_close(op, resolved(op, v, a), a, 2e-6);
   }
 }
 

@@ -228,7 +228,7 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     const std::string sp = op + ".qgemm.";
     Variant sc = vulkan_variant(
         op, "vulkan:qgemm",
-        "prompt chunks on scalar FMAs: vulkan:qgemm_coopmat's kernel (weight units decoded into shared f16 inside the K "
+        "prompt chunks on scalar FMAs: vulkan:qgemm_coopmat's kernel (weight units decoded into shared tiles inside the K "
         "loop) with the tiles in f32 and each invocation 4 x 8 outputs, for devices without cooperative matrices",
         [op, sp](VariantCtx& c, OpArgs& a) {
           Device& d = c.device();
