@@ -21,7 +21,7 @@ std::vector<Part> parts(const Context& cx) {
         if (p.group.find("q6_K") != std::string::npos)  // planar rows: q6_K only
           for (const char* v : {"vulkan:qmatvec_planar", "vulkan:qmatvec_planar_i8"}) p.variants.push_back(v);
       } else {
-        p.variants = {"reference", "vulkan:auto", "vulkan:qcols", "vulkan:qgemm", "vulkan:qgemm_coopmat"};
+        p.variants = {"reference", "vulkan:auto", "vulkan:qcols", "vulkan:qgemm", "vulkan:qgemm_coopmat", "vulkan:qnarrow"};
       }
       // qgemm_coopmat: the tile grid comes from min_groups' narrowing (the 2 x 2 / 4 x 4 sweep at 71ccbc1 found
       // no shape where another grid beat the default by over 1%); swept: units per K step, and how many subgroups to
@@ -29,7 +29,9 @@ std::vector<Part> parts(const Context& cx) {
       p.sweeps = {{op + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}}, {op + ".qgemm_coopmat.k_units", {1, 2}},
                   {op + ".qgemm_coopmat.min_subgroups", {0, 1024}}, {op + ".qgemm_coopmat.prefetch", {0, 1, 2, 3}},
                   // qgemm (scalar): its grid of invocations (4 x 8 outputs each), units per step.
-                  {op + ".qgemm.thread_rows", {16, 32}}, {op + ".qgemm.thread_cols", {8, 16}}, {op + ".qgemm.k_units", {1, 2}}};
+                  {op + ".qgemm.thread_rows", {16, 32}}, {op + ".qgemm.thread_cols", {8, 16}}, {op + ".qgemm.k_units", {1, 2}},
+                  // qnarrow: tokens per workgroup (grid against the partial sums' share), its size (K split finer).
+                  {op + ".qnarrow.tokens", {4, 8, 16}}, {op + ".qnarrow.wg", {128, 256}}};
       if (decode) {
         p.sweeps[op + ".qmatvec.rows"] = {2, 4, 8, 16};  // rows staged per workgroup (occupancy)
         p.sweeps[op + ".qmatvec.pass"] = {1, 2, 4};  // rows a subgroup decodes per load of x
@@ -56,7 +58,7 @@ std::vector<Part> parts(const Context& cx) {
 
 Experiment matmul_experiment() {
   return {"matmul",
-          "dense projections (2048->8192, ->4096, 4096->2048, 2048->512, lm_head) for n = 1..512 columns, f32 and "
+          "dense projections (2048->8192, ->4096, 4096->2048, 2048->512, 2048->32, the f32 router 2048->256, lm_head) for n = 1..512 columns, f32 and "
           "quantized (q4_K, q6_K qkv and lm_head) weights",
           parts, {}};
 }

@@ -49,8 +49,11 @@ std::string pick(const std::string& op, VariantCtx& c, const OpArgs& a) {
   const int64_t T = a.in("x").rows();
   const Device& d = c.device();
   const WeightRef& w = a.weight("w");
+  // Prompt chunks of few output rows (the linear attention's gates): any GEMM tile would be mostly padding.
+  const bool narrow = w.rows <= int64_t(d.tune("matmul.auto.narrow_rows")) && vk_quant_decodes(w);
   if (w.quantized() && vk_quant_decodes(w)) {
     if (T > int64_t(d.tune("matmul.auto.qmatvec_tokens"))) {
+      if (narrow) return "vulkan:qnarrow";
       // Prompt chunks: on cooperative matrices where the device has them (not their emulation, a test hook).
       const std::string cm = op + ".qgemm_coopmat.";
       const bool coopmat = d.tune("matmul.auto.coopmat") && d.tune(cm + "cm_emulate") == 0 && qgemm_unavailable(d, cm).empty();
@@ -65,7 +68,11 @@ std::string pick(const std::string& op, VariantCtx& c, const OpArgs& a) {
     const bool direct = d.tune("matmul.auto.decode_direct") && uint64_t(w.cols) * 4 <= d.info().max_shared_memory;
     return direct ? "vulkan:qmatvec_direct" : "vulkan:qmatvec";
   }
-  return T <= int64_t(d.tune("matmul.auto.rowdot_tokens")) ? "vulkan:rowdot" : "vulkan:tiled";
+  if (T <= int64_t(d.tune("matmul.auto.rowdot_tokens"))) return "vulkan:rowdot";
+  if (narrow) return "vulkan:qnarrow";
+  // f32 prompt chunks (the router) on qgemm's scalar kernel: f32 tiles, exact f32 products, several times tiled's rate.
+  const bool f32_qgemm = d.tune("matmul.auto.f32_qgemm") && w.cols % 64 == 0 && qgemm_unavailable(d, op + ".qgemm.", true).empty();
+  return f32_qgemm ? "vulkan:qgemm" : "vulkan:tiled";
 }
 
 }  // namespace
@@ -81,18 +88,21 @@ void register_matmul_vulkan(Registry& r) {
     rd.tunables = {{"matmul.rowdot.cols", 8}};  // tokens per pass over a weight row
     r.add_variant(std::move(rd));
     Variant au = vulkan_variant(op, "vulkan:auto",
-                                "picks per call: rowdot for up to 8 tokens, tiled above; quantized weights: qmatvec_planar "
-                                "(large q6_K), qmatvec_direct (or qmatvec) for decode, qgemm_coopmat (or qgemm, or qcols) for prompt chunks",
+                                "picks per call: f32 weights: rowdot for up to 8 tokens, qgemm (or tiled) above; quantized weights: qmatvec_planar "
+                                "(large q6_K), qmatvec_direct (or qmatvec) for decode, qgemm_coopmat (or qgemm, or qcols) for prompt chunks; "
+                                "qnarrow for prompt chunks of at most 64 rows",
                                 {}, true);
     au.delegate = [op](VariantCtx& c, const OpArgs& a) { return pick(op, c, a); };
     // f32: rowdot up to rowdot_tokens tokens. Quantized: a mat-vec up to qmatvec_tokens tokens (qcols above): q6_K
     // weights of at least decode_planar_rows rows on planar rows (0: never), else qmatvec_direct (decode_direct 1,
     // where x fits shared memory) or qmatvec.
     // Prompt chunks of quantized weights on cooperative matrices where the device has them (coopmat 1), else on
-    // qgemm (qgemm 1), else qcols.
+    // qgemm (qgemm 1), else qcols. Prompt chunks of at most narrow_rows output rows: qnarrow; f32 weights' others on
+    // qgemm (f32_qgemm 1), else tiled. lavapipe keeps the kernels its model goldens were written with.
     au.tunables = {{"matmul.auto.rowdot_tokens", 8}, {"matmul.auto.qmatvec_tokens", 1},
                    {"matmul.auto.decode_planar_rows", 65536}, {"matmul.auto.decode_direct", 1},
-                   {"matmul.auto.coopmat", 1}, {"matmul.auto.qgemm", 1, {{"lavapipe", 0}}}};
+                   {"matmul.auto.coopmat", 1}, {"matmul.auto.qgemm", 1, {{"lavapipe", 0}}},
+                   {"matmul.auto.narrow_rows", 64, {{"lavapipe", 0}}}, {"matmul.auto.f32_qgemm", 1, {{"lavapipe", 0}}}};
     r.add_variant(std::move(au));
   }
 }

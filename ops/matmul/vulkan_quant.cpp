@@ -2,8 +2,8 @@
 // blocks directly (ops/shaders/quant_blocks.glsl): qmatvec (decode: rows staged through shared memory, x in
 // registers), qmatvec_direct (decode: x in shared memory, weights loaded straight into registers several rows at a
 // time), qmatvec_i8_staged (decode: x rounded to 8 bits, integer dot products over a staged weight stream),
-// qmatvec_planar(_i8) (q6_K decode on planar rows) and qcols (prompt chunks: dequantized tiles reused for up to
-// max_cols tokens). vulkan:auto (vulkan.cpp) picks among them.
+// qmatvec_planar(_i8) (q6_K decode on planar rows), qcols (prompt chunks: dequantized tiles reused for up to
+// max_cols tokens) and qnarrow (prompt chunks of few output rows). vulkan:auto (vulkan.cpp) picks among them.
 #include <bit>
 
 #include "ops/matmul/quant_rows.h"
@@ -279,6 +279,27 @@ void qcols(VariantCtx& c, OpArgs& a, const std::string& op) {
   a.set("y", y);
 }
 
+// Few output rows (vulkan:qnarrow): a workgroup per ROWS rows x TOKENS tokens, K split over its invocations, each
+// weight unit decoded once per workgroup (qnarrow.comp). Also reads f32 rows of whole 32-value units.
+void qnarrow(VariantCtx& c, OpArgs& a, const std::string& op) {
+  Device& d = c.device();
+  const Operands o = operands(c, a, op + " vulkan:qnarrow", true);
+  const uint32_t wg = d.tune(op + ".qnarrow.wg"), rows = d.tune(op + ".qnarrow.rows"), tokens = d.tune(op + ".qnarrow.tokens");
+  if (rows == 0 || tokens == 0 || wg % rows)
+    fail("{} vulkan:qnarrow: tunables rows {} (a divisor of wg {}) and tokens {} must be at least 1", op, rows, wg, tokens);
+  if (uint64_t(wg) * tokens * 4 > d.info().max_shared_memory)
+    fail("{} vulkan:qnarrow: {} invocations x {} tokens of partial sums exceed {} bytes of shared memory", op, wg, tokens,
+         d.info().max_shared_memory);
+  struct {
+    uint32_t T, K, N, row_bytes, row_tiles;
+  } pc{o.T, o.K, o.N, o.row_bytes, (o.N + rows - 1) / rows};
+  Tensor y = Tensor::device(d, o.T, o.N);
+  const auto& p = d.pipeline("qnarrow", {{0, wg}, {1, o.type}, {2, rows}, {3, tokens}}, 3, sizeof pc);
+  const Grid g = grid(uint64_t(pc.row_tiles) * ((o.T + tokens - 1) / tokens));
+  d.dispatch(p, {o.x.buffer(d), o.w.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
+  a.set("y", y);
+}
+
 }  // namespace
 
 void register_matmul_vulkan_quant(Registry& r) {
@@ -311,6 +332,14 @@ void register_matmul_vulkan_quant(Registry& r) {
                    {key("qcols", "max_cols"), 32, {{"nvidia-hopper", lm ? 16u : 64u}}},
                    {key("qcols", "tm"), 2, lm ? std::map<std::string, uint32_t>{} : std::map<std::string, uint32_t>{{"nvidia-hopper", 8}}},
                    {key("qcols", "units"), 2, lm ? std::map<std::string, uint32_t>{} : std::map<std::string, uint32_t>{{"nvidia-hopper", 1}}}};
+    Variant mn = vulkan_variant(op, "vulkan:qnarrow",
+                                "ggml blocks or f32 rows, prompt chunks of few output rows: a workgroup per 32 rows x 8 "
+                                "tokens, K split over its invocations, each weight unit decoded once per workgroup",
+                                [op](VariantCtx& c, OpArgs& a) { qnarrow(c, a, op); });
+    mn.status = "baseline";
+    mn.delegate = [](VariantCtx&, const OpArgs& a) -> std::string { return vk_quant_decodes(a.weight("w")) ? "" : "vulkan:tiled"; };
+    // Rows per workgroup (the workgroup's invocations split K in wg / rows shares), tokens per workgroup.
+    mn.tunables = {{key("qnarrow", "wg"), 256}, {key("qnarrow", "rows"), 32}, {key("qnarrow", "tokens"), 8}};
     Variant ms = vulkan_variant(
         op, "vulkan:qmatvec_i8_staged",
         "x rounded to 8 bits, integer dot products; the weight stream staged: tiles of rows loaded a tile ahead as aligned "
@@ -351,7 +380,7 @@ void register_matmul_vulkan_quant(Registry& r) {
     ms.precision_tolerance = 2e-2;
     // qmatvec_direct also reads f32 rows, but only of whole 32-value units, not any f32 shape.
     mv.quantized_weights_only = md.quantized_weights_only = mc.quantized_weights_only = ms.quantized_weights_only = true;
-    for (Variant* v : {&mv, &md, &ms, &mc, &mp, &mpi}) r.add_variant(std::move(*v));
+    for (Variant* v : {&mv, &md, &ms, &mc, &mn, &mp, &mpi}) r.add_variant(std::move(*v));
   }
 }
 
