@@ -31,7 +31,7 @@ std::vector<Part> parts(const Context& cx) {
                   // qgemm (scalar): its grid of invocations (4 x 8 outputs each), units per step.
                   {op + ".qgemm.thread_rows", {16, 32}}, {op + ".qgemm.thread_cols", {8, 16}}, {op + ".qgemm.k_units", {1, 2}},
                   // qnarrow: tokens per workgroup (grid against the partial sums' share), its size (K split finer).
-                  {op + ".qnarrow.tokens", {4, 8, 16}}, {op + ".qnarrow.wg", {128, 256}}};
+                  {op + ".qnarrow.tokens", {2, 4, 8}}, {op + ".qnarrow.wg", {256, 512, 1024}}, {op + ".qnarrow.rows", {32, 64}}};
       if (decode) {
         p.sweeps[op + ".qmatvec.rows"] = {2, 4, 8, 16};  // rows staged per workgroup (occupancy)
         p.sweeps[op + ".qmatvec.pass"] = {1, 2, 4};  // rows a subgroup decodes per load of x

@@ -15,11 +15,13 @@ const uint G = WG / ROWS;  // invocations sharing a row, each a 1/G share of its
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };  // [T, K]
 layout(std430, binding = 1) readonly buffer W { uint wq[]; };  // raw rows (WeightStore::device_raw)
+layout(std430, binding = 1) readonly buffer W4 { uvec4 wq4[]; };  // the same, 16 bytes at a time
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };  // [T, N]
 layout(push_constant) uniform Push { uint T, K, N, row_bytes, row_tiles; } pc;
 
 shared float part[G][TOKENS][ROWS];
 #define HLQ_WORD(buf, i) wq[i]
+#define HLQ_UVEC4(buf, i) wq4[i]
 #include "quant_blocks.glsl"
 
 void main() {

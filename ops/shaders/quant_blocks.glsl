@@ -140,12 +140,17 @@ void hlq_unit_packed(uint type, uint buf, uint row, uint u, out uvec4 lo, out uv
 // Unit u of the row starting at byte `row`: q[0..3] the lo run, q[4..7] the hi run, and
 // ms = (mul_lo, sub_lo, mul_hi, sub_hi) with mul and sub formed as ggml forms them (d * sc, dmin * m).
 void hlq_unit(uint type, uint buf, uint row, uint u, out vec4 q[8], out vec4 ms) {
-  if (type == HLQ_F16 || type == HLQ_F32) {  // the values themselves
-    const uint w = (row + u * hlq_block_bytes(type)) >> 2u;
-    for (uint k = 0u; k < 8u; ++k)
-      q[k] = type == HLQ_F16 ? vec4(unpackHalf2x16(HLQ_WORD(buf, w + 2u * k)), unpackHalf2x16(HLQ_WORD(buf, w + 2u * k + 1u)))
-                             : uintBitsToFloat(uvec4(HLQ_WORD(buf, w + 4u * k), HLQ_WORD(buf, w + 4u * k + 1u),
-                                                     HLQ_WORD(buf, w + 4u * k + 2u), HLQ_WORD(buf, w + 4u * k + 3u)));
+  if (type == HLQ_F16 || type == HLQ_F32) {  // the values themselves, 16 bytes at a time (16-aligned: whole units)
+    const uint b = row + u * hlq_block_bytes(type);
+    if (type == HLQ_F16) {
+      for (uint k = 0u; k < 4u; ++k) {
+        const uvec4 w = hlq_load16(type, buf, b + 16u * k);
+        q[2u * k] = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+        q[2u * k + 1u] = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
+      }
+    } else {
+      for (uint k = 0u; k < 8u; ++k) q[k] = uintBitsToFloat(hlq_load16(type, buf, b + 16u * k));
+    }
     ms = vec4(1.0, 0.0, 1.0, 0.0);
     return;
   }
