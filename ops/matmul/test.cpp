@@ -1,5 +1,6 @@
 // matmul: every variant against the reference on the op's cases (cases.cpp), and what is
 // special about its kernels.
+#include "ops/matmul/qgemm_cm.h"
 #include "variant_check.h"
 
 using namespace hl;
@@ -101,4 +102,62 @@ TEST_CASE("vk ops: qgemm on scalar FMAs, every weight type", "[vk][ops]") {
     INFO(config << " tiles");
     CHECK(check_variant_on_cases("matmul", "vulkan:qgemm") > 1e-7);  // K-quant weights: the f16 rounding is real
   }
+}
+
+// vulkan:qnarrow at the gates' real shape (q4_K 2048 -> 32) and the router's (f32 2048 -> 256), in other tilings: fewer
+// rows per workgroup than the weight has, more (idle invocations), a token count that leaves a partial workgroup.
+TEST_CASE("vk ops: qnarrow at the gates' and router's shapes, other tilings", "[vk][ops]") {
+  std::mt19937_64 g(29);
+  const std::string p = "matmul.qnarrow.";
+  struct Shape {
+    int64_t T, K, N;
+    quant::Type type;
+  };
+  for (const Shape s : {Shape{37, 2048, 32, quant::Type::Q4_K}, Shape{9, 2048, 256, quant::Type::F32}, Shape{5, 512, 40, quant::Type::Q6_K}}) {
+    gpu::OpArgs a{{{"x", Tensor::from(randn(g, s.T, s.K))}},
+                  {{"w", s.type == quant::Type::F32 ? weight("w", randn(g, s.N, s.K, 1.0 / std::sqrt(s.K)))
+                                                    : gpu::random_quantized(g, "w", s.N, s.K, s.type, 1.0 / std::sqrt(s.K))}},
+                  {}};
+    for (const auto& t : std::vector<std::map<std::string, uint32_t>>{
+             {}, {{p + "wg", 64}, {p + "rows", 16}, {p + "tokens", 3}}, {{p + "wg", 128}, {p + "rows", 64}, {p + "tokens", 4}}}) {
+      const vk::ScopedTuning tune(device().ctx().profile(), t);
+      INFO("T " << s.T << ", K " << s.K << ", N " << s.N << ", " << t.size() << " tunables set");
+      require_close("matmul", "vulkan:qnarrow", a, 1e-5);
+    }
+  }
+  // Bad tunables: a clear error, not a wrong kernel.
+  gpu::OpArgs a{{{"x", Tensor::from(randn(g, 4, 64))}}, {{"w", weight("w", randn(g, 8, 64))}}, {}};
+  const vk::ScopedTuning tune(device().ctx().profile(), {{p + "wg", 64}, {p + "rows", 48}});
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  CHECK_THROWS_WITH(gpu::Registry::get().variant("matmul", "vulkan:qnarrow").run(ctx, a), Catch::Contains("a divisor of wg"));
+}
+
+// Where vulkan:auto sends prompt chunks: few output rows to qnarrow (narrow_rows), f32 weights to qgemm (f32_qgemm) or,
+// where cooperative matrices run the plan's other prompt GEMMs, to qgemm_coopmat (f32_coopmat); short chunks and rows of
+// partial 64-value steps elsewhere. lavapipe's profile sets narrow_rows and f32_qgemm to 0 (its goldens): set here.
+TEST_CASE("vk ops: vulkan:auto's picks for prompt chunks", "[vk][ops]") {
+  std::mt19937_64 g(31);
+  const auto args = [&](int64_t T, int64_t K, int64_t N, bool quantized) {
+    return gpu::OpArgs{{{"x", Tensor::from(randn(g, T, K))}},
+                       {{"w", quantized ? gpu::random_quantized(g, "w", N, K, quant::Type::Q4_K, 0.05) : weight("w", randn(g, N, K))}},
+                       {}};
+  };
+  const std::string a = "matmul.auto.";
+  const bool cm = gpu::qgemm_unavailable(device(), "matmul.qgemm_coopmat.").empty();
+  const bool sc = gpu::qgemm_unavailable(device(), "matmul.qgemm.", true).empty();
+  {
+    const vk::ScopedTuning tune(device().ctx().profile(), {{a + "narrow_rows", 0}, {a + "f32_qgemm", 0}, {a + "f32_coopmat", 0}, {a + "qgemm", 1}});
+    CHECK(resolved("matmul", "vulkan:auto", args(20, 256, 32, true)) == (cm ? "vulkan:qgemm_coopmat" : sc ? "vulkan:qgemm" : "vulkan:qcols"));
+    CHECK(resolved("matmul", "vulkan:auto", args(20, 256, 256, false)) == "vulkan:tiled");
+  }
+  const vk::ScopedTuning tune(device().ctx().profile(), {{a + "narrow_rows", 64}, {a + "f32_qgemm", 1}, {a + "qgemm", 0}});
+  CHECK(resolved("matmul", "vulkan:auto", args(20, 256, 32, true)) == "vulkan:qnarrow");
+  CHECK(resolved("matmul", "vulkan:auto", args(20, 256, 64, false)) == "vulkan:qnarrow");
+  CHECK(resolved("matmul", "vulkan:auto", args(20, 256, 96, true)) == (cm ? "vulkan:qgemm_coopmat" : "vulkan:qcols"));
+  CHECK(resolved("matmul", "vulkan:auto", args(1, 256, 32, true)) == "vulkan:qmatvec_direct");
+  CHECK(resolved("matmul", "vulkan:auto", args(5, 256, 256, false)) == "vulkan:rowdot");
+  CHECK(resolved("matmul", "vulkan:auto", args(20, 96, 256, false)) == "vulkan:tiled");
+  CHECK(resolved("matmul", "vulkan:auto", args(20, 256, 256, false)) ==
+        (cm ? "vulkan:qgemm_coopmat" : sc ? "vulkan:qgemm" : "vulkan:tiled"));
 }

@@ -70,9 +70,15 @@ std::string pick(const std::string& op, VariantCtx& c, const OpArgs& a) {
   }
   if (T <= int64_t(d.tune("matmul.auto.rowdot_tokens"))) return "vulkan:rowdot";
   if (narrow) return "vulkan:qnarrow";
-  // f32 prompt chunks (the router) on qgemm's scalar kernel: f32 tiles, exact f32 products, several times tiled's rate.
-  const bool f32_qgemm = d.tune("matmul.auto.f32_qgemm") && w.cols % 64 == 0 && qgemm_unavailable(d, op + ".qgemm.", true).empty();
-  return f32_qgemm ? "vulkan:qgemm" : "vulkan:tiled";
+  // Other f32 prompt chunks (the router): on cooperative matrices where the plan runs its other prompt GEMMs there
+  // (f32_coopmat: x and the weight rounded to f16, as every coopmat GEMM does), else on qgemm's scalar kernel (exact f32
+  // products), else tiled.
+  if (w.cols % 64) return "vulkan:tiled";
+  const std::string cm = op + ".qgemm_coopmat.";
+  if (d.tune("matmul.auto.f32_coopmat") && d.tune("matmul.auto.coopmat") && d.tune(cm + "cm_emulate") == 0 &&
+      qgemm_unavailable(d, cm).empty())
+    return "vulkan:qgemm_coopmat";
+  return d.tune("matmul.auto.f32_qgemm") && qgemm_unavailable(d, op + ".qgemm.", true).empty() ? "vulkan:qgemm" : "vulkan:tiled";
 }
 
 }  // namespace
@@ -88,7 +94,7 @@ void register_matmul_vulkan(Registry& r) {
     rd.tunables = {{"matmul.rowdot.cols", 8}};  // tokens per pass over a weight row
     r.add_variant(std::move(rd));
     Variant au = vulkan_variant(op, "vulkan:auto",
-                                "picks per call: f32 weights: rowdot for up to 8 tokens, qgemm (or tiled) above; quantized weights: qmatvec_planar "
+                                "picks per call: f32 weights: rowdot for up to 8 tokens, qgemm_coopmat (or qgemm, or tiled) above; quantized weights: qmatvec_planar "
                                 "(large q6_K), qmatvec_direct (or qmatvec) for decode, qgemm_coopmat (or qgemm, or qcols) for prompt chunks; "
                                 "qnarrow for prompt chunks of at most 64 rows",
                                 {}, true);
@@ -98,11 +104,13 @@ void register_matmul_vulkan(Registry& r) {
     // where x fits shared memory) or qmatvec.
     // Prompt chunks of quantized weights on cooperative matrices where the device has them (coopmat 1), else on
     // qgemm (qgemm 1), else qcols. Prompt chunks of at most narrow_rows output rows: qnarrow; f32 weights' others on
-    // qgemm (f32_qgemm 1), else tiled. lavapipe keeps the kernels its model goldens were written with.
+    // qgemm_coopmat (f32_coopmat 1, where coopmat picks it), else qgemm (f32_qgemm 1), else tiled. lavapipe keeps the
+    // kernels its model goldens were written with.
     au.tunables = {{"matmul.auto.rowdot_tokens", 8}, {"matmul.auto.qmatvec_tokens", 1},
                    {"matmul.auto.decode_planar_rows", 65536}, {"matmul.auto.decode_direct", 1},
                    {"matmul.auto.coopmat", 1}, {"matmul.auto.qgemm", 1, {{"lavapipe", 0}}},
-                   {"matmul.auto.narrow_rows", 64, {{"lavapipe", 0}}}, {"matmul.auto.f32_qgemm", 1, {{"lavapipe", 0}}}};
+                   {"matmul.auto.narrow_rows", 64, {{"lavapipe", 0}}}, {"matmul.auto.f32_qgemm", 1, {{"lavapipe", 0}}},
+                   {"matmul.auto.f32_coopmat", 1}};
     r.add_variant(std::move(au));
   }
 }

@@ -333,13 +333,14 @@ void register_matmul_vulkan_quant(Registry& r) {
                    {key("qcols", "tm"), 2, lm ? std::map<std::string, uint32_t>{} : std::map<std::string, uint32_t>{{"nvidia-hopper", 8}}},
                    {key("qcols", "units"), 2, lm ? std::map<std::string, uint32_t>{} : std::map<std::string, uint32_t>{{"nvidia-hopper", 1}}}};
     Variant mn = vulkan_variant(op, "vulkan:qnarrow",
-                                "ggml blocks or f32 rows, prompt chunks of few output rows: a workgroup per 32 rows x 8 "
+                                "ggml blocks or f32 rows, prompt chunks of few output rows: a workgroup per `rows` rows x `tokens` "
                                 "tokens, K split over its invocations, each weight unit decoded once per workgroup",
                                 [op](VariantCtx& c, OpArgs& a) { qnarrow(c, a, op); });
     mn.status = "baseline";
     mn.delegate = [](VariantCtx&, const OpArgs& a) -> std::string { return vk_quant_decodes(a.weight("w")) ? "" : "vulkan:tiled"; };
-    // Rows per workgroup (the workgroup's invocations split K in wg / rows shares), tokens per workgroup.
-    mn.tunables = {{key("qnarrow", "wg"), 256}, {key("qnarrow", "rows"), 32}, {key("qnarrow", "tokens"), 8}};
+    // Rows per workgroup (the workgroup's invocations split K in wg / rows shares), tokens per workgroup. Hopper: 1024
+    // invocations (K in 32 shares of two units each) of 4 tokens, 128 workgroups at T = 512 (the matmul experiment's sweep).
+    mn.tunables = {{key("qnarrow", "wg"), 256, {{"nvidia-hopper", 1024}}}, {key("qnarrow", "rows"), 32}, {key("qnarrow", "tokens"), 8, {{"nvidia-hopper", 4}}}};
     Variant ms = vulkan_variant(
         op, "vulkan:qmatvec_i8_staged",
         "x rounded to 8 bits, integer dot products; the weight stream staged: tiles of rows loaded a tile ahead as aligned "
