@@ -222,15 +222,17 @@ def main():
 
     if a.ablation:
         w("## One change at a time\n")
-        w("The same model and plan with one change each (3 runs each, median; no profiled run).\n")
+        w("The same model and plan with one change each, measured in the same device call (median of each bench's timed "
+          "runs, min .. max).\n")
         w("| change | pp512 tok/s | decode tok/s | decode dispatches / token |")
         w("|---|---|---|---|")
         base = {t["phase"] if t["phase"] == "decode" else t["label"]: t for t in b["tests"]}
         def row(what, tests):
             pp = tests.get("pp512")
             dec = tests.get("decode")
-            w(f"| {what} | {pp['tok_per_s']['median']:.1f} | " if pp else f"| {what} | - | ", )
-            L[-1] += (f"{dec['tok_per_s']['median']:.1f} (tg{dec['tokens']}) | {dec['dispatches_per_token']:.1f} |" if dec else "- | - |")
+            tps = lambda t: f"{t['tok_per_s']['median']:.1f} ({t['tok_per_s']['min']:.1f} .. {t['tok_per_s']['max']:.1f})"
+            w(f"| {what} | {tps(pp)} | " if pp else f"| {what} | - | ", )
+            L[-1] += (f"{tps(dec)} (tg{dec['tokens']}) | {dec['dispatches_per_token']:.1f} |" if dec else "- | - |")
         row("none (the table above)", base)
         for spec in a.ablation:
             what, path = spec.rsplit("=", 1)  # the description may hold "=" (a plan), the path not
