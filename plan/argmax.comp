@@ -1,16 +1,26 @@
-// argmax (a device helper, plan/argmax.h): one workgroup per row of an f32 matrix [rows, cols] writes the
-// column of the row's largest value. Ties go to the smallest column (what a CPU scan keeping the first maximum
-// returns); NaNs are skipped; a row of NaNs only gives -1. Greedy decode uses it so the logits stay on the device.
+// argmax (a device helper, plan/argmax.h): the column of each row's largest value in an f32 matrix [rows, cols].
+// Ties go to the smallest column (what a CPU scan keeping the first maximum returns); NaNs are skipped; a row of
+// NaNs only gives -1. Greedy decode uses it so the logits stay on the device. Two steps, so that a vocabulary-wide
+// row is read by many workgroups: STAGE 0, workgroup (row, part) writes the best (value, column) of its slice of
+// `span` columns; STAGE 1, a workgroup per row reduces the row's `parts` candidates to its column.
 #version 450
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 128;
+layout(constant_id = 1) const uint STAGE = 0;
 #include "common.glsl"
 
+struct Best {
+  float v;
+  uint i;
+};
 layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) writeonly buffer Y { int y[]; };
+layout(std430, binding = 1) buffer P { Best part[]; };  // [rows, parts]
+layout(std430, binding = 2) writeonly buffer Y { int y[]; };
 layout(push_constant) uniform Push {
   uint rows;
   uint cols;
+  uint parts;
+  uint span;  // columns per part
 } pc;
 
 const uint NONE = 0xffffffffu;  // no candidate yet (sorts after every real column)
@@ -28,15 +38,22 @@ void subgroup_best(inout float v, inout uint i) {
 }
 
 void main() {
-  const uint row = hl_group_index();
-  if (row >= pc.rows) return;  // uniform per workgroup
-  const uint base = row * pc.cols;
+  const uint g = hl_group_index();
+  if (g >= pc.rows * (STAGE == 0u ? pc.parts : 1u)) return;  // uniform per workgroup
   float bv = 0.0;
   uint bi = NONE;
-  // Each invocation's columns rise, so a strict comparison keeps its first maximum.
-  for (uint c = gl_LocalInvocationID.x; c < pc.cols; c += WG) {
-    const float v = x[base + c];
-    if (!isnan(v) && (bi == NONE || v > bv)) bv = v, bi = c;
+  if (STAGE == 0u) {
+    // Each invocation's columns rise, so a strict comparison keeps its first maximum.
+    const uint row = g / pc.parts, c0 = (g % pc.parts) * pc.span, c1 = min(pc.cols, c0 + pc.span), base = row * pc.cols;
+    for (uint c = c0 + gl_LocalInvocationID.x; c < c1; c += WG) {
+      const float v = x[base + c];
+      if (!isnan(v) && (bi == NONE || v > bv)) bv = v, bi = c;
+    }
+  } else {
+    for (uint s = gl_LocalInvocationID.x; s < pc.parts; s += WG) {
+      const Best b = part[g * pc.parts + s];
+      if (better(b.v, b.i, bv, bi)) bv = b.v, bi = b.i;
+    }
   }
   subgroup_best(bv, bi);
   if (subgroupElect()) red_v[gl_SubgroupID] = bv, red_i[gl_SubgroupID] = bi;
@@ -47,6 +64,9 @@ void main() {
     for (uint s = gl_SubgroupInvocationID; s < hl_num_subgroups(); s += gl_SubgroupSize)
       if (better(red_v[s], red_i[s], v, i)) v = red_v[s], i = red_i[s];
     subgroup_best(v, i);
-    if (subgroupElect()) y[row] = i == NONE ? -1 : int(i);
+    if (subgroupElect()) {
+      if (STAGE == 0u) part[g] = Best(v, i);
+      else y[g] = i == NONE ? -1 : int(i);
+    }
   }
 }

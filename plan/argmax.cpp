@@ -1,6 +1,7 @@
 // Row-wise argmax (plan/argmax.h): a device helper beside the ops, not an op of the forward pass.
 #include "plan/argmax.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ops/vulkan_variant.h"
@@ -11,12 +12,18 @@ Tensor argmax_device(Device& d, const Tensor& x) {
   if (x.type() != Tensor::Type::F32 || x.cols() < 1) fail("argmax: needs f32 rows of at least one column");
   Tensor out = Tensor::device(d, x.rows(), 1, Tensor::Type::I32);
   const uint32_t wg = d.tune("argmax.rowgroup.wg");  // the profile's wg_size unless a table names it
-  const auto& p = d.pipeline("argmax", {{0, wg}}, 2, 8);
+  // Columns per workgroup of the first step: a vocabulary-wide row (248320) in about 60 slices.
+  const uint32_t span = std::max<uint32_t>(d.profile().get("argmax.span", 4096), 1);
+  const uint32_t cols = u32(x.cols()), parts = (cols + span - 1) / span;
   const struct {
-    uint32_t rows, cols;
-  } push{u32(x.rows()), u32(x.cols())};
-  const Grid g = grid(uint64_t(x.rows()));
-  d.dispatch(p, {x.buffer(d), out.buffer_mut(d)}, push, g.x, g.y);
+    uint32_t rows, cols, parts, span;
+  } push{u32(x.rows()), cols, parts, span};
+  Tensor part = Tensor::device(d, x.rows(), int64_t(parts) * 2);  // (value, column) pairs
+  const Grid g0 = grid(uint64_t(x.rows()) * parts), g1 = grid(uint64_t(x.rows()));
+  d.dispatch(d.pipeline("argmax", {{0, wg}, {1, 0}}, 3, sizeof push), {x.buffer(d), part.buffer_mut(d), out.buffer_mut(d)},
+             push, g0.x, g0.y);
+  d.dispatch(d.pipeline("argmax", {{0, wg}, {1, 1}}, 3, sizeof push), {x.buffer(d), part.buffer_mut(d), out.buffer_mut(d)},
+             push, g1.x, g1.y);
   return out;
 }
 
