@@ -12,10 +12,12 @@ layout(constant_id = 4) const uint TYPE_SU = 12;
 layout(constant_id = 5) const uint TYPE_GW = 0;
 layout(constant_id = 6) const uint UH = 64;   // 32-value units per row: H / 32
 layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
+layout(constant_id = 8) const uint ROUTER16 = 1;  // f32 router rows read 16 bytes at a time (0: word by word)
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };    // [T, H]
 layout(std430, binding = 1) readonly buffer R { uint rq[]; };    // raw rows [E, H]
+layout(std430, binding = 1) readonly buffer R4 { uvec4 rq4[]; };  // the same, 16 bytes at a time
 layout(std430, binding = 2) readonly buffer SGate { uint sgq[]; };  // raw rows [Fs, H]
 layout(std430, binding = 3) readonly buffer SU { uint suq[]; };  // raw rows [Fs, H]
 layout(std430, binding = 4) readonly buffer GW { uint gwq[]; };  // raw row [1, H]
@@ -40,7 +42,12 @@ float row_dot(uint type, uint buf, uint row, uint xrow, uint lane) {
       xv[i] = x4[xrow + runs.x + i];
       xv[i + 4u] = x4[xrow + runs.y + i];
     }
-    hlq_unit(type, buf, row, u, q, ms);
+    if (type == HLQ_F32 && buf == 0u && ROUTER16 == 1u) {  // rows of whole 128-byte units: 16-byte aligned
+      for (uint k = 0u; k < 8u; ++k) q[k] = uintBitsToFloat(rq4[(row + u * 128u) / 16u + k]);
+      ms = vec4(1.0, 0.0, 1.0, 0.0);
+    } else {
+      hlq_unit(type, buf, row, u, q, ms);
+    }
     acc += ui < UH ? hlq_unit_dot(q, ms, xv, hlq_run_sums(xv)) : 0.0;
   }
   return acc;

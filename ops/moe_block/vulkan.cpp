@@ -48,7 +48,7 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
   Tensor logits = Tensor::device(d, T, E), hs = Tensor::device(d, T, Fs), sg = Tensor::device(d, T, 1);
   pc.blocks = u32((E + Fs + 1 + rx - 1) / rx);
   const auto& p1 = d.pipeline("moe_block_x", {{0, wg}, {1, rx}, {2, type(router)}, {3, type(sgate)}, {4, type(sup)}, {5, type(gw)},
-                               {6, u32(H / 32)}, {7, sg_min}},
+                               {6, u32(H / 32)}, {7, sg_min}, {8, d.tune(tn + "router16")}},
                               8, sizeof pc);
   Grid g = grid(uint64_t(T) * pc.blocks);
   d.dispatch(p1, {x.buffer(d), w[0].buffer(d), w[4].buffer(d), w[5].buffer(d), w[7].buffer(d), logits.buffer_mut(d),
@@ -91,7 +91,9 @@ void register_moe_block_vulkan(Registry& r) {
   v.tunables = {{"moe_block.fused_decode.wg", 256},
                 {"moe_block.fused_decode.x_rows", 8},
                 {"moe_block.fused_decode.gate_up_rows", 8},
-                {"moe_block.fused_decode.down_rows", 8}};
+                {"moe_block.fused_decode.down_rows", 8},
+                // f32 router rows read 16 bytes at a time (0: a word at a time, as the quantized rows).
+                {"moe_block.fused_decode.router16", 1}};
   r.add_variant(std::move(v));
 }
 
