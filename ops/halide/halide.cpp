@@ -1,9 +1,8 @@
 // The Halide variants: thin wrappers that view the op's host tensors as Halide buffers (row-major Eigen
 // memory, dimension 0 innermost, no copies), call the AOT pipeline of one schedule and hand the outputs
 // back. halide:<op>:<schedule> runs on the CPU (Halide's thread pool, as many threads as OpenMP uses);
-// halide-vulkan:<op>:<schedule> runs through Halide's own Vulkan runtime: data crosses through the host
-// (Halide 21 has no public way to adopt another VkDevice's buffers, see README), on the device Halide's
-// runtime picks, steered to the same kind of device as hybridlab's (HL_VK_DEVICE_TYPE semantics).
+// halide-vulkan:<op>:<schedule> runs through Halide's own Vulkan runtime, seeded with hybridlab's instance, device
+// and queue (so on the same VkDevice as the hand-written kernels); its data still crosses through the host.
 #include "ops/halide/halide.h"
 #include "env.h"
 
@@ -119,6 +118,23 @@ int cpu_threads() {
   }();
   return n;
 }
+VulkanContext vulkan_context() {
+  VulkanContext v;
+#ifdef HYBRIDLAB_HALIDE_VULKAN
+  halide_vulkan_memory_allocator* alloc = nullptr;
+  VkInstance inst = VK_NULL_HANDLE;
+  VkDevice dev = VK_NULL_HANDLE;
+  VkPhysicalDevice pd = VK_NULL_HANDLE;
+  VkQueue q = VK_NULL_HANDLE;
+  uint32_t family = 0;
+  VkDebugUtilsMessengerEXT m = VK_NULL_HANDLE;
+  if (halide_vulkan_acquire_context(nullptr, &alloc, &inst, &dev, &pd, &q, &family, &m, false) == 0) {
+    halide_vulkan_release_context(nullptr, inst, dev, q, m);
+    v = {inst, dev, q, alloc != nullptr};
+  }
+#endif
+  return v;
+}
 }  // namespace halide
 
 namespace {
@@ -155,19 +171,9 @@ template <class F> void cpu_call(const std::string& what, F&& fn) {
 // before the call (and freed after): with Halide 21 on lavapipe, the last (bytes % 64) bytes of a storage
 // buffer whose size is not a multiple of 64 bytes were neither read nor written by the kernels (measured;
 // an allocation of the exact size loses them).
-// Halide's own device allocations (the intermediates a schedule stores between kernels) rounded up to whole
-// 256 bytes, as vk_call does for the inputs and outputs: with Halide's default rounding, attention's
-// intermediates came back as zeros/NaN on lavapipe (measured). Set before Halide's Vulkan context exists (it
-// reads the variable once); a value already in the environment wins.
-void vk_alloc_config() {
-  static const bool once = (setenv("HL_VK_ALLOC_CONFIG", "0:1:0:0:256", 0), true);
-  (void)once;
-}
-
 template <class F>
 void vk_call(const std::string& what, std::initializer_list<halide_buffer_t*> inputs,
              std::initializer_list<halide_buffer_t*> outputs, F&& fn) {
-  vk_alloc_config();
   const halide_device_interface_t* vk = halide_vulkan_device_interface();
   std::vector<Buffer<uint8_t>> padded;
   std::vector<halide_buffer_t*> attached;
@@ -216,31 +222,112 @@ void vk_call(const std::string& what, std::initializer_list<halide_buffer_t*> in
   }
 }
 
-// Steers Halide's Vulkan runtime to the same kind of device as hybridlab's (before its first use), then
-// checks that it can allocate there. The answer is cached: Halide's context lives for the process.
-std::string vk_unavailable(const Device& d) {
+// Halide's Vulkan runtime on hybridlab's device. Halide 21 keeps one Vulkan context per process in weak globals and
+// makes its own instance and device on first use (src/runtime/vulkan_context.h at v21.0.0); nothing public hands it
+// another's. So the globals are seeded here, before Halide's first call, with hybridlab's instance, device and queue, its
+// Vulkan entry points are loaded for them, and its memory allocator is made on that device: the layout below mirrors
+// Halide 21's runtime (the wheel is pinned; tests/ops run every halide-vulkan variant through it).
+struct HalideVulkan {
+  VkDevice device = VK_NULL_HANDLE;  // the device Halide's runtime was seeded with (none: not yet, or released)
+  std::string name;
+};
+HalideVulkan& halide_vulkan() {
+  static HalideVulkan* h = new HalideVulkan;  // never destroyed: a device's teardown at exit may still reset it
+  return *h;
+}
+#endif
+
+}  // namespace
+}  // namespace hl::gpu
+
+#ifdef HYBRIDLAB_HALIDE_VULKAN
+namespace Halide::Runtime::Internal {
+struct SystemMemoryAllocatorFns {
+  void* (*allocate)(void*, size_t) = nullptr;
+  void (*deallocate)(void*, void*) = nullptr;
+};
+namespace Vulkan {
+struct VulkanMemoryConfig {
+  size_t maximum_pool_size = 0, minimum_block_size = 4 * 1024, maximum_block_size = 0, maximum_block_count = 0,
+         nearest_multiple = 32;
+};
+class VulkanMemoryAllocator {
+ public:
+  static VulkanMemoryAllocator* create(void* user_context, const VulkanMemoryConfig& config, VkDevice dev,
+                                       VkPhysicalDevice phys_dev, const SystemMemoryAllocatorFns& system_allocator,
+                                       const VkAllocationCallbacks* alloc_callbacks);
+};
+extern halide_vulkan_memory_allocator* cached_allocator;
+extern VkInstance cached_instance;
+extern VkDevice cached_device;
+extern VkQueue cached_queue;
+extern VkPhysicalDevice cached_physical_device;
+extern uint32_t cached_queue_family_index;
+extern PFN_vkDestroyDevice vkDestroyDevice;
+extern PFN_vkDestroyInstance vkDestroyInstance;
+void vk_load_vulkan_loader_functions(void* user_context);
+void vk_load_vulkan_instance_functions(void* user_context, VkInstance instance);
+void vk_load_vulkan_device_functions(void* user_context, VkDevice device);
+}  // namespace Vulkan
+}  // namespace Halide::Runtime::Internal
+#endif
+
+namespace hl::gpu {
+namespace {
+
+#ifdef HYBRIDLAB_HALIDE_VULKAN
+VKAPI_ATTR void VKAPI_CALL keep_device(VkDevice, const VkAllocationCallbacks*) {}
+VKAPI_ATTR void VKAPI_CALL keep_instance(VkInstance, const VkAllocationCallbacks*) {}
+
+// Halide's context on hybridlab's device `d` (seeded on first use); why not, if it cannot be: Halide's runtime already
+// serves another device of this process, or its allocator failed.
+std::string vk_unavailable(const Device& cd) {
+  namespace V = Halide::Runtime::Internal::Vulkan;
   static std::mutex mu;
-  static bool probed = false;
-  static std::string why;
   std::lock_guard<std::mutex> lock(mu);
-  if (probed) return why;
-  probed = true;
-  switch (d.info().type) {
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: halide_vulkan_set_device_type("cpu"); break;
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: halide_vulkan_set_device_type("discrete-gpu"); break;
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: halide_vulkan_set_device_type("integrated-gpu"); break;
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: halide_vulkan_set_device_type("virtual-gpu"); break;
-    default: break;
+  Device& d = const_cast<Device&>(cd);  // its context gains a teardown step
+  vk::Context& c = d.ctx();
+  HalideVulkan& h = halide_vulkan();
+  if (h.device == c.device()) return "";
+  if (h.device != VK_NULL_HANDLE)
+    return "Halide's Vulkan runtime serves " + h.name + " in this process (one context per process), not " + d.info().name;
+  if (V::cached_instance != VK_NULL_HANDLE) return "Halide's Vulkan runtime already made a context of its own in this process";
+  V::vk_load_vulkan_loader_functions(nullptr);
+  V::vk_load_vulkan_instance_functions(nullptr, c.instance());
+  V::vk_load_vulkan_device_functions(nullptr, c.device());
+  // Halide's own device allocations (the intermediates a schedule stores between kernels) in blocks of at least 1 MiB,
+  // each rounded up to whole 256 bytes: with Halide's default rounding, attention's intermediates came back as
+  // zeros/NaN on lavapipe (measured).
+  V::VulkanMemoryConfig config;
+  config.minimum_block_size = 1 << 20;
+  config.nearest_multiple = 256;
+  // Plain malloc and free, as Halide's own context uses: its runtime frees some of this memory with free() directly.
+  const Halide::Runtime::Internal::SystemMemoryAllocatorFns system{[](void*, size_t n) { return std::malloc(n); },
+                                                                   [](void*, void* p) { std::free(p); }};
+  V::VulkanMemoryAllocator* alloc = V::VulkanMemoryAllocator::create(nullptr, config, c.device(), c.physical_device(), system, nullptr);
+  if (!alloc) {
+    const std::string why = "Halide's Vulkan memory allocator could not be made on " + d.info().name + ": " +
+                            (last_halide_error.empty() ? "no message" : last_halide_error);
+    last_halide_error.clear();
+    return why;
   }
-  // Halide's Vulkan context is released before hybridlab's runtime goes at exit (registered after it was
-  // made, so it runs first): left to static destruction, the NVIDIA driver crashed at exit (measured on the H200).
-  std::atexit([] { halide_device_release(nullptr, halide_vulkan_device_interface()); });
-  vk_alloc_config();
-  Buffer<float> probe(16);
-  if (probe.device_malloc(halide_vulkan_device_interface()) != 0)
-    why = "Halide's Vulkan runtime found no usable device: " + (last_halide_error.empty() ? "no message" : last_halide_error);
-  last_halide_error.clear();
-  return why;
+  V::cached_allocator = reinterpret_cast<halide_vulkan_memory_allocator*>(alloc);
+  V::cached_instance = c.instance();
+  V::cached_device = c.device();
+  V::cached_physical_device = c.physical_device();
+  V::cached_queue = c.queue();
+  V::cached_queue_family_index = d.info().compute_queue_family;
+  h = {c.device(), d.info().name};
+  // Before the device goes: Halide's pipelines, shader modules and memory released through its own teardown, which
+  // would also destroy the device and instance it was handed: those two calls are made no-ops first (the context is
+  // hybridlab's to destroy).
+  c.on_teardown([] {
+    V::vkDestroyDevice = keep_device;
+    V::vkDestroyInstance = keep_instance;
+    halide_device_release(nullptr, halide_vulkan_device_interface());
+    halide_vulkan() = {};
+  });
+  return "";
 }
 #endif
 
@@ -645,13 +732,20 @@ void add(Registry& r, On on, const std::string& op, const std::string& schedule,
   Variant v;
   v.op = op;
   v.name = (vk ? "halide-vulkan:" : "halide:") + op + ":" + schedule;
-  v.summary = std::string(vk ? "Halide, Vulkan (Halide's runtime, data through the host)" : "Halide, CPU (AVX2)") +
+  v.summary = std::string(vk ? "Halide, Vulkan (Halide's runtime on hybridlab's device, data through the host)" : "Halide, CPU (AVX2)") +
               ", schedule " + schedule + ": " + summary;
   v.family_default = schedule == (vk ? "gpu_tuned" : "tuned");
   v.status = schedule.find("plain") != std::string::npos ? "baseline" : "experimental";  // plain: the algorithm as written
   v.needs_device = vk;
 #ifdef HYBRIDLAB_HALIDE_VULKAN
-  if (vk) v.unavailable = vk_unavailable;
+  if (vk) {
+    v.unavailable = vk_unavailable;
+    // Halide's context on this device before any of its calls (a variant may run without the availability check).
+    run = [run = std::move(run), name = v.name](VariantCtx& c, OpArgs& a) {
+      if (const std::string why = vk_unavailable(c.device()); !why.empty()) fail("{} cannot run: {}", name, why);
+      run(c, a);
+    };
+  }
 #endif
   v.run = std::move(run);
   r.add_variant(std::move(v));

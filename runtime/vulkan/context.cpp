@@ -316,6 +316,7 @@ std::unique_ptr<Context> Context::create(const ContextOptions& options) {
 Context::~Context() {
   if (device_) {
     fn_.vkDeviceWaitIdle(device_);
+    for (auto f = teardown_.rbegin(); f != teardown_.rend(); ++f) (*f)();
     staging_.reset();
     transfer_.reset();
     if (pipeline_cache_) {

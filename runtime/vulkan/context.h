@@ -7,6 +7,7 @@
 #include "runtime/vulkan/device_profile.h"
 #include "runtime/vulkan/loader.h"
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -60,6 +61,9 @@ class Context {
 
   void save_pipeline_cache() const;  // to the cache path, if any (also done on destruction)
   void wait_idle() const;
+  // Work to run when the context goes, before its device does (another runtime's objects on this device: Halide's),
+  // the last registered first.
+  void on_teardown(std::function<void()> f) { teardown_.push_back(std::move(f)); }
 
   // Validation (warnings and errors): the total count and the text of the first few.
   bool validation_enabled() const { return validation_ != nullptr; }
@@ -92,6 +96,7 @@ class Context {
   bool pipeline_stats_ = false;
   std::unique_ptr<Buffer> staging_;
   std::unique_ptr<CommandList> transfer_;
+  std::vector<std::function<void()>> teardown_;
 };
 
 }  // namespace hl::vk
