@@ -151,6 +151,13 @@ def markdown(report, images):
             rate = f"{c['GBps']:.1f} GB/s" if "GBps" in c else f"{c['TFLOPs']:.2f} TFLOP/s"
             amount = fmt(c.get("bytes") or c.get("flops"), "{:.3g}")
             lines.append(f"| {c['label']} | {amount} | {c['time_us']:.1f} | {rate} |")
+        small = report.get("decode_size_reads")
+        if small:
+            lines += ["", f"Reads of decode sizes, {small['chain']} chained ({small['method']}): what a decode mat-vec of that "
+                      "many bytes could take at best in a decode stream.", "",
+                      "| MiB | us per read | GB/s | of the read ceiling |", "|---|---|---|---|"]
+            for r in small["reads"]:
+                lines.append(f"| {r['MiB']} | {r['time_us']:.2f} | {r['GBps']:.0f} | {100 * r['of_read_ceiling']:.0f}% |")
         return "\n".join(lines) + "\n"
     if report["experiment"] == "forward":
         return "\n".join(lines + forward_markdown(report, images)) + "\n"

@@ -29,8 +29,8 @@ void run(Context& cx, nlohmann::json& report) {
     d.sync();
   }
   struct Push {
-    uint32_t n, groups;
-  } pc{n, groups};
+    uint32_t n, groups, base;
+  } pc{n, groups, 0};
   const auto& rd = d.pipeline("bw_read", {{0, wg}}, 2, sizeof pc);
   const auto& cp = d.pipeline("bw_copy", {{0, wg}}, 2, sizeof pc);
   auto time = [&](auto&& rec) {
@@ -73,6 +73,32 @@ void run(Context& cx, nlohmann::json& report) {
     report["ceilings"]["f16_matrix_TFLOPs"] = f16;
     report["cases"].push_back({{"label", "f16 matrix (cooperative, f32 accumulation)"}, {"flops", mflops}, {"time_us", t_m * 1e-3}, {"TFLOPs", f16}});
   }
+  // Reads of decode sizes (a decode step's mat-vecs read 0.1 to 15 MB each): what one dispatch of a plain
+  // coalesced read achieves at that size, chained as a decode stream chains its kernels (kChain reads of distinct
+  // regions in one submission, a barrier between each two; each run's regions after the previous run's, so that
+  // they come from memory, not the last level cache). Per read: the chain's time / kChain, the barrier included.
+  constexpr uint32_t kChain = 16;
+  nlohmann::json small = nlohmann::json::array();
+  for (size_t mib = 1; mib * kChain <= (bytes >> 20) && mib <= 64; mib *= 2) {
+    const uint32_t ns = uint32_t((mib << 20) / 16), gs = std::min<uint32_t>(ns / wg, groups);
+    uint32_t next = 0;  // region index, rotating through the buffer
+    const uint32_t regions = uint32_t(bytes / (mib << 20));
+    auto chain = [&] {
+      for (uint32_t j = 0; j < kChain; ++j, next = (next + 1) % regions) {
+        Push sp{ns, gs, next * ns};
+        d.dispatch(rd, {src, partial}, sp, gs);
+      }
+    };
+    const double t = time(chain) / kChain;
+    const double gbps = double(mib << 20) / t;
+    small.push_back({{"MiB", mib}, {"time_us", t * 1e-3}, {"GBps", gbps}, {"of_read_ceiling", gbps / read}});
+    std::printf("  read %zu MiB, %u chained: %.2f us per read, %.1f GB/s (%.0f%% of the read ceiling)\n", mib, kChain,
+                t * 1e-3, gbps, 100 * gbps / read);
+  }
+  report["decode_size_reads"] = {{"chain", kChain},
+                                 {"method", "per read: time of kChain chained reads of distinct regions (a barrier between "
+                                            "each two) / kChain; regions rotate through the buffer across runs"},
+                                 {"reads", small}};
   std::printf("%s: read %.1f GB/s, copy %.1f GB/s (read + write), f32 FMA %.2f TFLOP/s, f16 matrix %.1f TFLOP/s (%zu MiB buffers)\n",
               d.info().name.c_str(), read, copy, tflops, f16, bytes >> 20);
 }

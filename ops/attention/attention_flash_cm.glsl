@@ -15,7 +15,7 @@
 //     column block b % (D / 16)), NACC accumulators; where a block's rows have alpha != 1 it goes through the
 //     subgroup's 16 x 16 f32 scratch (rows scaled) and back; then O += P V over the tile's 16-key steps.
 // One split: o = O / l * sigmoid(gate). Several: partials [O (D), m, l] per (query row, split) in
-// attention_flash.comp's layout, for attention_merge.comp. D a multiple of 16 (the host checks).
+// attention_flash.comp's layout, for attention_merge.comp; none for a split past the tile's last key. D a multiple of 16 (the host checks).
 // The host sizes the workgroup as NSG subgroups of the device's largest subgroup size, full subgroups
 // required; any extra subgroups (smaller actual size) only stage tiles and run the softmax. Branches around
 // cooperative-matrix operations are subgroup-uniform.
@@ -109,6 +109,7 @@ void main() {
   const uint lid = gl_LocalInvocationID.x, rows = pc.T * pc.group, i0 = tile * BM;
   const uint last = min(i0 + BM, rows) - 1u;  // the tile's last query row: the latest position
   const uint k0 = s * pc.split_keys, k1 = min(k0 + pc.split_keys, pc.kv_len + last / pc.group + 1u);
+  if (k0 >= k1) return;  // uniform: a split past the tile's last key (causal) has nothing; the merge skips it
   const uint col4 = m * D / 4u;  // this KV head's cache columns (vec4s)
   const float TAU = float(MARGIN);
 

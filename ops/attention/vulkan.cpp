@@ -36,10 +36,10 @@ AttnShape attention_append_kv(Device& d, OpArgs& a) {
 }
 
 void attention_merge(Device& d, OpArgs& a, const Tensor& part, Tensor& o, const AttnShape& s, uint32_t splits,
-                     uint32_t wg) {
+                     uint32_t wg, uint32_t split_keys) {
   struct {
-    uint32_t rows, D, splits;
-  } mc{u32(s.T * s.n_q), u32(s.D), splits};
+    uint32_t rows, D, splits, n_q, kv_len, split_keys;
+  } mc{u32(s.T * s.n_q), u32(s.D), splits, u32(s.n_q), u32(s.kv_len), split_keys};
   const Grid mg = grid(mc.rows);
   d.dispatch(d.pipeline("attention_merge", {{0, wg}}, 3, sizeof mc), {part.buffer(d), a.in("gate").buffer(d), o.buffer_mut(d)},
              mc, mg.x, mg.y);

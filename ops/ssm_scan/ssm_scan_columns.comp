@@ -10,6 +10,10 @@
 // NORM (gdn_output vulkan:fused_decode): a workgroup owns a whole value head (COLS = dv) and writes the gated
 // RMSNorm of each token's o instead of o, y = o / sqrt(mean(o^2) + eps) * gain * silu(z) over the head, so the norm
 // needs no dispatch (and no dependent step) of its own.
+// CONTIG: invocation p of a column owns entries [p RC, p RC + RC) (RC a whole number of vec4s) instead of every
+// SPLIT-th, so each token's k and q are read from shared memory 16 bytes at a time (a quarter of the loads of the
+// strided form); each invocation's run is followed by a vec4 of padding, which puts a column's SPLIT reads of one
+// step on distinct banks. Entries past DK are zeros in shared memory and in the state, so they add nothing.
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0) in;
@@ -19,12 +23,15 @@ layout(constant_id = 2) const uint SPLIT = 4;  // invocations per column, a powe
 layout(constant_id = 3) const uint DK = 128;   // key head dim
 layout(constant_id = 4) const uint TCH = 16;   // tokens staged in shared memory at a time
 layout(constant_id = 5) const uint NORM = 0;   // 1: y = gated RMSNorm of o over the head (COLS = dv)
+layout(constant_id = 6) const uint CONTIG = 0; // 1: contiguous entries per invocation, k and q read as vec4 (above)
 #define GROUP SPLIT  // hl_group_sum sums over a column's invocations
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
 #include "group_sum.glsl"
 
-const uint R = (DK + SPLIT - 1u) / SPLIT;  // state entries per invocation
+const uint RV = ((DK + SPLIT - 1u) / SPLIT + 3u) / 4u;  // CONTIG: vec4s of entries per invocation
+const uint RC = 4u * RV, KSTR = SPLIT * (RV + 1u);     // CONTIG: entries per invocation; vec4s per staged token
+const uint R = CONTIG != 0u ? RC : (DK + SPLIT - 1u) / SPLIT;  // state entries per invocation
 
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, binding = 1) readonly buffer Kk { float k[]; };
@@ -43,7 +50,11 @@ layout(push_constant) uniform Push {
   float eps;           // NORM's
 } pc;
 
-shared float sk[TCH * DK], sq[TCH * DK], sv[TCH * COLS], sdecay[TCH], sbeta[TCH];
+shared float sk[CONTIG != 0u ? 1u : TCH * DK], sq[CONTIG != 0u ? 1u : TCH * DK], sv[TCH * COLS], sdecay[TCH], sbeta[TCH];
+shared vec4 sk4[CONTIG != 0u ? TCH * KSTR : 1u], sq4[CONTIG != 0u ? TCH * KSTR : 1u];
+
+// State entry r of invocation p of a column.
+uint entry(uint p, uint r) { return CONTIG != 0u ? p * RC + r : p + r * SPLIT; }
 
 // The inputs of one chunk, loaded to registers by fetch() and stored to shared memory by stage(); the
 // trip counts are constant, so the loops unroll and all loads are in flight together.
@@ -70,7 +81,15 @@ void fetch(uint c0) {  // tokens [c0, c0 + TCH) of the walk, those that exist
 void stage(uint n) {
   [[unroll]] for (uint u = 0u; u < UK; ++u) {
     const uint e = u * WG + gl_LocalInvocationID.x;
-    if (e < n * DK) sk[e] = pk[u], sq[e] = pq[u];
+    if (e < n * DK) {
+      if (CONTIG != 0u) {
+        const uint i = e % DK, at = (e / DK) * KSTR + (i / RC) * (RV + 1u) + (i % RC) / 4u;
+        sk4[at][i % 4u] = pk[u];
+        sq4[at][i % 4u] = pq[u];
+      } else {
+        sk[e] = pk[u], sq[e] = pq[u];
+      }
+    }
   }
   [[unroll]] for (uint u = 0u; u < UV; ++u) {
     const uint e = u * WG + gl_LocalInvocationID.x;
@@ -95,9 +114,11 @@ void main() {
 
   float s[R];
   [[unroll]] for (uint r = 0u; r < R; ++r) {
-    const uint i = p + r * SPLIT;
+    const uint i = entry(p, r);
     s[r] = live && i < DK ? state[sbase + i * pc.dv] : 0.0;
   }
+  if (CONTIG != 0u)  // entries past DK and the padding stay zero (stage writes only entries below DK)
+    for (uint e = gl_LocalInvocationID.x; e < TCH * KSTR; e += WG) sk4[e] = sq4[e] = vec4(0.0);
   fetch(0u);
   for (uint c0 = 0u; c0 < pc.T; c0 += TCH) {
     const uint n = min(TCH, pc.T - c0);
@@ -107,15 +128,29 @@ void main() {
     fetch(c0 + TCH);  // the next chunk's loads fly while this one is computed
     for (uint tt = 0u; tt < n; ++tt) {
       vec3 x = vec3(0.0);  // (S^T k, S^T q, k.q) for this column, undecayed
-      [[unroll]] for (uint r = 0u; r < R; ++r) {
-        const uint i = p + r * SPLIT;
-        if (i < DK) x += vec3(s[r] * sk[tt * DK + i], s[r] * sq[tt * DK + i], sk[tt * DK + i] * sq[tt * DK + i]);
+      vec4 kr[CONTIG != 0u ? RV : 1u];
+      if (CONTIG != 0u) {
+        [[unroll]] for (uint w = 0u; w < RV; ++w) {
+          const uint at = tt * KSTR + p * (RV + 1u) + w;
+          const vec4 sw = vec4(s[4u * w], s[4u * w + 1u], s[4u * w + 2u], s[4u * w + 3u]), qw = sq4[at];
+          kr[w] = sk4[at];
+          x += vec3(dot(sw, kr[w]), dot(sw, qw), dot(kr[w], qw));
+        }
+      } else {
+        [[unroll]] for (uint r = 0u; r < R; ++r) {
+          const uint i = p + r * SPLIT;
+          if (i < DK) x += vec3(s[r] * sk[tt * DK + i], s[r] * sq[tt * DK + i], sk[tt * DK + i] * sq[tt * DK + i]);
+        }
       }
       x = vec3(hl_group_sum(x.x, L), hl_group_sum(x.y, L), hl_group_sum(x.z, L));
       const float dec = sdecay[tt], delta = sbeta[tt] * (sv[tt * COLS + col] - dec * x.x);
-      [[unroll]] for (uint r = 0u; r < R; ++r) {
-        const uint i = p + r * SPLIT;
-        if (i < DK) s[r] = dec * s[r] + sk[tt * DK + i] * delta;
+      if (CONTIG != 0u) {
+        [[unroll]] for (uint r = 0u; r < R; ++r) s[r] = dec * s[r] + kr[r / 4u][r % 4u] * delta;
+      } else {
+        [[unroll]] for (uint r = 0u; r < R; ++r) {
+          const uint i = p + r * SPLIT;
+          if (i < DK) s[r] = dec * s[r] + sk[tt * DK + i] * delta;
+        }
       }
       const float ov = dec * x.y + delta * x.z;
       const uint at = (pc.t0 + c0 + tt) * ldv + h * pc.dv + j;
@@ -131,7 +166,7 @@ void main() {
     }
   }
   [[unroll]] for (uint r = 0u; r < R; ++r) {
-    const uint i = p + r * SPLIT;
+    const uint i = entry(p, r);
     if (live && i < DK) state[sbase + i * pc.dv] = s[r];
   }
 }
