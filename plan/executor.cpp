@@ -216,6 +216,23 @@ Tensor PlanExecutor::attention(const Tensor& q, const Tensor& k, const Tensor& v
   return a.t.at("o");
 }
 
+Tensor PlanExecutor::attention_decode(const Tensor& qg, const Tensor& k, const Tensor& v, const WeightRef& q_norm,
+                                      const WeightRef& k_norm, LayerState& st, int nq, int nkv, int rot_dims, double theta,
+                                      int64_t pos0, double eps) {
+  if (capturing()) graph_->begin_live();  // growing the cache belongs to the live part of a captured step
+  grow_cache(st.k_cache, st.kv_len + qg.rows(), k.cols());
+  grow_cache(st.v_cache, st.kv_len + qg.rows(), v.cols());
+  OpArgs a{{{"qg", qg}, {"k", k}, {"v", v}, {"k_cache", st.k_cache}, {"v_cache", st.v_cache}},
+           {{"q_norm", q_norm}, {"k_norm", k_norm}},
+           {{"n_q_heads", nq}, {"n_kv_heads", nkv}, {"kv_len", double(st.kv_len)}, {"rot_dims", rot_dims}, {"theta", theta},
+            {"pos0", double(pos0)}, {"eps", eps}}};
+  run("attention_decode", a, [this, qg, k, v, q_norm, k_norm, &st, nq, nkv, rot_dims, theta, eps](int32_t, int64_t pos) {
+    return attention_decode(qg, k, v, q_norm, k_norm, st, nq, nkv, rot_dims, theta, pos, eps);
+  });
+  st.kv_len += qg.rows();
+  return a.t.at("o");
+}
+
 Tensor PlanExecutor::ssm_conv(const Tensor& x, const WeightRef& w, LayerState& st) {
   OpArgs a{{{"x", x}, {"state", st.conv}}, {{"w", w}}, {}};
   run("ssm_conv", a);

@@ -96,6 +96,10 @@ class PlanExecutor {
   bool fuses_gdn_output(Phase phase) const { return phase == Phase::Decode && fuses("gdn_output"); }
   Tensor gdn_output(const Tensor& q, const Tensor& k, const Tensor& v, const Gates& g, const Tensor& z, const WeightRef& gain,
                     LayerState& st, int nk, ref::HeadOrder order, double eps);
+  // attention_decode (the slices, q/k norms, ropes and attention of a full-attention layer) as one op: in decode only.
+  bool fuses_attention_decode(Phase phase) const { return phase == Phase::Decode && fuses("attention_decode"); }
+  Tensor attention_decode(const Tensor& qg, const Tensor& k, const Tensor& v, const WeightRef& q_norm, const WeightRef& k_norm,
+                          LayerState& st, int nq, int nkv, int rot_dims, double theta, int64_t pos0, double eps);
   Routes moe_router(const Tensor& logits, int k);
   Tensor moe_experts(const Tensor& x, const Routes& r, const MoeWeights& w);
   Tensor shared_expert(const Tensor& x, const MoeWeights& w);

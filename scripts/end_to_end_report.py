@@ -60,10 +60,10 @@ def rows_by_test(rows):
     return out
 
 GROUPS = [
-    ("projections", {"matmul", "lm_head"}),
-    ("MoE", {"moe_router", "moe_experts", "shared_expert"}),
-    ("Gated DeltaNet", {"gdn_prep", "ssm_conv", "l2norm", "ssm_gates", "ssm_scan", "gated_rmsnorm"}),
-    ("attention", {"attention", "rope", "slice"}),
+    ("projections", {"matmul", "lm_head", "matmul_group"}),
+    ("MoE", {"moe_router", "moe_experts", "shared_expert", "moe_block"}),
+    ("Gated DeltaNet", {"gdn_prep", "ssm_conv", "l2norm", "ssm_gates", "ssm_scan", "gated_rmsnorm", "gdn_output"}),
+    ("attention", {"attention", "rope", "slice", "attention_decode"}),
     ("norms, residual", {"rmsnorm", "add", "add_rmsnorm"}),
     ("embed, argmax", {"embed", "argmax (bench)"}),
 ]

@@ -49,7 +49,8 @@ inline std::map<std::string, OutputError> compare_with_reference(const std::stri
   const gpu::OpDef& def = reg.op(op);
   std::vector<std::string> names = def.outputs_set(want);
   names.insert(names.end(), def.states.begin(), def.states.end());
-  const int64_t rows = args.p.count("kv_len") ? args.iparam("kv_len") + args.in("q").rows() : -1;
+  // Caches: only rows [0, kv_len + T) are compared (T: the first input's rows, the tokens).
+  const int64_t rows = args.p.count("kv_len") ? args.iparam("kv_len") + args.in(def.inputs.front()).rows() : -1;
   std::map<std::string, OutputError> out;
   for (auto& n : names) {
     const Tensor &g = got.t.at(n), &w = want.t.at(n);

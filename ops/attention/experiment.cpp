@@ -5,7 +5,7 @@
 namespace hl::exp {
 
 Experiment attention_experiment() {
-  return {"attention", "gated GQA attention, head dim 256, 16 q / 2 kv heads: prefill T = 64..4096, decode at context 512, 4096",
+  return {"attention", "gated GQA attention, head dim 256, 16 q / 2 kv heads: prefill T = 64..4096, decode at context 512, 4096; the fused decode step (attention_decode) at context 64..4096",
           [](const Context& cx) {
             std::vector<Part> parts = op_parts("attention", cx);
             // vulkan:flash_coopmat at its tiles (query rows x keys: 48 KB of shared memory takes 32 x 32 at head dim
@@ -18,6 +18,8 @@ Experiment attention_experiment() {
                   p.sweeps = {{"attention.flash_coopmat.subgroups", {4, 8}},
                               {"attention.flash_coopmat.split_min_keys", {64, 128, 256, 512}},
                               {"attention.flash_coopmat.min_groups", {1024, 4096}}};
+            // The decode step fused from the projections on (attention_decode: q/k norms, rope, append, attention).
+            for (Part& p : op_parts("attention_decode", cx)) parts.push_back(std::move(p));
             return parts;
           },
           {}};

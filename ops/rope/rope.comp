@@ -3,13 +3,14 @@
 //
 // Precision: positions reach 262144, where a float angle p * inv_freq is off by ~0.02 rad. The host passes
 // each frequency in turns per position as a 64-bit fixed-point fraction F_i = inv_freq_i / (2 pi) * 2^64;
-// p * F_i mod 2^64 (exact integer arithmetic) is the angle's fraction of a turn, reduced to [-1/2, 1/2)
-// before it becomes a float. What is left is the float rounding of that reduced angle (<= 1.2e-7 rad) and
-// sin/cos's own error on [-pi, pi].
+// p * F_i mod 2^64 (exact integer arithmetic, rope_angle.glsl) is the angle's fraction of a turn, reduced to
+// [-1/2, 1/2) before it becomes a float. What is left is the float rounding of that reduced angle (<= 1.2e-7 rad)
+// and sin/cos's own error on [-pi, pi].
 #version 450
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256;
 #include "common.glsl"
+#include "rope_angle.glsl"
 
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer Freq { uvec2 freq[]; };  // F_i as (low, high) 32-bit words
@@ -32,11 +33,7 @@ void main() {
     return;
   }
   const uint p = pc.pos0 + row / pc.heads;
-  uint hi, lo;
-  umulExtended(p, freq[j].x, hi, lo);
-  hi += p * freq[j].y;  // mod 2^32: whole turns drop out
-  const float turns = float(int(hi)) * 2.3283064e-10 + float(lo) * 5.421011e-20;  // 2^-32, 2^-64
-  const float ang = turns * 6.2831855;
+  const float ang = hl_rope_angle(p, freq[j]);
   const float c = cos(ang), s = sin(ang);
   const float a = x[base + j], b = x[base + j + pc.h];
   y[base + j] = a * c - b * s;

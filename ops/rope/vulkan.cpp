@@ -4,23 +4,14 @@
 #include <cmath>
 #include <numbers>
 
-#include "ops/vulkan_variant.h"
+#include "ops/rope/freq_table.h"
 
 namespace hl::gpu {
 
-namespace {
-
-void rope(VariantCtx& c, OpArgs& a) {
-  Device& d = c.device();
-  const Tensor& x = a.in("x");
-  const int64_t D = a.iparam("head_dim"), R = a.iparam("rot_dims"), pos0 = a.iparam("pos0");
-  if (D <= 0 || x.cols() % D || R < 0 || R % 2 || R > D)
-    fail("rope: {} columns, head dim {}, rotary dims {} are inconsistent", x.cols(), D, R);
-  // Frequencies in turns per position as 64-bit fixed-point fractions (see rope.comp), formed in double
-  // like the reference's angles. Tiny (R / 2 pairs of words): uploaded once per (theta, R), then reused.
+// Declared in freq_table.h.
+Tensor rope_freq_table(VariantCtx& c, double theta, int64_t R) {
   const int64_t half = R / 2;
-  const double theta = a.param("theta");
-  const Tensor table = c.weights->constant(fmt::format("rope.freq {:a} {}", theta, R), [&] {
+  return c.weights->constant(fmt::format("rope.freq {:a} {}", theta, R), [&] {
     IMat freq = IMat::Zero(1, std::max<int64_t>(2 * half, 2));
     for (int64_t i = 0; i < half; ++i) {
       const double inv_freq = std::pow(theta, -2.0 * double(i) / double(R));
@@ -30,6 +21,18 @@ void rope(VariantCtx& c, OpArgs& a) {
     }
     return Tensor::from_i32(std::move(freq));
   });
+}
+
+namespace {
+
+void rope(VariantCtx& c, OpArgs& a) {
+  Device& d = c.device();
+  const Tensor& x = a.in("x");
+  const int64_t D = a.iparam("head_dim"), R = a.iparam("rot_dims"), pos0 = a.iparam("pos0");
+  if (D <= 0 || x.cols() % D || R < 0 || R % 2 || R > D)
+    fail("rope: {} columns, head dim {}, rotary dims {} are inconsistent", x.cols(), D, R);
+  const int64_t half = R / 2;
+  const Tensor table = rope_freq_table(c, a.param("theta"), R);
   Tensor y = Tensor::device(d, x.rows(), x.cols());
   struct {
     uint32_t n, heads, D, half, pos0;

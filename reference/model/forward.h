@@ -88,6 +88,13 @@ template <class Ex> class Forward {
   Tensor attention_block(const AttentionWeights& w, State& st, const Tensor& h, Phase phase) {
     const int D = c_.head_dim;
     const auto [qg, k0, v] = projections<3>(h, {w.q, w.k, w.v}, phase);  // qg per head: D query columns, then D gate columns
+    // An executor that runs the slices, norms, ropes and attention of a decode token as one op (the plan executor, when its
+    // plan picks an attention_decode variant) does.
+    if constexpr (requires { ex_.fuses_attention_decode(phase); })
+      if (ex_.fuses_attention_decode(phase))
+        return ex_.matmul(ex_.attention_decode(qg, k0, v, w.q_norm, w.k_norm, st, c_.n_q_heads, c_.n_kv_heads, c_.rope_dims,
+                                               c_.rope_theta, pos_, c_.rms_eps),
+                          w.o);
     Tensor q = ex_.slice(qg, 2 * D, 0, D);
     const Tensor gate = ex_.slice(qg, 2 * D, D, D);
     Tensor k = k0;

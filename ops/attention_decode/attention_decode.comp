@@ -1,0 +1,150 @@
+// attention_decode (vulkan:fused_decode): a full-attention layer's decode step between its projections and its output
+// projection in one dispatch (two where the keys are split: attention_merge.comp combines the splits):
+//   q = rope(rmsnorm(query half of qg's head n) * q_norm), k = rope(rmsnorm(k) * k_norm) at position pos;
+//   k, v appended at cache row kv_len; o = softmax(q K^T / sqrt(D)) V * sigmoid(gate half of qg's head n).
+// Unfused, that step is nine dependent dispatches (two slices, two norms, two ropes, the append, the split attention,
+// its merge). One workgroup per (query head n, key split s), scoring as attention_flash.comp's decode path (BLOCK keys
+// at a time, LPK lanes per key, online softmax). Each workgroup normalises and rotates its own head's query in shared
+// memory. The workgroups whose split holds the new key (row kv_len) form the new key and value of their KV head the
+// same way and use them from shared memory instead of the cache, so none waits on an append; the workgroup of the KV
+// head's first query head and split 0 also writes them to the cache rows the later steps read.
+#version 450
+#extension GL_EXT_control_flow_attributes : require
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 128;
+layout(constant_id = 1) const uint D = 256;     // head dim
+layout(constant_id = 2) const uint BLOCK = 32;  // keys per step; a power of two <= WG
+#define HL_WORKGROUP_SUM_SIZE WG
+#include "common.glsl"
+#include "rope_angle.glsl"
+
+layout(std430, binding = 0) readonly buffer QG { float qg[]; };  // [n_q * 2D]: per head D query values, then D gate values
+layout(std430, binding = 1) readonly buffer KN { float kn[]; };  // [n_kv * D]: the new key, as projected
+layout(std430, binding = 2) readonly buffer VN { float vn[]; };  // [n_kv * D]: the new value
+layout(std430, binding = 3) readonly buffer QNorm { float qgain[]; };  // [D]
+layout(std430, binding = 4) readonly buffer KNorm { float kgain[]; };  // [D]
+layout(std430, binding = 5) readonly buffer Freq { uvec2 freq[]; };    // [R / 2] (ops/rope/freq_table.h)
+layout(std430, binding = 6) buffer KC { float kc[]; };  // [capacity, n_kv * D]
+layout(std430, binding = 7) buffer VC { float vc[]; };
+layout(std430, binding = 8) writeonly buffer O { float o[]; };  // o [n_q * D], or partials [n_q * splits, D + 2]
+layout(push_constant) uniform Push {
+  uint n_q, group;          // query heads; query heads per KV head
+  uint kv_len;              // cached rows before this token: the new key's row
+  uint pos;                 // the token's position (rope)
+  uint pairs;               // rotated pairs, R / 2
+  uint splits, split_keys;  // key splits (every one holds keys)
+  float eps, scale;         // the norms' epsilon; 1 / sqrt(D)
+} pc;
+
+const uint DPI = (D + WG - 1u) / WG;  // head dims per invocation
+const uint LPK = WG / BLOCK;         // lanes per key while scoring
+const float NEG = -1e30;             // a finite "minus infinity", as attention_flash.comp
+
+shared float qs[D], ks[D], vs[D], tmp[D];
+shared float part[WG], sc[BLOCK], ps[BLOCK];
+
+// One head's D values from qg (key 0: the query half of head `at` / 2D) or from kn (key 1: KV head `at` / D),
+// rmsnorm'd with their gain and rotated at pc.pos into qs (0) or ks (1), as rmsnorm.comp and rope.comp compute them.
+// Uniform control flow (a workgroup sum and barriers).
+void norm_rope(uint key, uint at) {
+  float v[DPI], ss = 0.0;
+  [[unroll]] for (uint r = 0u; r < DPI; ++r) {
+    const uint d = gl_LocalInvocationID.x + r * WG;
+    v[r] = d < D ? (key == 0u ? qg[at + d] : kn[at + d]) : 0.0;
+    ss += v[r] * v[r];
+  }
+  const float inv = 1.0 / sqrt(hl_workgroup_sum(ss) / float(D) + pc.eps);
+  [[unroll]] for (uint r = 0u; r < DPI; ++r) {
+    const uint d = gl_LocalInvocationID.x + r * WG;
+    if (d < D) tmp[d] = v[r] * inv * (key == 0u ? qgain[d] : kgain[d]);
+  }
+  barrier();
+  [[unroll]] for (uint r = 0u; r < DPI; ++r) {
+    const uint d = gl_LocalInvocationID.x + r * WG;
+    if (d >= D) continue;
+    float y = tmp[d];
+    if (d < 2u * pc.pairs) {  // pair (j, j + pairs)
+      const uint j = d < pc.pairs ? d : d - pc.pairs;
+      const float ang = hl_rope_angle(pc.pos, freq[j]), c = cos(ang), s = sin(ang), a = tmp[j], b = tmp[j + pc.pairs];
+      y = d < pc.pairs ? a * c - b * s : b * c + a * s;
+    }
+    if (key == 0u) qs[d] = y;
+    else ks[d] = y;
+  }
+  barrier();  // tmp read before a next call writes it; qs / ks complete
+}
+
+void main() {
+  const uint g = hl_group_index();
+  const uint n = g / pc.splits, s = g - n * pc.splits;
+  if (n >= pc.n_q) return;  // uniform per workgroup
+  const uint lid = gl_LocalInvocationID.x, m = n / pc.group;
+  const uint W = (pc.n_q / pc.group) * D, kv = m * D;  // cache row width; this KV head's columns
+  const uint k0 = s * pc.split_keys, k1 = min(k0 + pc.split_keys, pc.kv_len + 1u);
+  const bool has_new = k1 == pc.kv_len + 1u;               // this split ends with the new key
+  const bool writer = s == 0u && n % pc.group == 0u;       // appends the KV head's new row
+
+  norm_rope(0u, n * 2u * D);
+  if (has_new || writer) {  // uniform per workgroup
+    norm_rope(1u, kv);
+    for (uint d = lid; d < D; d += WG) vs[d] = vn[kv + d];
+    barrier();
+    if (writer)
+      for (uint d = lid; d < D; d += WG) {
+        kc[pc.kv_len * W + kv + d] = ks[d];
+        vc[pc.kv_len * W + kv + d] = vs[d];
+      }
+  }
+
+  const uint key = lid / LPK, lane = lid - key * LPK;
+  float mx = NEG, l = 0.0, acc[DPI];
+  [[unroll]] for (uint r = 0u; r < DPI; ++r) acc[r] = 0.0;
+  for (uint b0 = k0; b0 < k1; b0 += BLOCK) {  // uniform: k0, k1 depend on the workgroup only
+    const uint nb = min(BLOCK, k1 - b0), kk = b0 + key;
+    float dot = 0.0;
+    if (key < nb && kk == pc.kv_len) {
+      for (uint d = lane; d < D; d += LPK) dot += qs[d] * ks[d];
+    } else if (key < nb) {
+      for (uint d = lane; d < D; d += LPK) dot += qs[d] * kc[kk * W + kv + d];
+    }
+    part[lid] = dot;
+    barrier();
+    if (lid < nb) {
+      float sum = 0.0;
+      for (uint c = 0u; c < LPK; ++c) sum += part[lid * LPK + c];
+      sc[lid] = sum * pc.scale;
+    }
+    barrier();
+    float mb = mx;
+    for (uint j = 0u; j < nb; ++j) mb = max(mb, sc[j]);
+    if (lid < nb) ps[lid] = exp(sc[lid] - mb);
+    barrier();
+    // The block's sums first, then into the running totals (as attention_flash.comp).
+    float lb = 0.0, ab[DPI];
+    [[unroll]] for (uint r = 0u; r < DPI; ++r) ab[r] = 0.0;
+    for (uint j = 0u; j < nb; ++j) {
+      const float pj = ps[j];
+      const uint kj = b0 + j;
+      lb += pj;
+      [[unroll]] for (uint r = 0u; r < DPI; ++r) {
+        const uint d = lid + r * WG;
+        if (d < D) ab[r] += pj * (kj == pc.kv_len ? vs[d] : vc[kj * W + kv + d]);
+      }
+    }
+    const float alpha = exp(mx - mb);
+    mx = mb;
+    l = l * alpha + lb;
+    [[unroll]] for (uint r = 0u; r < DPI; ++r) acc[r] = acc[r] * alpha + ab[r];
+  }
+
+  [[unroll]] for (uint r = 0u; r < DPI; ++r) {
+    const uint d = lid + r * WG;
+    if (d >= D) continue;
+    if (pc.splits == 1u) o[n * D + d] = acc[r] / l / (1.0 + exp(-qg[n * 2u * D + D + d]));
+    else o[g * (D + 2u) + d] = acc[r];  // g = n * splits + s: attention_merge.comp's row-major partials
+  }
+  if (pc.splits > 1u && lid == 0u) {
+    o[g * (D + 2u) + D] = mx;
+    o[g * (D + 2u) + D + 1u] = l;
+  }
+}

@@ -1,0 +1,48 @@
+// attention_decode's Vulkan variant against its reference (slice, rmsnorm, rope and attention's reference variants
+// composed): fresh random inputs and caches on every case (the first token, the model's heads, split keys, an odd head
+// dim with partial rotation, full rotation), the output and both caches compared; under other tunings (workgroup
+// size, keys per step, split counts); bad shapes refused.
+#include "variant_check.h"
+
+using namespace hl;
+using namespace hl::test;
+
+HL_TEST_EVERY_VARIANT("attention_decode")
+
+TEST_CASE("vk ops: attention_decode under other tunings", "[vk][ops][attention_decode]") {
+  auto& prof = device().ctx().profile();
+  const gpu::OpDef& op = gpu::Registry::get().op("attention_decode");
+  // wg 32 with D 256: 8 dims per invocation; block 8: lavapipe-sized scoring steps; splits 1 (one workgroup per head,
+  // no merge) and 3 (uneven splits whose last holds the new key).
+  for (const auto& [wg, block, splits] : {std::tuple{32u, 8u, 1u}, {256u, 64u, 3u}, {64u, 16u, 1000u}}) {
+    const vk::ScopedTuning scope(prof, {{"attention_decode.fused_decode.wg", wg},
+                                        {"attention_decode.fused_decode.block", block},
+                                        {"attention_decode.fused_decode.splits", splits}});
+    for (const auto& c : op.cases(gpu::Scale::Test)) {
+      INFO("wg " << wg << ", block " << block << ", splits " << splits << ", " << c.label);
+      std::mt19937_64 g(61);
+      require_close("attention_decode", "vulkan:fused_decode", c.inputs(g), op.tolerance);
+    }
+  }
+}
+
+TEST_CASE("vk ops: attention_decode refuses what it cannot run", "[vk][ops][attention_decode]") {
+  std::mt19937_64 g(62);
+  const gpu::OpDef& op = gpu::Registry::get().op("attention_decode");
+  const gpu::OpArgs a = op.cases(gpu::Scale::Test).at(3).inputs(g);
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  const auto& v = gpu::Registry::get().variant("attention_decode", "vulkan:fused_decode");
+  gpu::OpArgs two = a;  // a prompt chunk
+  two.set("qg", Tensor::from(randn(g, 2, a.in("qg").cols())));
+  CHECK_THROWS_WITH(v.run(ctx, two), Catch::Contains("one token"));
+  gpu::OpArgs odd = a;
+  odd.p["rot_dims"] = 23;
+  CHECK_THROWS_WITH(v.run(ctx, odd), Catch::Contains("rotary dims"));
+  gpu::OpArgs gain = a;
+  gain.w.at("k_norm") = weight("k_norm", randn(g, 1, 7));
+  CHECK_THROWS_WITH(v.run(ctx, gain), Catch::Contains("do not fit"));
+  gpu::OpArgs full = a;  // no row left in the cache for the new key
+  full.set("k_cache", Tensor::from(randn(g, int(a.iparam("kv_len")), a.in("k").cols())));
+  CHECK_THROWS_WITH(v.run(ctx, full), Catch::Contains("cannot take row"));
+}

@@ -1,0 +1,76 @@
+// attention_decode on Vulkan: vulkan:fused_decode (attention_decode.comp, then attention_merge.comp where the keys are
+// split).
+#include <bit>
+
+#include "ops/attention/vulkan_common.h"
+#include "ops/rope/freq_table.h"
+
+namespace hl::gpu {
+
+namespace {
+
+void fused_decode(VariantCtx& c, OpArgs& a) {
+  Device& d = c.device();
+  const Tensor &qg = a.in("qg"), &k = a.in("k"), &v = a.in("v");
+  Tensor &kc = a.state("k_cache"), &vc = a.state("v_cache");
+  const int64_t nq = a.iparam("n_q_heads"), nkv = a.iparam("n_kv_heads"), kv_len = a.iparam("kv_len"),
+                R = a.iparam("rot_dims"), pos = a.iparam("pos0");
+  if (qg.rows() != 1) fail("attention_decode vulkan:fused_decode: one token (decode) only, got {}", qg.rows());
+  if (nq <= 0 || nkv <= 0 || nq % nkv || qg.cols() % (2 * nq))
+    fail("attention_decode: qg's {} columns do not fit {} q / {} kv heads of query and gate halves", qg.cols(), nq, nkv);
+  const int64_t D = qg.cols() / (2 * nq), W = nkv * D;
+  const Tensor qn = c.weights->device(a.weight("q_norm")), kn = c.weights->device(a.weight("k_norm"));
+  if (k.cols() != W || v.cols() != W || k.rows() != 1 || v.rows() != 1 || qn.numel() != D || kn.numel() != D)
+    fail("attention_decode: k [{}, {}], v [{}, {}], q_norm [{}], k_norm [{}] do not fit {} kv heads of {}", k.rows(), k.cols(),
+         v.rows(), v.cols(), qn.numel(), kn.numel(), nkv, D);
+  if (R < 0 || R % 2 || R > D) fail("attention_decode: {} rotary dims do not fit head dim {}", R, D);
+  if (kv_len < 0 || pos < 0 || kc.cols() != W || vc.cols() != W || kc.rows() < kv_len + 1 || vc.rows() < kv_len + 1)
+    fail("attention_decode: KV caches [{}, {}] and [{}, {}] cannot take row {} of width {}", kc.rows(), kc.cols(), vc.rows(),
+         vc.cols(), kv_len, W);
+  // Keys split over workgroups per query head as vulkan:decode_split splits them: whole blocks, every split non-empty.
+  const uint32_t wg = d.tune("attention_decode.fused_decode.wg"), block = std::min(wg, d.tune("attention_decode.fused_decode.block"));
+  if (!std::has_single_bit(wg) || !std::has_single_bit(block))
+    fail("attention_decode: workgroup size {} and key block {} must be powers of two", wg, block);
+  const uint64_t L = uint64_t(kv_len) + 1, want = std::max(1u, d.tune("attention_decode.fused_decode.splits"));
+  const uint64_t keys = ((L + want - 1) / want + block - 1) / block * block;
+  const uint32_t splits = u32((L + keys - 1) / keys);
+  const uint64_t shared = 4 * (4 * uint64_t(D) + wg + 2 * block + wg + 1);
+  if (shared > d.info().max_shared_memory)
+    fail("attention_decode: head dim {} needs {} bytes of shared memory, the device has {}", D, shared, d.info().max_shared_memory);
+  const Tensor freq = rope_freq_table(c, a.param("theta"), R);
+  Tensor o = Tensor::device(d, 1, nq * D);
+  Tensor part = splits == 1 ? o : Tensor::device(d, nq * splits, D + 2);
+  struct {
+    uint32_t n_q, group, kv_len, pos, pairs, splits, split_keys;
+    float eps, scale;
+  } pc{u32(nq), u32(nq / nkv), u32(kv_len), u32(pos), u32(R / 2), splits, u32(keys), float(a.param("eps")),
+       float(1.0 / std::sqrt(double(D)))};
+  const auto& p = d.pipeline("attention_decode", {{0, wg}, {1, u32(D)}, {2, block}}, 9, sizeof pc);
+  const Grid g = grid(uint64_t(nq) * splits);
+  d.dispatch(p, {qg.buffer(d), k.buffer(d), v.buffer(d), qn.buffer(d), kn.buffer(d), freq.buffer(d), kc.buffer_mut(d),
+                 vc.buffer_mut(d), part.buffer_mut(d)},
+             pc, g.x, g.y);
+  if (splits > 1) {
+    const AttnShape s{1, nq, nkv, D, kv_len};
+    attention_merge(d, qg, u32(2 * D), u32(D), part, o, s, splits, d.tune("attention_decode.fused_decode.merge_wg"), u32(keys));
+  }
+  a.set("o", o);
+}
+
+}  // namespace
+
+void register_attention_decode_vulkan(Registry& r) {
+  Variant v = vulkan_variant("attention_decode", "vulkan:fused_decode",
+                             "one token: the q/k norms, rope, the cache append and split-key attention in one dispatch "
+                             "(each workgroup forms the new key itself), the splits' merge in a second where there are several",
+                             fused_decode, true);
+  // Invocations per workgroup, keys per scoring step, key splits per query head (as attention.decode_split's), the
+  // merge's workgroup.
+  v.tunables = {{"attention_decode.fused_decode.wg", 128},
+                {"attention_decode.fused_decode.block", 32},
+                {"attention_decode.fused_decode.splits", 64},
+                {"attention_decode.fused_decode.merge_wg", 128}};
+  r.add_variant(std::move(v));
+}
+
+}  // namespace hl::gpu
