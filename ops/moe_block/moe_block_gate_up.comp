@@ -4,7 +4,9 @@
 // p, as moe_router's reference; weights p / sum of the K chosen in slot order), so no dispatch sits between
 // the router and the experts. Then hmid[t, j, f] = weight_j * silu(gate_e[f] . x) * (up_e[f] . x), e the
 // slot's expert, a subgroup per row as in moe_experts' moe_gate_up_q. The first workgroup of each token
-// writes its routes for step 3.
+// writes its routes for step 3. RANK: the K rounds of argmax replaced by one parallel pass after the softmax: every
+// invocation ranks its experts (how many have a larger p, or an equal p and a lower id) and the K of rank < K take
+// their slots: the same routes and weights, without K dependent rounds of subgroup reductions.
 #version 450
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 128;
@@ -15,6 +17,7 @@ layout(constant_id = 4) const uint EMAX = 256;  // experts (the host passes E)
 layout(constant_id = 5) const uint K = 8;       // slots per token
 layout(constant_id = 6) const uint UH = 64;     // 32-value units per row: H / 32
 layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
+layout(constant_id = 8) const uint RANK = 1;   // 1: routes by ranking (above); 0: K rounds of a subgroup argmax
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };        // [T, H]
@@ -48,6 +51,10 @@ void route(uint t, uint lane, uint lanes) {
   }
   s = subgroupAdd(s);
   for (uint e = lane; e < EMAX; e += lanes) p[e] /= s;
+  if (RANK != 0u) {  // route_ranks() takes the slots (none left unset, whatever the logits)
+    for (uint j = lane; j < K; j += lanes) sel_e[j] = NONE, sel_w[j] = 0.0;
+    return;
+  }
   float sum = 0.0;
   for (uint j = 0u; j < K; ++j) {
     float lv = -1.0;
@@ -70,6 +77,28 @@ void route(uint t, uint lane, uint lanes) {
     for (uint j = 0u; j < K; ++j) sel_w[j] /= sum;
 }
 
+// After route() (p in shared memory), every invocation (uniform control flow): expert e takes slot rank(e) where that
+// is below K, rank(e) = #{e' : p[e'] > p[e], or p[e'] == p[e] and e' < e}: the order of route()'s rounds. Weights
+// normalised by their sum in slot order, as there.
+void route_ranks() {
+  for (uint e = gl_LocalInvocationID.x; e < EMAX; e += WG) {
+    const float pe = p[e];
+    uint rank = 0u;
+    for (uint f = 0u; f < EMAX; ++f) rank += p[f] > pe || (p[f] == pe && f < e) ? 1u : 0u;
+    if (rank < K) {
+      sel_e[rank] = e;
+      sel_w[rank] = pe;
+    }
+  }
+  barrier();
+  if (gl_LocalInvocationID.x == 0u) {
+    float sum = 0.0;
+    for (uint j = 0u; j < K; ++j) sum += sel_w[j];
+    for (uint j = 0u; j < K; ++j) sel_w[j] /= sum;
+  }
+  barrier();
+}
+
 void main() {
   const uint g = hl_group_index();
   if (g >= pc.T * K * pc.blocks) return;  // uniform per workgroup
@@ -77,6 +106,7 @@ void main() {
   const uint lane = gl_SubgroupInvocationID;
   if (gl_SubgroupID == 0u) route(t, lane, gl_SubgroupSize);
   barrier();
+  if (RANK != 0u) route_ranks();
   if (g % (K * pc.blocks) == 0u && gl_LocalInvocationID.x < K) {
     expert[t * K + gl_LocalInvocationID.x] = int(sel_e[gl_LocalInvocationID.x]);
     weight[t * K + gl_LocalInvocationID.x] = sel_w[gl_LocalInvocationID.x];

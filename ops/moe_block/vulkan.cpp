@@ -56,7 +56,8 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
   Tensor hmid = Tensor::device(d, T * k, F), expert = Tensor::device(d, T, k, Tensor::Type::I32), weight = Tensor::device(d, T, k);
   pc.blocks = u32((F + rg - 1) / rg);
   const auto& p2 = d.pipeline("moe_block_gate_up",
-                              {{0, wg}, {1, rg}, {2, type(gate)}, {3, type(up)}, {4, u32(E)}, {5, u32(k)}, {6, u32(H / 32)}, {7, sg_min}},
+                              {{0, wg}, {1, rg}, {2, type(gate)}, {3, type(up)}, {4, u32(E)}, {5, u32(k)}, {6, u32(H / 32)}, {7, sg_min},
+                               {8, d.tune(tn + "rank")}},
                               7, sizeof pc);
   g = grid(uint64_t(T * k) * pc.blocks);
   d.dispatch(p2, {x.buffer(d), logits.buffer(d), w[1].buffer(d), w[2].buffer(d), hmid.buffer_mut(d), expert.buffer_mut(d),
@@ -93,7 +94,9 @@ void register_moe_block_vulkan(Registry& r) {
                 {"moe_block.fused_decode.gate_up_rows", 8},
                 {"moe_block.fused_decode.down_rows", 8},
                 // f32 router rows read 16 bytes at a time (0: a word at a time, as the quantized rows).
-                {"moe_block.fused_decode.router16", 1}};
+                {"moe_block.fused_decode.router16", 1},
+                // Step 2's routes by one ranking pass of the whole workgroup (0: K rounds of a subgroup argmax).
+                {"moe_block.fused_decode.rank", 1}};
   r.add_variant(std::move(v));
 }
 
