@@ -10,6 +10,7 @@ void register_add_rmsnorm(Registry& r);
 void register_matmul(Registry& r);  // matmul and lm_head
 void register_matmul_group(Registry& r);  // composite: projections of one input
 void register_add(Registry& r);
+void register_matmul_add_rmsnorm(Registry& r);  // composite, decode: an output projection and the add + norm after it
 void register_slice(Registry& r);
 void register_rope(Registry& r);
 void register_attention(Registry& r);
@@ -30,7 +31,7 @@ void register_halide_variants(Registry& r);  // halide:*, halide-vulkan:* (ops/h
 const Registry& Registry::get() {
   static const Registry r = [] {
     Registry r;
-    for (auto* reg : {register_embed, register_rmsnorm, register_add_rmsnorm, register_matmul, register_matmul_group, register_add, register_slice,
+    for (auto* reg : {register_embed, register_rmsnorm, register_add_rmsnorm, register_matmul, register_matmul_group, register_add, register_matmul_add_rmsnorm, register_slice,
                       register_rope, register_attention, register_attention_decode, register_ssm_conv, register_l2norm, register_ssm_gates,
                       register_gdn_prep, register_ssm_scan, register_gated_rmsnorm, register_gdn_output, register_moe_router,
                       register_moe_experts, register_shared_expert, register_moe_block})

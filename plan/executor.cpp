@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/matmul_add_rmsnorm/fused.h"
 #include "ops/matmul_group/group.h"
 #include "ops/moe_block/fused.h"
 
@@ -179,6 +180,18 @@ PlanExecutor::AddNorm PlanExecutor::add_rmsnorm(const Tensor& x, const Tensor& a
   OpArgs a{{{"x", x}, {"a", a_}}, {{"gain", gain}}, {{"eps", eps}}};
   if (b) a.set("b", *b);
   run("add_rmsnorm", a);
+  return {a.t.at("y"), a.t.at("n")};
+}
+
+bool PlanExecutor::fuses_matmul_add_rmsnorm(const WeightRef& w, Phase phase) const {
+  if (phase != Phase::Decode || !fuses("matmul_add_rmsnorm")) return false;
+  return plan_.variant("matmul_add_rmsnorm").name != "vulkan:fused_decode" || matmul_add_rmsnorm_fused_takes(w);
+}
+
+PlanExecutor::AddNorm PlanExecutor::matmul_add_rmsnorm(const Tensor& h, const Tensor& x, const WeightRef& w,
+                                                       const WeightRef& gain, double eps) {
+  OpArgs a{{{"h", h}, {"x", x}}, {{"w", w}, {"gain", gain}}, {{"eps", eps}}};
+  run("matmul_add_rmsnorm", a);
   return {a.t.at("y"), a.t.at("n")};
 }
 

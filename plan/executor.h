@@ -89,6 +89,9 @@ class PlanExecutor {
     Tensor sum, normed;
   };
   AddNorm add_rmsnorm(const Tensor& x, const Tensor& a, const WeightRef& gain, double eps, const Tensor* b = nullptr);
+  // matmul_add_rmsnorm (an output projection, then add_rmsnorm) as one op: in decode, where its variant takes the weight.
+  bool fuses_matmul_add_rmsnorm(const WeightRef& w, Phase phase) const;
+  AddNorm matmul_add_rmsnorm(const Tensor& h, const Tensor& x, const WeightRef& w, const WeightRef& gain, double eps);
   Tensor ssm_scan(const Tensor& q, const Tensor& k, const Tensor& v, const Gates& g, LayerState& st, int nk, Phase phase,
                   ref::HeadOrder order);
   Tensor gated_rmsnorm(const Tensor& o, const Tensor& z, const WeightRef& gain, double eps);

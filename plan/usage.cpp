@@ -11,12 +11,12 @@ void Usage::record(const std::string& op, const std::string& where, bool prefill
 }
 
 std::string Usage::report() const {
-  std::string s = fmt::format("{:<16} {:<15} {:<8} {}\n", "op", "where", "phase", "variant");
+  std::string s = fmt::format("{:<18} {:<15} {:<8} {}\n", "op", "where", "phase", "variant");
   for (auto& [key, vs] : used_) {
     auto& [op, where, phase] = key;
     std::string names;
     for (auto& v : vs) names += (names.empty() ? "" : ", ") + v;
-    s += fmt::format("{:<16} {:<15} {:<8} {}\n", op, where, phase, names);
+    s += fmt::format("{:<18} {:<15} {:<8} {}\n", op, where, phase, names);
   }
   if (prefill_fallbacks_.empty()) {
     s += "prefill: no per-token fallback\n";

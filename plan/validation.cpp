@@ -55,7 +55,7 @@ void Validation::compare(const std::string& op, const std::string& name, const T
 }
 
 std::string Validation::report() const {
-  std::string s = fmt::format("{:<16} {:<24} {:>6} {:>11} {:>11} {:>11} {}\n", "op", "variant", "calls", "max abs",
+  std::string s = fmt::format("{:<18} {:<24} {:>6} {:>11} {:>11} {:>11} {}\n", "op", "variant", "calls", "max abs",
                               "rel L2", "worst layer", "notes");
   for (auto& [op, st] : stats_) {
     std::string notes, variants;
@@ -66,7 +66,7 @@ std::string Validation::report() const {
       notes += fmt::format("routing agreement {:.4f} ({} of {} expert ids differ); ",
                            1.0 - double(st.ids_mismatch) / double(st.ids_total), st.ids_mismatch, st.ids_total);
     if (!st.worst_output.empty()) notes += "worst output '" + st.worst_output + "'";
-    s += fmt::format("{:<16} {:<24} {:>6} {:>11.3e} {:>11.3e} {:>11} {}\n", op, variants, st.calls, st.max_abs, st.max_rel_l2,
+    s += fmt::format("{:<18} {:<24} {:>6} {:>11.3e} {:>11.3e} {:>11} {}\n", op, variants, st.calls, st.max_abs, st.max_rel_l2,
                      st.worst_layer < 0 ? std::string("model") : std::to_string(st.worst_layer), notes);
   }
   auto at = [](int layer) { return layer < 0 ? std::string("model level (outside the layers)") : fmt::format("layer {}", layer); };

@@ -15,10 +15,19 @@ Tensor vk_quant_rows(VariantCtx& c, const WeightRef& w, const std::string& what)
 
 namespace hl::gpu {
 
+// The residual add and rmsnorm after a mat-vec, folded into it (ops/shaders/tail_add_rmsnorm.glsl): s = x + y,
+// n = rmsnorm(s) * gain over each row of y.
+struct TailAddNorm {
+  Tensor x, gain;  // the residual [T, N]; the gain [N], on the device
+  float eps;
+  Tensor s, n;     // written by the call
+};
+
 // y_s = x w_s^T for up to four weights that share x, as one dispatch of qmatvec_direct.comp (each weight a segment
 // with its own block type): matmul's and lm_head's vulkan:qmatvec_direct (one weight) and matmul_group's. Tunables
-// "<tune_op>.qmatvec_direct.*"; `what` names the caller in errors.
+// "<tune_op>.qmatvec_direct.*"; `what` names the caller in errors. With `tail` (one weight): qmatvec_direct_tail.comp,
+// the residual add and rmsnorm of y by the last workgroup (matmul_add_rmsnorm's vulkan:fused_decode).
 std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const std::vector<WeightRef>& ws,
-                                         const std::string& tune_op, const std::string& what);
+                                         const std::string& tune_op, const std::string& what, TailAddNorm* tail = nullptr);
 
 }  // namespace hl::gpu

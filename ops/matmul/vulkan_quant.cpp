@@ -37,8 +37,9 @@ Tensor vk_quant_rows(VariantCtx& c, const WeightRef& w, const std::string& what)
 // registers, no barrier after the staging (qmatvec_direct.comp). Also reads f32 rows of whole 32-value units.
 // Declared in quant_rows.h.
 std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const std::vector<WeightRef>& ws,
-                                         const std::string& tune_op, const std::string& what) {
+                                         const std::string& tune_op, const std::string& what, TailAddNorm* tail) {
   Device& d = c.device();
+  if (tail && ws.size() != 1) fail("{}: the folded add and norm take one weight, not {}", what, ws.size());
   const std::string tn = tune_op + ".qmatvec_direct.";
   if (ws.empty() || ws.size() > 4) fail("{}: {} weights; one dispatch takes 1 to 4", what, ws.size());
   const uint64_t smem = d.info().max_shared_memory;
@@ -55,7 +56,8 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
   struct {
     uint32_t T, K, end, pad0;
     uint32_t N[4], row_bytes[4], first[4];
-  } pc{u32(x.rows()), K, 0, 0, {}, {}, {}};
+    float eps;
+  } pc{u32(x.rows()), K, 0, 0, {}, {}, {}, tail ? tail->eps : 0.0f};
   uint32_t type[4] = {};
   std::vector<Tensor> ys;
   std::vector<BufferPtr> bind{x.buffer(d)};
@@ -76,7 +78,20 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
       bind.insert(bind.end(), {bind[1], bind[2], bind[3]});
     }
   }
-  const auto& p = d.pipeline("qmatvec_direct",
+  if (tail) {
+    const int64_t N = ws[0].rows;
+    if (tail->x.rows() != x.rows() || tail->x.cols() != N || tail->gain.numel() != N)
+      fail("{}: residual [{}, {}] and gain [{}] do not fit the output [{}, {}]", what, tail->x.rows(), tail->x.cols(),
+           tail->gain.numel(), x.rows(), N);
+    // The ticket counter: one uint, 0 between dispatches (the last workgroup resets it).
+    Tensor counter = c.weights->constant("tail_add_rmsnorm.counter", [] { return Tensor::from_i32(IMat::Zero(1, 4)); });
+    tail->s = Tensor::device(d, x.rows(), N);
+    tail->n = Tensor::device(d, x.rows(), N);
+    bind.resize(4);  // segment 0's; the tail's own follow
+    bind.insert(bind.end(), {counter.buffer_mut(d), ys[0].buffer(d), tail->x.buffer(d), tail->gain.buffer(d),
+                             tail->s.buffer_mut(d), tail->n.buffer_mut(d)});
+  }
+  const auto& p = d.pipeline(tail ? "qmatvec_direct_tail" : "qmatvec_direct",
                              {{0, wg}, {1, type[0]}, {2, rows}, {3, upl}, {4, K / 4}, {5, x_global},
                               {6, d.info().min_subgroup_size}, {7, u32(int64_t(ws.size()))}, {8, type[1]}, {9, type[2]},
                               {10, type[3]}},

@@ -48,9 +48,9 @@ template <class Ex> class Forward {
       const LayerWeights& L = w_.layers[size_t(i)];
       ex_.begin_layer(i, L.kind);
       if (i == 0) h = ex_.rmsnorm(x, L.input_norm, c_.rms_eps);
-      const Tensor a = L.kind == LayerKind::FullAttention ? attention_block(L.attn, state_[size_t(i)], h, phase)
-                                                          : deltanet_block(L.gdn, state_[size_t(i)], h, phase);
-      std::tie(x, h) = add_norm(x, a, L.post_norm);
+      const Projection a = L.kind == LayerKind::FullAttention ? attention_block(L.attn, state_[size_t(i)], h, phase)
+                                                              : deltanet_block(L.gdn, state_[size_t(i)], h, phase);
+      std::tie(x, h) = project_add_norm(x, a, L.post_norm, phase);
       const auto [routed, shared] = moe_block(L.moe, h, phase);
       if (i + 1 == c_.n_layers) ex_.begin_layer(-1, LayerKind::LinearAttention);  // -1: model-level ops (the final norm)
       std::tie(x, h) = add_norm(x, routed, i + 1 < c_.n_layers ? w_.layers[size_t(i) + 1].input_norm : w_.final_norm,
@@ -84,32 +84,36 @@ template <class Ex> class Forward {
  private:
   using State = typename Ex::LayerState;
 
+  // A block's output before its output projection: the projection's input and weight (project_add_norm applies it).
+  struct Projection {
+    Tensor in;
+    const WeightRef* w;
+  };
+
   // SPEC 4.5: gated softmax attention.
-  Tensor attention_block(const AttentionWeights& w, State& st, const Tensor& h, Phase phase) {
+  Projection attention_block(const AttentionWeights& w, State& st, const Tensor& h, Phase phase) {
     const int D = c_.head_dim;
     const auto [qg, k0, v] = projections<3>(h, {w.q, w.k, w.v}, phase);  // qg per head: D query columns, then D gate columns
     // An executor that runs the slices, norms, ropes and attention of a decode token as one op (the plan executor, when its
     // plan picks an attention_decode variant) does.
     if constexpr (requires { ex_.fuses_attention_decode(phase); })
       if (ex_.fuses_attention_decode(phase))
-        return ex_.matmul(ex_.attention_decode(qg, k0, v, w.q_norm, w.k_norm, st, c_.n_q_heads, c_.n_kv_heads, c_.rope_dims,
-                                               c_.rope_theta, pos_, c_.rms_eps),
-                          w.o);
+        return {ex_.attention_decode(qg, k0, v, w.q_norm, w.k_norm, st, c_.n_q_heads, c_.n_kv_heads, c_.rope_dims, c_.rope_theta,
+                                     pos_, c_.rms_eps),
+                &w.o};
     Tensor q = ex_.slice(qg, 2 * D, 0, D);
     const Tensor gate = ex_.slice(qg, 2 * D, D, D);
     Tensor k = k0;
     q = ex_.rope(ex_.rmsnorm(q, w.q_norm, c_.rms_eps), D, c_.rope_dims, c_.rope_theta, pos_);
     k = ex_.rope(ex_.rmsnorm(k, w.k_norm, c_.rms_eps), D, c_.rope_dims, c_.rope_theta, pos_);
-    const Tensor o = ex_.attention(q, k, v, gate, st, c_.n_q_heads, c_.n_kv_heads);
-    return ex_.matmul(o, w.o);
+    return {ex_.attention(q, k, v, gate, st, c_.n_q_heads, c_.n_kv_heads), &w.o};
   }
 
   // SPEC 4.4: Gated DeltaNet.
-  Tensor deltanet_block(const DeltaNetWeights& w, State& st, const Tensor& h, Phase phase) {
+  Projection deltanet_block(const DeltaNetWeights& w, State& st, const Tensor& h, Phase phase) {
     const auto [qkv, b, a, z] = projections<4>(h, {w.qkv, w.b, w.a, w.z}, phase);
     const Prepped p = gdn_prep(w, st, qkv, b, a);
-    const Tensor y = gdn_output(w, st, p, z, phase);
-    return ex_.matmul(y, w.out);
+    return {gdn_output(w, st, p, z, phase), &w.out};
   }
 
   // The projections of one input, h w_i^T: as one op where the executor fuses them (the plan executor in decode,
@@ -165,6 +169,18 @@ template <class Ex> class Forward {
       if (ex_.fuses_moe_block(w, phase)) return {ex_.moe_block(h, w, c_.top_k), std::nullopt};
     const auto routes = ex_.moe_router(ex_.matmul(h, w.router), c_.top_k);
     return {ex_.moe_experts(h, routes, w), ex_.shared_expert(h, w)};
+  }
+
+  // x + a.in a.w^T and its rmsnorm with gain: one op where the executor fuses the output projection with the add and norm
+  // after it (the plan executor in decode, when its plan picks a matmul_add_rmsnorm variant that takes the weight), else
+  // the projection, then add_norm.
+  std::pair<Tensor, Tensor> project_add_norm(const Tensor& x, const Projection& a, const WeightRef& gain, Phase phase) {
+    if constexpr (requires { ex_.fuses_matmul_add_rmsnorm(*a.w, phase); })
+      if (ex_.fuses_matmul_add_rmsnorm(*a.w, phase)) {
+        auto r = ex_.matmul_add_rmsnorm(a.in, x, *a.w, gain, c_.rms_eps);
+        return {r.sum, r.normed};
+      }
+    return add_norm(x, ex_.matmul(a.in, *a.w), gain);
   }
 
   // x + a (x + (a + b) with a second addend b) and its rmsnorm with gain: one op where the executor fuses them

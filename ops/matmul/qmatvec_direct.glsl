@@ -1,0 +1,147 @@
+// matmul / lm_head / matmul_group (vulkan:qmatvec_direct): y[T, N] = x[T, K] w[N, K]^T for decode, w in ggml
+// blocks (quant_blocks.glsl), x in f32 and f32 accumulation: the exact products of vulkan:qmatvec, with the weight
+// stream read differently. Up to four weights that share x (matmul_group: a layer's q, k, v projections) run as
+// segments of one dispatch, each with its own block type, rows and output.
+//
+// Why: qmatvec stages a workgroup's rows in shared memory behind a barrier, so a workgroup has one round of
+// loads in flight and then computes; at the decode projections' sizes (2 to 10 MB) that serialises load
+// latency and arithmetic (far from the bytes' time: reports/<device>/matmul.md). Here nothing waits on a
+// barrier after x is staged: each subgroup takes R rows per pass, every lane the same 32-value units of
+// each row (UPL of them per step, unrolled), and all R x UPL units' words are independent loads the
+// compiler issues before the arithmetic. Q4_K/Q5_K fields are 16-byte loads (HLQ_UVEC4); Q6_K and Q8_0
+// blocks are only 2-byte aligned and read as words.
+// x sits in shared memory (K floats): one 16-byte read of x serves R rows. With XG x is read from global
+// memory instead (every subgroup reads the same K floats, served by the caches), so the weight loads issue
+// at once, not behind the staging's round trip and barrier. Subgroups walk passes grid-stride over the
+// segments' rows (each segment's rows padded to whole passes, so a pass lies in one segment and the branch
+// on it is uniform), so any subgroup size works. A dispatch per decode step saved is worth a few microseconds
+// of dependent latency; the small projections (b, a: 32 rows) would leave the GPU idle alone.
+// QMV_TAIL (qmatvec_direct_tail.comp: matmul_add_rmsnorm's vulkan:fused_decode): one weight, and the residual add and
+// rmsnorm of its output done by the last workgroup to finish (ops/shaders/tail_add_rmsnorm.glsl).
+// Included by qmatvec_direct.comp and qmatvec_direct_tail.comp.
+#ifndef HL_QMATVEC_DIRECT_GLSL
+#define HL_QMATVEC_DIRECT_GLSL
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 256;
+layout(constant_id = 1) const uint TYPE = 12;  // ggml type id
+layout(constant_id = 2) const uint R = 4;      // rows per subgroup pass
+layout(constant_id = 3) const uint UPL = 2;    // 32-value units per lane per step
+layout(constant_id = 4) const uint XV = 512;   // vec4s of x staged: K / 4
+layout(constant_id = 5) const uint XG = 0;     // 1: x read from global memory (cached), not staged: no barrier
+layout(constant_id = 6) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip count covers it
+layout(constant_id = 7) const uint NSEG = 1;   // segments (weights) in use, 1..4
+layout(constant_id = 8) const uint TYPE1 = 12;  // segments 1..3's types
+layout(constant_id = 9) const uint TYPE2 = 12;
+layout(constant_id = 10) const uint TYPE3 = 12;
+#define HL_WORKGROUP_SUM_SIZE WG
+#include "common.glsl"
+
+layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };   // [T, K]
+// Per segment s: its raw rows (WeightStore::device_raw), the same rows as 16-byte units, its output [T, N_s].
+// Unused segments are bound to segment 0's buffers and never read.
+layout(std430, binding = 1) readonly buffer W0 { uint wq0[]; };
+layout(std430, binding = 2) readonly buffer W40 { uvec4 wv0[]; };
+#ifdef QMV_TAIL
+layout(std430, binding = 3) coherent writeonly buffer Y0 { float y0[]; };  // read back by the tail's last workgroup
+#else
+layout(std430, binding = 3) writeonly buffer Y0 { float y0[]; };
+#endif
+#ifndef QMV_TAIL  // segments 1..3 (the tail takes one weight; its own bindings follow segment 0's)
+layout(std430, binding = 4) readonly buffer W1 { uint wq1[]; };
+layout(std430, binding = 5) readonly buffer W41 { uvec4 wv1[]; };
+layout(std430, binding = 6) writeonly buffer Y1 { float y1[]; };
+layout(std430, binding = 7) readonly buffer W2 { uint wq2[]; };
+layout(std430, binding = 8) readonly buffer W42 { uvec4 wv2[]; };
+layout(std430, binding = 9) writeonly buffer Y2 { float y2[]; };
+layout(std430, binding = 10) readonly buffer W3 { uint wq3[]; };
+layout(std430, binding = 11) readonly buffer W43 { uvec4 wv3[]; };
+layout(std430, binding = 12) writeonly buffer Y3 { float y3[]; };
+#endif
+// N, row_bytes and the first (padded) row of each segment in the dispatch's row space; end: its padded last.
+layout(push_constant) uniform Push { uint T, K, end; uvec4 N, row_bytes, first; float eps; } pc;  // eps: QMV_TAIL's norm
+
+// buf is a constant at every call (pass() is called with literal segments), so these fold to one buffer.
+#ifdef QMV_TAIL
+#define HLQ_WORD(buf, i) wq0[i]
+#define HLQ_UVEC4(buf, i) wv0[i]
+#else
+#define HLQ_WORD(buf, i) ((buf) == 0u ? wq0[i] : (buf) == 1u ? wq1[i] : (buf) == 2u ? wq2[i] : wq3[i])
+#define HLQ_UVEC4(buf, i) ((buf) == 0u ? wv0[i] : (buf) == 1u ? wv1[i] : (buf) == 2u ? wv2[i] : wv3[i])
+#endif
+#include "quant_blocks.glsl"
+#ifdef QMV_TAIL
+#define HL_TAIL_BINDING 4
+#include "tail_add_rmsnorm.glsl"
+#endif
+
+shared vec4 xs[XG != 0u ? 1u : XV];
+
+void store(uint seg, uint i, float v) {
+#ifdef QMV_TAIL
+  y0[i] = v;
+#else
+  if (seg == 0u) y0[i] = v;
+  else if (seg == 1u) y1[i] = v;
+  else if (seg == 2u) y2[i] = v;
+  else y3[i] = v;
+#endif
+}
+
+// One subgroup pass: rows r0 .. r0 + R - 1 of segment `seg` (of `type`, N rows) for token t.
+void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes) {
+  // The unit loop's trip count is a constant (units = K / 32 from XV, at least SGS lanes): the compiler unrolls it
+  // and issues every step's loads together instead of one dependent round per step.
+  const uint lanes = gl_SubgroupSize, lane = gl_SubgroupInvocationID, units = XV / 8u;
+  const uint xrow = t * (pc.K / 4u);
+  float acc[R];
+  for (uint r = 0u; r < R; ++r) acc[r] = 0.0;
+  for (uint step = 0u; step < (units + SGS * UPL - 1u) / (SGS * UPL); ++step) {
+    const uint u0 = lane + step * lanes * UPL;  // past the row: clamped loads, weighted 0 below (no branch)
+    for (uint i = 0u; i < UPL; ++i) {
+      // Past the row's units: a repeat of the last, weighted 0 (no branch between the loads).
+      const uint u = u0 + i * lanes, uu = min(u, units - 1u);
+      const uvec2 runs = hlq_unit_runs(type, uu) >> 2u;
+      vec4 xv[8];
+      for (uint k = 0u; k < 4u; ++k) {
+        xv[k] = XG != 0u ? x4[xrow + runs.x + k] : xs[runs.x + k];
+        xv[k + 4u] = XG != 0u ? x4[xrow + runs.y + k] : xs[runs.y + k];
+      }
+      const vec2 xsum = hlq_run_sums(xv);
+      for (uint r = 0u; r < R; ++r) {
+        const uint row = min(r0 + r, N - 1u);  // past the last row: a repeat, not stored
+        vec4 q[8], ms;
+        hlq_unit(type, seg, row * row_bytes, uu, q, ms);
+        const float d = hlq_unit_dot(q, ms, xv, xsum);
+        acc[r] += u < units ? d : 0.0;
+      }
+    }
+  }
+  for (uint r = 0u; r < R; ++r) {
+    const float s = subgroupAdd(acc[r]);
+    if (subgroupElect() && r0 + r < N) store(seg, t * N + r0 + r, s);
+  }
+}
+
+void main() {
+  const uint nsg = hl_num_subgroups();
+  const uint first = (hl_group_index() * nsg + gl_SubgroupID) * R;
+  const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * nsg * R;
+  for (uint t = 0u; t < pc.T; ++t) {
+    if (XG == 0u) {
+      barrier();  // the previous token's x is no longer read
+      for (uint i = gl_LocalInvocationID.x; i < pc.K / 4u; i += WG) xs[i] = x4[t * (pc.K / 4u) + i];
+      barrier();
+    }
+    for (uint r0 = first; r0 < pc.end; r0 += stride) {  // uniform per subgroup
+      if (NSEG == 1u || r0 < pc.first.y) pass(0u, TYPE, t, r0, pc.N.x, pc.row_bytes.x);
+      else if (NSEG == 2u || r0 < pc.first.z) pass(1u, TYPE1, t, r0 - pc.first.y, pc.N.y, pc.row_bytes.y);
+      else if (NSEG == 3u || r0 < pc.first.w) pass(2u, TYPE2, t, r0 - pc.first.z, pc.N.z, pc.row_bytes.z);
+      else pass(3u, TYPE3, t, r0 - pc.first.w, pc.N.w, pc.row_bytes.w);
+    }
+  }
+#ifdef QMV_TAIL
+  hl_tail_add_rmsnorm(pc.T, pc.N.x, pc.eps);  // segment 0 is the only one
+#endif
+}
+
+#endif
