@@ -26,6 +26,7 @@ void register_moe_router(Registry& r);
 void register_moe_experts(Registry& r);
 void register_shared_expert(Registry& r);
 void register_moe_block(Registry& r);  // composite: router, routes, routed and shared experts
+void register_moe_block_add_rmsnorm(Registry& r);  // composite, decode: the MoE block and the add + norm after it
 void register_halide_variants(Registry& r);  // halide:*, halide-vulkan:* (ops/halide/; none without HYBRIDLAB_HALIDE)
 
 const Registry& Registry::get() {
@@ -34,7 +35,7 @@ const Registry& Registry::get() {
     for (auto* reg : {register_embed, register_rmsnorm, register_add_rmsnorm, register_matmul, register_matmul_group, register_add, register_matmul_add_rmsnorm, register_slice,
                       register_rope, register_attention, register_attention_decode, register_ssm_conv, register_l2norm, register_ssm_gates,
                       register_gdn_prep, register_ssm_scan, register_gated_rmsnorm, register_gdn_output, register_moe_router,
-                      register_moe_experts, register_shared_expert, register_moe_block})
+                      register_moe_experts, register_shared_expert, register_moe_block, register_moe_block_add_rmsnorm})
       reg(r);
     register_halide_variants(r);
     return r;

@@ -321,6 +321,23 @@ bool PlanExecutor::fuses_moe_block(const MoeWeights& w, Phase phase) const {
   return plan_.variant("moe_block").name != "vulkan:fused_decode" || moe_block_fused_takes(w.router, w.experts, w.shared);
 }
 
+bool PlanExecutor::fuses_moe_block_add_rmsnorm(const MoeWeights& w, Phase phase) const {
+  // On top of a fused block only: 'moe_block=reference' runs the block's parts, and the add and norm after them.
+  if (!fuses("moe_block_add_rmsnorm") || !fuses_moe_block(w, phase)) return false;
+  return plan_.variant("moe_block_add_rmsnorm").name != "vulkan:fused_decode" ||
+         moe_block_fused_takes(w.router, w.experts, w.shared);
+}
+
+PlanExecutor::AddNorm PlanExecutor::moe_block_add_rmsnorm(const Tensor& x, const Tensor& res, const MoeWeights& w, int k,
+                                                          const WeightRef& gain, double eps) {
+  OpArgs a{{{"x", x}, {"res", res}},
+           {{"router", w.router}, {"gate", w.experts.gate}, {"up", w.experts.up}, {"down", w.experts.down},
+            {"sgate", w.shared.gate}, {"sup", w.shared.up}, {"sdown", w.shared.down}, {"gate_w", w.shared_gate}, {"gain", gain}},
+           {{"k", k}, {"n_experts", w.n_experts}, {"eps", eps}}};
+  run("moe_block_add_rmsnorm", a);
+  return {a.t.at("y"), a.t.at("n")};
+}
+
 Tensor PlanExecutor::moe_block(const Tensor& x, const MoeWeights& w, int k) {
   OpArgs a{{{"x", x}},
            {{"router", w.router}, {"gate", w.experts.gate}, {"up", w.experts.up}, {"down", w.experts.down},

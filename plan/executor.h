@@ -92,6 +92,10 @@ class PlanExecutor {
   // matmul_add_rmsnorm (an output projection, then add_rmsnorm) as one op: in decode, where its variant takes the weight.
   bool fuses_matmul_add_rmsnorm(const WeightRef& w, Phase phase) const;
   AddNorm matmul_add_rmsnorm(const Tensor& h, const Tensor& x, const WeightRef& w, const WeightRef& gain, double eps);
+  // moe_block_add_rmsnorm (the MoE block, then add_rmsnorm) as one op: in decode, where the block itself fuses
+  // (fuses_moe_block) and its variant takes the weights.
+  bool fuses_moe_block_add_rmsnorm(const MoeWeights& w, Phase phase) const;
+  AddNorm moe_block_add_rmsnorm(const Tensor& x, const Tensor& res, const MoeWeights& w, int k, const WeightRef& gain, double eps);
   Tensor ssm_scan(const Tensor& q, const Tensor& k, const Tensor& v, const Gates& g, LayerState& st, int nk, Phase phase,
                   ref::HeadOrder order);
   Tensor gated_rmsnorm(const Tensor& o, const Tensor& z, const WeightRef& gain, double eps);

@@ -1,10 +1,15 @@
 // moe_block's Vulkan variant, what the plan executor asks of it before fusing a block (vulkan.cpp).
 #pragma once
 #include "model/weights.h"
+#include "ops/matmul/quant_rows.h"
 
 namespace hl::gpu {
 
 // Whether vulkan:fused_decode takes this block's weights: every one a type its row kernels decode, in whole 32-value units.
 bool moe_block_fused_takes(const WeightRef& router, const ExpertWeights& experts, const ExpertWeights& shared);
+
+// vulkan:fused_decode's three dispatches on moe_block's arguments; returns y. With `tail`, the third also adds the
+// residual and writes the norm (its last workgroup: moe_block_down_tail.comp), for moe_block_add_rmsnorm.
+Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail);
 
 }  // namespace hl::gpu

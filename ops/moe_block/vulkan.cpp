@@ -7,11 +7,10 @@
 
 namespace hl::gpu {
 
-namespace {
-
-void fused_decode(VariantCtx& c, OpArgs& a) {
+// Declared in fused.h.
+Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail) {
   Device& d = c.device();
-  const std::string what = "moe_block vulkan:fused_decode";
+  const std::string what = tail ? "moe_block_add_rmsnorm vulkan:fused_decode" : "moe_block vulkan:fused_decode";
   const Tensor& x = a.in("x");
   const int64_t T = x.rows(), H = x.cols(), E = a.iparam("n_experts"), k = a.iparam("k");
   const WeightRef &router = a.weight("router"), &gate = a.weight("gate"), &up = a.weight("up"), &down = a.weight("down");
@@ -43,8 +42,9 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
   if (wg % sgs) fail("{}: workgroup size {} is not a multiple of the subgroup size {}", what, wg, sgs);
   struct {
     uint32_t T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw;
+    float eps;
   } pc{u32(T), u32(H), u32(E), u32(F), u32(Fs), u32(k), 0, rb(router), rb(gate), rb(up), rb(down), rb(sgate), rb(sup), rb(sdown),
-       rb(gw)};
+       rb(gw), tail ? tail->eps : 0.0f};
   Tensor logits = Tensor::device(d, T, E), hs = Tensor::device(d, T, Fs), sg = Tensor::device(d, T, 1);
   pc.blocks = u32((E + Fs + 1 + rx - 1) / rx);
   const auto& p1 = d.pipeline("moe_block_x", {{0, wg}, {1, rx}, {2, type(router)}, {3, type(sgate)}, {4, type(sup)}, {5, type(gw)},
@@ -64,14 +64,30 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
                   weight.buffer_mut(d)}, pc, g.x, g.y);
   Tensor y = Tensor::device(d, T, H);
   pc.blocks = u32((H + rd - 1) / rd);
-  const auto& p3 = d.pipeline("moe_block_down", {{0, wg}, {1, rd}, {2, type(down)}, {3, type(sdown)}, {4, u32(k)}, {5, u32(F / 32)},
-                                                     {6, u32(Fs / 32)}, {7, sg_min}},
-                              7, sizeof pc);
+  std::vector<BufferPtr> bind{hmid.buffer(d), expert.buffer(d), w[3].buffer(d), hs.buffer(d), w[6].buffer(d), sg.buffer(d),
+                              y.buffer_mut(d)};
+  if (tail) {  // the residual add and norm by the last workgroup (ops/shaders/tail_add_rmsnorm.glsl)
+    if (tail->x.rows() != T || tail->x.cols() != H || tail->gain.numel() != H)
+      fail("{}: residual [{}, {}] and gain [{}] do not fit the block's output [{}, {}]", what, tail->x.rows(), tail->x.cols(),
+           tail->gain.numel(), T, H);
+    Tensor counter = c.weights->constant("tail_add_rmsnorm.counter", [] { return Tensor::from_i32(IMat::Zero(1, 4)); });
+    tail->s = Tensor::device(d, T, H);
+    tail->n = Tensor::device(d, T, H);
+    bind.insert(bind.end(), {counter.buffer_mut(d), y.buffer(d), tail->x.buffer(d), tail->gain.buffer(d), tail->s.buffer_mut(d),
+                             tail->n.buffer_mut(d)});
+  }
+  const auto& p3 = d.pipeline(tail ? "moe_block_down_tail" : "moe_block_down",
+                              {{0, wg}, {1, rd}, {2, type(down)}, {3, type(sdown)}, {4, u32(k)}, {5, u32(F / 32)},
+                               {6, u32(Fs / 32)}, {7, sg_min}},
+                              uint32_t(bind.size()), sizeof pc);
   g = grid(uint64_t(T) * pc.blocks);
-  d.dispatch(p3, {hmid.buffer(d), expert.buffer(d), w[3].buffer(d), hs.buffer(d), w[6].buffer(d), sg.buffer(d), y.buffer_mut(d)},
-             pc, g.x, g.y);
-  a.set("y", y);
+  d.dispatch(p3, bind, pc, g.x, g.y);
+  return y;
 }
+
+namespace {
+
+void fused_decode(VariantCtx& c, OpArgs& a) { a.set("y", moe_block_fused(c, a, nullptr)); }
 
 }  // namespace
 

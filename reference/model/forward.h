@@ -51,10 +51,8 @@ template <class Ex> class Forward {
       const Projection a = L.kind == LayerKind::FullAttention ? attention_block(L.attn, state_[size_t(i)], h, phase)
                                                               : deltanet_block(L.gdn, state_[size_t(i)], h, phase);
       std::tie(x, h) = project_add_norm(x, a, L.post_norm, phase);
-      const auto [routed, shared] = moe_block(L.moe, h, phase);
-      if (i + 1 == c_.n_layers) ex_.begin_layer(-1, LayerKind::LinearAttention);  // -1: model-level ops (the final norm)
-      std::tie(x, h) = add_norm(x, routed, i + 1 < c_.n_layers ? w_.layers[size_t(i) + 1].input_norm : w_.final_norm,
-                                shared ? &*shared : nullptr);
+      const WeightRef& next_norm = i + 1 < c_.n_layers ? w_.layers[size_t(i) + 1].input_norm : w_.final_norm;
+      std::tie(x, h) = moe_add_norm(L.moe, x, h, next_norm, phase, i + 1 == c_.n_layers);
       notify(i + 1, x);
     }
     ex_.begin_layer(-1, LayerKind::LinearAttention);
@@ -181,6 +179,23 @@ template <class Ex> class Forward {
         return {r.sum, r.normed};
       }
     return add_norm(x, ex_.matmul(a.in, *a.w), gain);
+  }
+
+  // The MoE block of the normed stream h, added to the residual x, and its rmsnorm with gain (the next layer's input norm
+  // or, after the last layer, the final norm: its ops count as model-level). One op where the executor fuses them (the
+  // plan executor in decode, when its plan picks a moe_block_add_rmsnorm variant that takes the weights), else moe_block,
+  // then add_norm.
+  std::pair<Tensor, Tensor> moe_add_norm(const MoeWeights& w, const Tensor& x, const Tensor& h, const WeightRef& gain, Phase phase,
+                                         bool last) {
+    if constexpr (requires { ex_.fuses_moe_block_add_rmsnorm(w, phase); })
+      if (ex_.fuses_moe_block_add_rmsnorm(w, phase)) {
+        auto r = ex_.moe_block_add_rmsnorm(h, x, w, c_.top_k, gain, c_.rms_eps);
+        if (last) ex_.begin_layer(-1, LayerKind::LinearAttention);
+        return {r.sum, r.normed};
+      }
+    const auto [routed, shared] = moe_block(w, h, phase);
+    if (last) ex_.begin_layer(-1, LayerKind::LinearAttention);  // -1: model-level ops (the final norm)
+    return add_norm(x, routed, gain, shared ? &*shared : nullptr);
   }
 
   // x + a (x + (a + b) with a second addend b) and its rmsnorm with gain: one op where the executor fuses them

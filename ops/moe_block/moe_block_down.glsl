@@ -1,0 +1,87 @@
+// moe_block (vulkan:fused_decode), step 3 of 3: y[t, h] = sum over slots j of down_e[h] . hmid[t, j]
+// + sg[t] * (sdown[h] . hs[t]). ROWS outputs h of one token per workgroup; a subgroup per output, its lanes
+// over (slot, 32-value unit) pairs of the routed rows (F = 512: 16 units, 8 slots: 128 pairs), then over
+// the shared row's units; two subgroupAdds. The token's expert ids are read once into shared memory and the
+// loops have constant trip counts, so each lane's loads issue together instead of one dependent round per step.
+// MBD_TAIL (moe_block_down_tail.comp: moe_block_add_rmsnorm's vulkan:fused_decode): the residual add and rmsnorm of y
+// done by the last workgroup to finish (ops/shaders/tail_add_rmsnorm.glsl). Included by moe_block_down.comp and
+// moe_block_down_tail.comp.
+#ifndef HL_MOE_BLOCK_DOWN_GLSL
+#define HL_MOE_BLOCK_DOWN_GLSL
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 128;
+layout(constant_id = 1) const uint ROWS = 8;
+layout(constant_id = 2) const uint TYPE_D = 14;
+layout(constant_id = 3) const uint TYPE_SD = 14;
+layout(constant_id = 4) const uint K = 8;      // slots per token
+layout(constant_id = 5) const uint UF = 16;    // 32-value units per routed down row: F / 32
+layout(constant_id = 6) const uint US = 16;    // per shared down row: Fs / 32
+layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
+#define HL_WORKGROUP_SUM_SIZE WG
+#include "common.glsl"
+
+layout(std430, binding = 0) readonly buffer M { vec4 hmid4[]; };   // [T*k, F]
+layout(std430, binding = 1) readonly buffer Ex { int expert[]; };  // [T, k]
+layout(std430, binding = 2) readonly buffer D { uint dq[]; };      // raw rows [E*H, F]
+layout(std430, binding = 3) readonly buffer HS { vec4 hs4[]; };    // [T, Fs]
+layout(std430, binding = 4) readonly buffer SD { uint sdq[]; };    // raw rows [H, Fs]
+layout(std430, binding = 5) readonly buffer S { float sg[]; };     // [T]
+#ifdef MBD_TAIL
+layout(std430, binding = 6) coherent writeonly buffer Y { float y[]; };  // [T, H], read back by the tail
+#else
+layout(std430, binding = 6) writeonly buffer Y { float y[]; };     // [T, H]
+#endif
+// eps: MBD_TAIL's norm.
+layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw; float eps; } pc;
+
+// Words, not 16-byte units: the decoder reads one word at a time, and a 16-byte load per word measured slower.
+#define HLQ_WORD(buf, i) ((buf) == 0u ? dq[i] : sdq[i])
+#include "quant_blocks.glsl"
+#ifdef MBD_TAIL
+#define HL_TAIL_BINDING 7
+#include "tail_add_rmsnorm.glsl"
+#endif
+
+// This lane's term of unit u of the row at byte `row` of source `buf` against the vector at vec4 `mrow` of
+// source msrc (0: hmid, 1: hs).
+float unit_dot(uint type, uint buf, uint row, uint u, uint mrow) {
+  const uvec2 runs = hlq_unit_runs(type, u) >> 2u;
+  vec4 xv[8], q[8], ms;
+  for (uint i = 0u; i < 4u; ++i) {
+    xv[i] = buf == 0u ? hmid4[mrow + runs.x + i] : hs4[mrow + runs.x + i];
+    xv[i + 4u] = buf == 0u ? hmid4[mrow + runs.y + i] : hs4[mrow + runs.y + i];
+  }
+  hlq_unit(type, buf, row, u, q, ms);
+  return hlq_unit_dot(q, ms, xv, hlq_run_sums(xv));
+}
+
+shared uint se[K];
+
+void main() {
+  const uint g = hl_group_index();
+  if (g < pc.T * pc.blocks) {  // uniform per workgroup (with the tail, every workgroup goes on to take its ticket)
+    const uint t = g / pc.blocks, h0 = (g % pc.blocks) * ROWS, lane = gl_SubgroupInvocationID;
+    for (uint j = gl_LocalInvocationID.x; j < K; j += WG) se[j] = uint(clamp(expert[t * K + j], 0, int(pc.E) - 1));
+    barrier();
+    for (uint r = gl_SubgroupID; r < ROWS && h0 + r < pc.H; r += hl_num_subgroups()) {  // uniform per subgroup
+      const uint h = h0 + r;
+      float acc = 0.0, sacc = 0.0;
+      for (uint s = 0u; s < (K * UF + SGS - 1u) / SGS; ++s) {
+        const uint ii = lane + s * gl_SubgroupSize, i = min(ii, K * UF - 1u), j = i / UF, u = i % UF;  // clamped, weighted 0
+        acc += (ii < K * UF ? 1.0 : 0.0) * unit_dot(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, (t * K + j) * (pc.F >> 2u));
+      }
+      for (uint s = 0u; s < (US + SGS - 1u) / SGS; ++s) {
+        const uint ui = lane + s * gl_SubgroupSize, u = min(ui, US - 1u);  // clamped, weighted 0
+        sacc += (ui < US ? 1.0 : 0.0) * unit_dot(TYPE_SD, 1u, h * pc.rb_sd, u, t * (pc.Fs >> 2u));
+      }
+      acc = subgroupAdd(acc);
+      sacc = subgroupAdd(sacc);
+      if (subgroupElect()) y[t * pc.H + h] = acc + sg[t] * sacc;
+    }
+  }
+#ifdef MBD_TAIL
+  hl_tail_add_rmsnorm(pc.T, pc.H, pc.eps);
+#endif
+}
+
+#endif
