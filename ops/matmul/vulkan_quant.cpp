@@ -33,6 +33,18 @@ Tensor vk_quant_rows(VariantCtx& c, const WeightRef& w, const std::string& what)
   return raw;
 }
 
+// Declared in quant_rows.h.
+std::vector<BufferPtr> tail_add_rmsnorm_bindings(VariantCtx& c, TailAddNorm& tail, const Tensor& y, const std::string& what) {
+  Device& d = c.device();
+  if (tail.x.rows() != y.rows() || tail.x.cols() != y.cols() || tail.gain.numel() != y.cols())
+    fail("{}: residual [{}, {}] and gain [{}] do not fit the output [{}, {}]", what, tail.x.rows(), tail.x.cols(),
+         tail.gain.numel(), y.rows(), y.cols());
+  Tensor counter = c.weights->constant("tail_add_rmsnorm.counter", [] { return Tensor::from_i32(IMat::Zero(1, 4)); });
+  tail.s = Tensor::device(d, y.rows(), y.cols());
+  tail.n = Tensor::device(d, y.rows(), y.cols());
+  return {counter.buffer_mut(d), y.buffer(d), tail.x.buffer(d), tail.gain.buffer(d), tail.s.buffer_mut(d), tail.n.buffer_mut(d)};
+}
+
 // x staged in shared memory, each subgroup R rows per pass with every unit's words loaded straight into
 // registers, no barrier after the staging (qmatvec_direct.comp). Also reads f32 rows of whole 32-value units.
 // Declared in quant_rows.h.
@@ -79,17 +91,8 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
     }
   }
   if (tail) {
-    const int64_t N = ws[0].rows;
-    if (tail->x.rows() != x.rows() || tail->x.cols() != N || tail->gain.numel() != N)
-      fail("{}: residual [{}, {}] and gain [{}] do not fit the output [{}, {}]", what, tail->x.rows(), tail->x.cols(),
-           tail->gain.numel(), x.rows(), N);
-    // The ticket counter: one uint, 0 between dispatches (the last workgroup resets it).
-    Tensor counter = c.weights->constant("tail_add_rmsnorm.counter", [] { return Tensor::from_i32(IMat::Zero(1, 4)); });
-    tail->s = Tensor::device(d, x.rows(), N);
-    tail->n = Tensor::device(d, x.rows(), N);
     bind.resize(4);  // segment 0's; the tail's own follow
-    bind.insert(bind.end(), {counter.buffer_mut(d), ys[0].buffer(d), tail->x.buffer(d), tail->gain.buffer(d),
-                             tail->s.buffer_mut(d), tail->n.buffer_mut(d)});
+    for (const BufferPtr& b : tail_add_rmsnorm_bindings(c, *tail, ys[0], what)) bind.push_back(b);
   }
   const auto& p = d.pipeline(tail ? "qmatvec_direct_tail" : "qmatvec_direct",
                              {{0, wg}, {1, type[0]}, {2, rows}, {3, upl}, {4, K / 4}, {5, x_global},

@@ -66,16 +66,8 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail) {
   pc.blocks = u32((H + rd - 1) / rd);
   std::vector<BufferPtr> bind{hmid.buffer(d), expert.buffer(d), w[3].buffer(d), hs.buffer(d), w[6].buffer(d), sg.buffer(d),
                               y.buffer_mut(d)};
-  if (tail) {  // the residual add and norm by the last workgroup (ops/shaders/tail_add_rmsnorm.glsl)
-    if (tail->x.rows() != T || tail->x.cols() != H || tail->gain.numel() != H)
-      fail("{}: residual [{}, {}] and gain [{}] do not fit the block's output [{}, {}]", what, tail->x.rows(), tail->x.cols(),
-           tail->gain.numel(), T, H);
-    Tensor counter = c.weights->constant("tail_add_rmsnorm.counter", [] { return Tensor::from_i32(IMat::Zero(1, 4)); });
-    tail->s = Tensor::device(d, T, H);
-    tail->n = Tensor::device(d, T, H);
-    bind.insert(bind.end(), {counter.buffer_mut(d), y.buffer(d), tail->x.buffer(d), tail->gain.buffer(d), tail->s.buffer_mut(d),
-                             tail->n.buffer_mut(d)});
-  }
+  if (tail)  // the residual add and norm by the last workgroup (ops/shaders/tail_add_rmsnorm.glsl)
+    for (const BufferPtr& b : tail_add_rmsnorm_bindings(c, *tail, y, what)) bind.push_back(b);
   const auto& p3 = d.pipeline(tail ? "moe_block_down_tail" : "moe_block_down",
                               {{0, wg}, {1, rd}, {2, type(down)}, {3, type(sdown)}, {4, u32(k)}, {5, u32(F / 32)},
                                {6, u32(Fs / 32)}, {7, sg_min}},
