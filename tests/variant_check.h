@@ -37,10 +37,12 @@ struct OutputError {
 // (states of an op with a kv_len parameter: only rows [0, kv_len + T)). Returns errors by name. dev: another
 // device than device() (e.g. coopmat_device()).
 inline std::map<std::string, OutputError> compare_with_reference(const std::string& op, const std::string& variant,
-                                                                 const gpu::OpArgs& args, gpu::Device* dev = nullptr) {
+                                                                 const gpu::OpArgs& args, gpu::Device* dev = nullptr,
+                                                                 gpu::VariantCtx* with = nullptr) {
   const auto& reg = gpu::Registry::get();
   gpu::WeightStore ws(dev ? dev : &device());
-  gpu::VariantCtx ctx{dev ? dev : &device(), &ws};
+  gpu::VariantCtx own{dev ? dev : &device(), &ws};
+  gpu::VariantCtx& ctx = with ? *with : own;  // with: the caller's weight store (state kept there between calls)
   gpu::OpArgs got = args, want = args;
   for (auto& [n, t] : got.t) t = t.clone();
   for (auto& [n, t] : want.t) t = t.clone();
@@ -112,6 +114,23 @@ inline void require_close(const std::string& op, const std::string& variant, con
     CHECK(e.finite);
     CHECK(e.rel_l2 <= tol);
     CHECK(e.mismatched == 0);
+  }
+}
+
+// As require_close, on the second of two calls with one weight store: `variant` runs on `first`, then on `args`, and
+// that call is compared. For variants that keep state in the store between calls (a ticket counter that each call
+// must leave as it found it).
+inline void require_close_second_call(const std::string& op, const std::string& variant, const gpu::OpArgs& first,
+                                      const gpu::OpArgs& args, double tol) {
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  gpu::OpArgs warm = first;
+  for (auto& [n, t] : warm.t) t = t.clone();
+  gpu::Registry::get().variant(op, variant).run(ctx, warm);
+  for (auto& [name, e] : compare_with_reference(op, variant, args, nullptr, &ctx)) {
+    INFO(op << " " << variant << " output '" << name << "' on a second call: rel L2 " << e.rel_l2);
+    CHECK(e.finite);
+    CHECK(e.rel_l2 <= tol);
   }
 }
 

@@ -13,8 +13,7 @@ layout(constant_id = 0) const uint WG = 128;
 layout(std430, binding = 0) readonly buffer Part { float part[]; };
 layout(std430, binding = 1) readonly buffer Gate { float gate[]; };
 layout(std430, binding = 2) writeonly buffer O { float o[]; };
-// gate: element d of row r at r * gate_stride + gate_offset + d (the attention op's own gate: stride D, offset 0).
-layout(push_constant) uniform Push { uint rows, D, splits, n_q, kv_len, split_keys, gate_stride, gate_offset; } pc;
+layout(push_constant) uniform Push { uint rows, D, splits, n_q, kv_len, split_keys; } pc;
 
 void main() {
   const uint row = hl_group_index();
@@ -29,6 +28,6 @@ void main() {
     float acc = 0.0;
     for (uint s = 0u; s < ns; ++s)
       acc += part[base + s * stride + d] * exp(part[base + s * stride + pc.D] - M);
-    o[row * pc.D + d] = acc / L / (1.0 + exp(-gate[row * pc.gate_stride + pc.gate_offset + d]));
+    o[row * pc.D + d] = acc / L / (1.0 + exp(-gate[row * pc.D + d]));
   }
 }

@@ -35,11 +35,11 @@ AttnShape attention_append_kv(Device& d, OpArgs& a) {
   return s;
 }
 
-void attention_merge(Device& d, const Tensor& gate, uint32_t gate_stride, uint32_t gate_offset, const Tensor& part, Tensor& o,
-                     const AttnShape& s, uint32_t splits, uint32_t wg, uint32_t split_keys) {
+void attention_merge(Device& d, const Tensor& gate, const Tensor& part, Tensor& o, const AttnShape& s, uint32_t splits,
+                     uint32_t wg, uint32_t split_keys) {
   struct {
-    uint32_t rows, D, splits, n_q, kv_len, split_keys, gate_stride, gate_offset;
-  } mc{u32(s.T * s.n_q), u32(s.D), splits, u32(s.n_q), u32(s.kv_len), split_keys, gate_stride, gate_offset};
+    uint32_t rows, D, splits, n_q, kv_len, split_keys;
+  } mc{u32(s.T * s.n_q), u32(s.D), splits, u32(s.n_q), u32(s.kv_len), split_keys};
   const Grid mg = grid(mc.rows);
   d.dispatch(d.pipeline("attention_merge", {{0, wg}}, 3, sizeof mc), {part.buffer(d), gate.buffer(d), o.buffer_mut(d)}, mc,
              mg.x, mg.y);
@@ -88,7 +88,7 @@ Tensor attend(Device& d, const std::string& variant, OpArgs& a, const AttnShape&
   d.dispatch(p, {a.in("q").buffer(d), a.t.at("k_cache").buffer(d), a.t.at("v_cache").buffer(d), a.in("gate").buffer(d),
                  part.buffer_mut(d)},
              pc, g.x, g.y);
-  if (splits > 1) attention_merge(d, a.in("gate"), u32(s.D), 0, part, o, s, splits, d.tune(key + "merge_wg"));
+  if (splits > 1) attention_merge(d, a.in("gate"), part, o, s, splits, d.tune(key + "merge_wg"));
   return o;
 }
 

@@ -10,11 +10,10 @@ struct AttnShape {
 };
 AttnShape attention_append_kv(Device& d, OpArgs& a);
 // Combines `splits` partial results per query row ([acc (D), max, sum] rows of `part`) into o, times
-// sigmoid(gate) (attention_merge.comp; row r's gate at r * gate_stride + gate_offset). split_keys > 0: split s holds
-// keys from s * split_keys on, and the splits past a row's last key are not read (a kernel need not write them); 0:
-// every split is read.
-void attention_merge(Device& d, const Tensor& gate, uint32_t gate_stride, uint32_t gate_offset, const Tensor& part, Tensor& o,
-                     const AttnShape& s, uint32_t splits, uint32_t wg, uint32_t split_keys = 0);
+// sigmoid(gate) (attention_merge.comp). split_keys > 0: split s holds keys from s * split_keys on, and the splits past a
+// row's last key are not read (a kernel need not write them); 0: every split is read.
+void attention_merge(Device& d, const Tensor& gate, const Tensor& part, Tensor& o, const AttnShape& s, uint32_t splits,
+                     uint32_t wg, uint32_t split_keys = 0);
 // Prompt chunks on query tiles (attention_tiled.comp's bindings, push constants and work split; vulkan:tiled,
 // vulkan:flash_coopmat): `shader` over n_kv x ceil(T G / rows) row tiles x key splits, the splits merged by
 // attention_merge; returns o. Splits as lavapipe's loop limit (budget_keys, 0: none) and tune("max_keys")

@@ -89,7 +89,7 @@ Tensor attention_tiled_run(Device& d, OpArgs& a, const AttnShape& s, const Tiled
   const Tensor &kc = k.keys_buf ? *k.keys_buf : a.t.at("k_cache"), &vc = k.values_buf ? *k.values_buf : a.t.at("v_cache");
   d.dispatch(p, {a.in("q").buffer(d), kc.buffer(d), vc.buffer(d), a.in("gate").buffer(d), part.buffer_mut(d)}, pc, g.x,
              g.y);
-  if (splits > 1) attention_merge(d, a.in("gate"), u32(s.D), 0, part, o, s, splits, k.tune("merge_wg"), u32(keys));
+  if (splits > 1) attention_merge(d, a.in("gate"), part, o, s, splits, k.tune("merge_wg"), u32(keys));
   return o;
 }
 

@@ -3,11 +3,13 @@
 //   q = rope(rmsnorm(query half of qg's head n) * q_norm), k = rope(rmsnorm(k) * k_norm) at position pos;
 //   k, v appended at cache row kv_len; o = softmax(q K^T / sqrt(D)) V * sigmoid(gate half of qg's head n).
 // Unfused, that step is nine dependent dispatches (two slices, two norms, two ropes, the append, the split attention,
-// its merge). One workgroup per (query head n, key split s), scoring as attention_flash.comp's decode path (BLOCK keys
+// its merge); this is one. One workgroup per (query head n, key split s), scoring as attention_flash.comp's decode path (BLOCK keys
 // at a time, LPK lanes per key, online softmax). Each workgroup normalises and rotates its own head's query in shared
 // memory. The workgroups whose split holds the new key (row kv_len) form the new key and value of their KV head the
 // same way and use them from shared memory instead of the cache, so none waits on an append; the workgroup of the KV
-// head's first query head and split 0 also writes them to the cache rows the later steps read.
+// head's first query head and split 0 also writes them to the cache rows the later steps read. Where a head's keys are
+// split, each split's workgroup writes its partial [O (D), max, sum] and takes a ticket from the head's counter; the one
+// that draws the last merges the head's partials (as attention_merge.comp) into o and resets the counter.
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0) in;
@@ -26,7 +28,9 @@ layout(std430, binding = 4) readonly buffer KNorm { float kgain[]; };  // [D]
 layout(std430, binding = 5) readonly buffer Freq { uvec2 freq[]; };    // [R / 2] (ops/rope/freq_table.h)
 layout(std430, binding = 6) buffer KC { float kc[]; };  // [capacity, n_kv * D]
 layout(std430, binding = 7) buffer VC { float vc[]; };
-layout(std430, binding = 8) writeonly buffer O { float o[]; };  // o [n_q * D], or partials [n_q * splits, D + 2]
+layout(std430, binding = 8) coherent buffer O { float o[]; };  // o [n_q * D]; split: partials [n_q * splits, D + 2]
+layout(std430, binding = 9) writeonly buffer OF { float of[]; };  // split: o [n_q * D]
+layout(std430, binding = 10) buffer Tickets { uint tickets[]; };  // split: one counter per query head, 0 between calls
 layout(push_constant) uniform Push {
   uint n_q, group;          // query heads; query heads per KV head
   uint kv_len;              // cached rows before this token: the new key's row
@@ -42,6 +46,7 @@ const float NEG = -1e30;             // a finite "minus infinity", as attention_
 
 shared float qs[D], ks[D], vs[D], tmp[D];
 shared float part[WG], sc[BLOCK], ps[BLOCK];
+shared uint ticket;
 
 // One head's D values from qg (key 0: the query half of head `at` / 2D) or from kn (key 1: KV head `at` / D),
 // rmsnorm'd with their gain and rotated at pc.pos into qs (0) or ks (1), as rmsnorm.comp and rope.comp compute them.
@@ -147,4 +152,22 @@ void main() {
     o[g * (D + 2u) + D] = mx;
     o[g * (D + 2u) + D + 1u] = l;
   }
+  if (pc.splits == 1u) return;  // uniform
+  // The head's last split to finish merges: o = sum_s O_s e^(m_s - M) / sum_s l_s e^(m_s - M) * sigmoid(gate).
+  memoryBarrierBuffer();
+  barrier();
+  if (lid == 0u) ticket = atomicAdd(tickets[n], 1u);
+  barrier();
+  if (ticket + 1u != pc.splits) return;  // uniform
+  memoryBarrierBuffer();
+  const uint base = n * pc.splits * (D + 2u);
+  float M = NEG, L = 0.0;
+  for (uint j = 0u; j < pc.splits; ++j) M = max(M, o[base + j * (D + 2u) + D]);
+  for (uint j = 0u; j < pc.splits; ++j) L += o[base + j * (D + 2u) + D + 1u] * exp(o[base + j * (D + 2u) + D] - M);
+  for (uint d = lid; d < D; d += WG) {
+    float a = 0.0;
+    for (uint j = 0u; j < pc.splits; ++j) a += o[base + j * (D + 2u) + d] * exp(o[base + j * (D + 2u) + D] - M);
+    of[n * D + d] = a / L / (1.0 + exp(-qg[n * 2u * D + D + d]));
+  }
+  if (lid == 0u) tickets[n] = 0u;
 }

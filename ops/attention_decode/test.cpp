@@ -9,7 +9,7 @@ using namespace hl::test;
 
 HL_TEST_EVERY_VARIANT("attention_decode")
 
-TEST_CASE("vk ops: attention_decode under other tunings", "[vk][ops][attention_decode]") {
+TEST_CASE("vk ops: attention_decode under other tunings, calls back to back", "[vk][ops][attention_decode]") {
   auto& prof = device().ctx().profile();
   const gpu::OpDef& op = gpu::Registry::get().op("attention_decode");
   // wg 32 with D 256: 8 dims per invocation; block 8: lavapipe-sized scoring steps; splits 1 (one workgroup per head,
@@ -21,7 +21,11 @@ TEST_CASE("vk ops: attention_decode under other tunings", "[vk][ops][attention_d
     for (const auto& c : op.cases(gpu::Scale::Test)) {
       INFO("wg " << wg << ", block " << block << ", splits " << splits << ", " << c.label);
       std::mt19937_64 g(61);
-      require_close("attention_decode", "vulkan:fused_decode", c.inputs(g), op.tolerance);
+      const gpu::OpArgs a = c.inputs(g);
+      require_close("attention_decode", "vulkan:fused_decode", a, op.tolerance);
+      // A second call on the same ticket counters (each head's last split reset its own), on other inputs.
+      std::mt19937_64 g2(62);
+      require_close_second_call("attention_decode", "vulkan:fused_decode", a, c.inputs(g2), op.tolerance);
     }
   }
 }

@@ -1,8 +1,8 @@
-// attention_decode on Vulkan: vulkan:fused_decode (attention_decode.comp, then attention_merge.comp where the keys are
-// split).
+// attention_decode on Vulkan: vulkan:fused_decode (attention_decode.comp: one dispatch, split keys merged by each head's
+// last split).
 #include <bit>
 
-#include "ops/attention/vulkan_common.h"
+#include "ops/vulkan_variant.h"
 #include "ops/rope/freq_table.h"
 
 namespace hl::gpu {
@@ -34,26 +34,24 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
   const uint64_t L = uint64_t(kv_len) + 1, want = std::max(1u, d.tune("attention_decode.fused_decode.splits"));
   const uint64_t keys = ((L + want - 1) / want + block - 1) / block * block;
   const uint32_t splits = u32((L + keys - 1) / keys);
-  const uint64_t shared = 4 * (4 * uint64_t(D) + wg + 2 * block + wg + 1);
+  const uint64_t shared = 4 * (4 * uint64_t(D) + wg + 2 * block + wg + 2);
   if (shared > d.info().max_shared_memory)
     fail("attention_decode: head dim {} needs {} bytes of shared memory, the device has {}", D, shared, d.info().max_shared_memory);
   const Tensor freq = rope_freq_table(c, a.param("theta"), R);
   Tensor o = Tensor::device(d, 1, nq * D);
   Tensor part = splits == 1 ? o : Tensor::device(d, nq * splits, D + 2);
+  // One ticket counter per query head (0 between calls: each head's last split resets its own).
+  Tensor tickets = c.weights->constant(fmt::format("attention_decode.tickets {}", nq), [&] { return Tensor::from_i32(IMat::Zero(1, nq)); });
   struct {
     uint32_t n_q, group, kv_len, pos, pairs, splits, split_keys;
     float eps, scale;
   } pc{u32(nq), u32(nq / nkv), u32(kv_len), u32(pos), u32(R / 2), splits, u32(keys), float(a.param("eps")),
        float(1.0 / std::sqrt(double(D)))};
-  const auto& p = d.pipeline("attention_decode", {{0, wg}, {1, u32(D)}, {2, block}}, 9, sizeof pc);
+  const auto& p = d.pipeline("attention_decode", {{0, wg}, {1, u32(D)}, {2, block}}, 11, sizeof pc);
   const Grid g = grid(uint64_t(nq) * splits);
   d.dispatch(p, {qg.buffer(d), k.buffer(d), v.buffer(d), qn.buffer(d), kn.buffer(d), freq.buffer(d), kc.buffer_mut(d),
-                 vc.buffer_mut(d), part.buffer_mut(d)},
+                 vc.buffer_mut(d), part.buffer_mut(d), o.buffer_mut(d), tickets.buffer_mut(d)},
              pc, g.x, g.y);
-  if (splits > 1) {
-    const AttnShape s{1, nq, nkv, D, kv_len};
-    attention_merge(d, qg, u32(2 * D), u32(D), part, o, s, splits, d.tune("attention_decode.fused_decode.merge_wg"), u32(keys));
-  }
   a.set("o", o);
 }
 
@@ -62,14 +60,12 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
 void register_attention_decode_vulkan(Registry& r) {
   Variant v = vulkan_variant("attention_decode", "vulkan:fused_decode",
                              "one token: the q/k norms, rope, the cache append and split-key attention in one dispatch "
-                             "(each workgroup forms the new key itself), the splits' merge in a second where there are several",
+                             "(each workgroup forms the new key itself; each head's last split merges the head's splits)",
                              fused_decode, true);
-  // Invocations per workgroup, keys per scoring step, key splits per query head (as attention.decode_split's), the
-  // merge's workgroup.
+  // Invocations per workgroup, keys per scoring step, key splits per query head (as attention.decode_split's).
   v.tunables = {{"attention_decode.fused_decode.wg", 128},
                 {"attention_decode.fused_decode.block", 32},
-                {"attention_decode.fused_decode.splits", 64},
-                {"attention_decode.fused_decode.merge_wg", 128}};
+                {"attention_decode.fused_decode.splits", 64}};
   r.add_variant(std::move(v));
 }
 
