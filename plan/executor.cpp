@@ -302,6 +302,16 @@ Tensor PlanExecutor::gdn_output(const Tensor& q, const Tensor& k, const Tensor& 
   return a.t.at("y");
 }
 
+Tensor PlanExecutor::gdn_decode(const Tensor& x, const Tensor& b, const Tensor& a_, const Tensor& z, const WeightRef& conv,
+                                const WeightRef& A, const WeightRef& dt_bias, const WeightRef& gain, LayerState& st, int nk,
+                                int dk, double scale, double l2_eps, bool tiled, double eps) {
+  OpArgs a{{{"x", x}, {"b", b}, {"a", a_}, {"z", z}, {"conv_state", st.conv}, {"state", st.ssm}},
+           {{"w", conv}, {"A", A}, {"dt_bias", dt_bias}, {"gain", gain}},
+           {{"n_k_heads", nk}, {"head_dim", dk}, {"scale", scale}, {"l2_eps", l2_eps}, {"tiled", tiled ? 1.0 : 0.0}, {"eps", eps}}};
+  run("gdn_decode", a);
+  return a.t.at("y");
+}
+
 PlanExecutor::Routes PlanExecutor::moe_router(const Tensor& logits, int k) {
   OpArgs a{{{"logits", logits}}, {}, {{"k", k}}};
   run("moe_router", a);

@@ -107,6 +107,11 @@ class PlanExecutor {
   bool fuses_attention_decode(Phase phase) const { return phase == Phase::Decode && fuses("attention_decode"); }
   Tensor attention_decode(const Tensor& qg, const Tensor& k, const Tensor& v, const WeightRef& q_norm, const WeightRef& k_norm,
                           LayerState& st, int nq, int nkv, int rot_dims, double theta, int64_t pos0, double eps);
+  // gdn_decode (gdn_prep, then gdn_output) as one op: in decode, on top of fused gdn_prep and gdn_output.
+  bool fuses_gdn_decode(Phase phase) const { return fuses_gdn_output(phase) && fuses_gdn_prep() && fuses("gdn_decode"); }
+  Tensor gdn_decode(const Tensor& x, const Tensor& b, const Tensor& a, const Tensor& z, const WeightRef& conv, const WeightRef& A,
+                    const WeightRef& dt_bias, const WeightRef& gain, LayerState& st, int nk, int dk, double scale,
+                    double l2_eps, bool tiled, double eps);
   Routes moe_router(const Tensor& logits, int k);
   Tensor moe_experts(const Tensor& x, const Routes& r, const MoeWeights& w);
   Tensor shared_expert(const Tensor& x, const MoeWeights& w);

@@ -60,9 +60,9 @@ def rows_by_test(rows):
     return out
 
 GROUPS = [
-    ("projections", {"matmul", "lm_head", "matmul_group"}),
-    ("MoE", {"moe_router", "moe_experts", "shared_expert", "moe_block"}),
-    ("Gated DeltaNet", {"gdn_prep", "ssm_conv", "l2norm", "ssm_gates", "ssm_scan", "gated_rmsnorm", "gdn_output"}),
+    ("projections", {"matmul", "lm_head", "matmul_group", "matmul_add_rmsnorm"}),
+    ("MoE", {"moe_router", "moe_experts", "shared_expert", "moe_block", "moe_block_add_rmsnorm"}),
+    ("Gated DeltaNet", {"gdn_prep", "ssm_conv", "l2norm", "ssm_gates", "ssm_scan", "gated_rmsnorm", "gdn_output", "gdn_decode"}),
     ("attention", {"attention", "rope", "slice", "attention_decode"}),
     ("norms, residual", {"rmsnorm", "add", "add_rmsnorm"}),
     ("embed, argmax", {"embed", "argmax (bench)"}),

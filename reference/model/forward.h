@@ -110,6 +110,13 @@ template <class Ex> class Forward {
   // SPEC 4.4: Gated DeltaNet.
   Projection deltanet_block(const DeltaNetWeights& w, State& st, const Tensor& h, Phase phase) {
     const auto [qkv, b, a, z] = projections<4>(h, {w.qkv, w.b, w.a, w.z}, phase);
+    // An executor that runs a decode token's preparation and output stages as one op (the plan executor, when its plan
+    // picks a gdn_decode variant on top of fused gdn_prep and gdn_output) does.
+    if constexpr (requires { ex_.fuses_gdn_decode(phase); })
+      if (ex_.fuses_gdn_decode(phase))
+        return {ex_.gdn_decode(qkv, b, a, z, w.conv, w.A, w.dt_bias, w.norm, st, c_.lin_k_heads, c_.lin_k_dim,
+                               1.0 / std::sqrt(double(c_.lin_k_dim)), 1e-6, w_.v_heads_tiled, c_.rms_eps),
+                &w.out};
     const Prepped p = gdn_prep(w, st, qkv, b, a);
     return {gdn_output(w, st, p, z, phase), &w.out};
   }

@@ -48,7 +48,7 @@ TEST_CASE("halide model: '*=halide' picks the tuned CPU schedules and matches tr
                          "ssm_scan", "attention", "moe_router", "moe_experts", "shared_expert"})
     CHECK(plan.variant(op).name == std::string("halide:") + op + ":tuned");
   // Composite ops have no Halide variant of their own: on the reference, the forward pass runs their parts (in Halide).
-  for (const char* op : {"add_rmsnorm", "gdn_prep", "moe_block", "matmul_group", "gdn_output", "attention_decode", "matmul_add_rmsnorm", "moe_block_add_rmsnorm"})
+  for (const char* op : {"add_rmsnorm", "gdn_prep", "moe_block", "matmul_group", "gdn_output", "attention_decode", "matmul_add_rmsnorm", "moe_block_add_rmsnorm", "gdn_decode"})
     CHECK(plan.variant(op).name == "reference");
   check_plan("*=halide", nullptr);
 }
