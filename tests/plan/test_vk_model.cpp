@@ -257,3 +257,28 @@ TEST_CASE("vk model: the fused MoE block in decode against the oracle", "[vk][mo
   CHECK_THAT(vx.validation_report(), Catch::Contains("moe_block"));
   require_no_validation_messages();
 }
+
+TEST_CASE("vk model: a decode token's dispatches with the decode fusions and without", "[vk][model]") {
+  ModelConfig c = ModelConfig::preset("tiny");  // 3 Gated DeltaNet layers, 1 attention layer
+  c.expert_ffn = 64, c.shared_ffn = 96;         // whole 32-value units: the MoE block fuses
+  const ModelWeights w = synthetic_weights(c, 7);
+  const std::vector<int32_t> prompt{5, 17, 29, 41, 53, 65, 77, 89};
+  // Fused, every layer is 6 dispatches: its projections (matmul_group), gdn_decode or attention_decode, the output
+  // projection with the add and norm after it (matmul_add_rmsnorm), the MoE block's three with the add and norm after it
+  // (moe_block_add_rmsnorm); the token adds embed, the first layer's input norm and lm_head.
+  // Unfused (the four decode composites on their parts): a Gated DeltaNet layer 9 (matmul_group, gdn_prep, gdn_output,
+  // matmul, add_rmsnorm, moe_block's 3, add_rmsnorm), the attention layer 15 (matmul_group, 2 slices, 2 norms, 2 ropes,
+  // the cache append and the attention (one key split at this context), matmul, add_rmsnorm, 3, add_rmsnorm).
+  const std::string off = "attention_decode=reference,gdn_decode=reference,matmul_add_rmsnorm=reference,moe_block_add_rmsnorm=reference";
+  for (auto [spec, want] : {std::pair{std::string("*=vulkan"), 6 * 4 + 3}, {"*=vulkan," + off, 3 * 9 + 15 + 3}}) {
+    INFO("plan " << spec);
+    const gpu::Plan plan = gpu::Plan::parse(spec, &device());  // the executor keeps a reference
+    gpu::PlanExecutor ex(plan, &device());
+    Forward<gpu::PlanExecutor> fwd(ex, w);
+    fwd.step(prompt, Phase::Prefill);
+    fwd.step({3}, Phase::Decode).f32();  // the first decode step (caches grown), waited for
+    const uint64_t d0 = device().stats().dispatches;
+    fwd.step({9}, Phase::Decode).f32();
+    CHECK(int(device().stats().dispatches - d0) == want);
+  }
+}
