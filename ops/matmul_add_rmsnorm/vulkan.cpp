@@ -28,7 +28,7 @@ void register_matmul_add_rmsnorm_vulkan(Registry& r) {
   r.add_variant(vulkan_variant("matmul_add_rmsnorm", "vulkan:fused_decode",
                                "qmatvec_direct (matmul's tunables), then the residual add and rmsnorm by its last workgroup "
                                "(a ticket counter): one dispatch",
-                               fused_decode, true));
+                               fused_decode));
 }
 
 }  // namespace hl::gpu

@@ -17,7 +17,7 @@ layout(constant_id = 4) const uint EMAX = 256;  // experts (the host passes E)
 layout(constant_id = 5) const uint K = 8;       // slots per token
 layout(constant_id = 6) const uint UH = 64;     // 32-value units per row: H / 32
 layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
-layout(constant_id = 8) const uint RANK = 1;   // 1: routes by ranking (above); 0: K rounds of a subgroup argmax
+layout(constant_id = 8) const uint RANK = 0;   // 1: routes by ranking (above); 0: K rounds of a subgroup argmax
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };        // [T, H]

@@ -103,8 +103,9 @@ void register_moe_block_vulkan(Registry& r) {
                 {"moe_block.fused_decode.down_rows", 8},
                 // f32 router rows read 16 bytes at a time (0: a word at a time, as the quantized rows).
                 {"moe_block.fused_decode.router16", 1},
-                // Step 2's routes by one ranking pass of the whole workgroup (0: K rounds of a subgroup argmax).
-                {"moe_block.fused_decode.rank", 1}};
+                // 1: step 2's routes by one ranking pass of the whole workgroup instead of K rounds of a subgroup argmax
+                // (slower on the H200: reports/nvidia-h200/decode-composites.md).
+                {"moe_block.fused_decode.rank", 0}};
   r.add_variant(std::move(v));
 }
 

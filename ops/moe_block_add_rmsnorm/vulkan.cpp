@@ -20,7 +20,7 @@ void register_moe_block_add_rmsnorm_vulkan(Registry& r) {
   r.add_variant(vulkan_variant("moe_block_add_rmsnorm", "vulkan:fused_decode",
                                "moe_block's three dispatches (its tunables), the third's last workgroup adding the residual "
                                "and writing the norm",
-                               fused_decode, true));
+                               fused_decode));
 }
 
 }  // namespace hl::gpu
