@@ -141,7 +141,8 @@ gpu::OpArgs clone_args(const gpu::OpArgs& a) {
 json compare(const gpu::OpDef& def, const gpu::OpArgs& args, const gpu::OpArgs& got, const gpu::OpArgs& want,
              double* worst_rel) {
   json errs = json::object();
-  const int64_t rows = args.p.count("kv_len") ? args.iparam("kv_len") + args.in("q").rows() : -1;
+  // Caches: only rows [0, kv_len + T) are compared (T: the first input's rows, the tokens).
+  const int64_t rows = args.p.count("kv_len") ? args.iparam("kv_len") + args.in(def.inputs.front()).rows() : -1;
   std::vector<std::string> names = def.outputs_set(want);
   names.insert(names.end(), def.states.begin(), def.states.end());
   *worst_rel = 0;

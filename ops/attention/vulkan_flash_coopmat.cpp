@@ -135,7 +135,7 @@ void register_attention_vulkan_flash_coopmat(Registry& r) {
                 {"attention.flash_coopmat.subgroups", 4, {{"nvidia-hopper", 8}}},
                 {"attention.flash_coopmat.margin", 8},        {"attention.flash_coopmat.f16_cache", 0},
                 {"attention.flash_coopmat.max_keys", UINT32_MAX}, {"attention.flash_coopmat.min_groups", 1024},
-                {"attention.flash_coopmat.split_min_keys", 512}, {"attention.flash_coopmat.merge_wg", 128},
+                {"attention.flash_coopmat.split_min_keys", 512, {{"nvidia-hopper", 256}}}, {"attention.flash_coopmat.merge_wg", 128},
                 {"attention.flash_coopmat.convert_wg", 256},  {"attention.flash_coopmat.cm_emulate", 0}};
   r.add_variant(std::move(v));
 }
