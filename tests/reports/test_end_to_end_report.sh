@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/end_to_end_report.py on recorded inputs (an H200 bench JSON (b122e18's) and bandwidth report, a llama-bench log, an
+# scripts/end_to_end_report.py on recorded inputs (an H200 bench JSON (b122e18's) and bandwidth report (0b141f1's), a llama-bench log, an
 # oracle log): the peers' table and its ratios, the f16 matrix roofline, and one-line errors on bad peer files.
 #   usage: test_end_to_end_report.sh ROOT
 set -u
@@ -9,7 +9,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 report_no_oracle() { "$py" "$root/scripts/end_to_end_report.py" --bench "$root/tests/reports/data/bench.json" \
-  --bandwidth "$root/reports/nvidia-h200/bandwidth.json" --out "$tmp/e2e.md" "$@"; }
+  --bandwidth "$root/tests/reports/data/bandwidth.json" --out "$tmp/e2e.md" "$@"; }
 report() { report_no_oracle --oracle "$root/tests/reports/data/oracle.log" "$@"; }
 
 report --peer "KHR only=$root/tests/reports/data/llama-khr.log" > "$tmp/out" 2>&1 || fail "report: $(cat "$tmp/out")"
@@ -51,7 +51,7 @@ b["peers"] = [{"label": "in JSON", "command": "llama-bench ...", "llama_bench": 
     {"build_commit": "x1", "backends": "Vulkan", "n_prompt": 0, "n_gen": 128, "avg_ts": 295.8, "stddev_ts": 0.5}]}]
 json.dump(b, open(sys.argv[2], "w"))
 PY
-"$py" "$root/scripts/end_to_end_report.py" --bench "$tmp/bench-peers.json" --bandwidth "$root/reports/nvidia-h200/bandwidth.json" \
+"$py" "$root/scripts/end_to_end_report.py" --bench "$tmp/bench-peers.json" --bandwidth "$root/tests/reports/data/bandwidth.json" \
   --out "$tmp/e2e.md" > "$tmp/out" 2>&1 || fail "report with peers in the bench JSON: $(cat "$tmp/out")"
 grep -qF "| in JSON | 3409.6 +- 1.0 | 295.8 +- 0.5 | 0.50 | 0.50 |" "$tmp/e2e.md" || fail "JSON peer row: $(grep 'in JSON' "$tmp/e2e.md")"
 # A peer whose standard deviation exceeds 5% of its mean: its ratio is marked noisy (no claim).
@@ -61,12 +61,12 @@ b = json.load(open(sys.argv[1]))
 b["peers"][0]["llama_bench"][1]["stddev_ts"] = 29.6
 json.dump(b, open(sys.argv[1], "w"))
 PY
-"$py" "$root/scripts/end_to_end_report.py" --bench "$tmp/bench-peers.json" --bandwidth "$root/reports/nvidia-h200/bandwidth.json" \
+"$py" "$root/scripts/end_to_end_report.py" --bench "$tmp/bench-peers.json" --bandwidth "$root/tests/reports/data/bandwidth.json" \
   --out "$tmp/e2e.md" > "$tmp/out" 2>&1 || fail "report with a noisy peer: $(cat "$tmp/out")"
 grep -qF "| in JSON | 3409.6 +- 1.0 | 295.8 +- 29.6 | 0.50 | 0.50 (noisy) |" "$tmp/e2e.md" || fail "noisy peer row: $(grep 'in JSON' "$tmp/e2e.md")"
 # ... and a noisy KHR peer (the RDNA4 projection's calibration) says how uncertain its calibration error is.
 sed -i 's/"label": "in JSON"/"label": "KHR noisy"/' "$tmp/bench-peers.json"
-"$py" "$root/scripts/end_to_end_report.py" --bench "$tmp/bench-peers.json" --bandwidth "$root/reports/nvidia-h200/bandwidth.json" \
+"$py" "$root/scripts/end_to_end_report.py" --bench "$tmp/bench-peers.json" --bandwidth "$root/tests/reports/data/bandwidth.json" \
   --out "$tmp/e2e.md" > "$tmp/out" 2>&1 || fail "report with a noisy KHR peer: $(cat "$tmp/out")"
 grep -qF "The calibrating peer's tg128 is noisy in this call (295.8 +- 29.6 tok/s)" "$tmp/e2e.md" || fail "noisy calibration line"
 # Without an oracle log the report says the check did not run.
