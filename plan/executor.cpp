@@ -62,8 +62,16 @@ void PlanExecutor::run(const std::string& op, OpArgs& a, const DecodeGraph::Reru
     return;
   }
   if (profiling_) return profiler_.time(dev_, op, v.needs_device, [&] { v.run(ctx_, a); });
-  if (validate_ && v.family != "reference") validation_.run(ctx_, op, v, a, layer_, where);
-  else v.run(ctx_, a);
+  const auto run_variant = [&] {
+    if (!dev_) return v.run(ctx_, a);
+    const DeviceStats s0 = dev_->stats();
+    v.run(ctx_, a);
+    const DeviceStats& s1 = dev_->stats();
+    usage_.record_transfers(op, where, phase_ == Phase::Prefill, s1.uploads - s0.uploads, s1.upload_bytes - s0.upload_bytes,
+                            s1.downloads - s0.downloads, s1.download_bytes - s0.download_bytes);
+  };
+  if (validate_ && v.family != "reference") validation_.run(ctx_, op, v, a, layer_, where, run_variant);
+  else run_variant();
   if (validate_ && !allow_nonfinite_) {
     // The first op whose output goes non-finite, named before any later op trips over its values (a NaN router
     // logit makes the Vulkan router's expert ids -1, which the next op's reference then refuses).
@@ -88,7 +96,7 @@ bool PlanExecutor::can_capture() const {
   if (!dev_ || validate_ || profiling_) return false;
   for (const OpDef& op : Registry::get().ops()) {
     const Variant& v = plan_.variant(op.name);
-    if (!v.needs_device && !(v.family == "reference" && !op.parts.empty())) return false;
+    if (!(v.needs_device && v.capturable) && !(v.family == "reference" && !op.parts.empty())) return false;
   }
   return true;
 }

@@ -121,7 +121,7 @@ class PlanExecutor {
   void run(const std::string& op, OpArgs& a, const DecodeGraph::Rerun& rerun = {});
 
   // Decode replay (Forward::capture_decode / replay_decode, replay.h). Needs a Vulkan device; not with validate
-  // or profiling. Whether decode can be captured: every op the forward pass may run is on the device (a composite
+  // or profiling. Whether decode can be captured: every op the forward pass may run records its work into the device stream (a composite
   // op's reference variant counts as its parts, each checked on its own).
   bool can_capture() const;
   // owner: the forward pass whose states the step uses; a replay for another one is an error.
@@ -132,6 +132,7 @@ class PlanExecutor {
   // The captured step at `pos`; its logits (the same tensor each step).
   Tensor replay_decode(int32_t token, int64_t pos, const void* owner);
 
+  const Usage& usage() const { return usage_; }
   std::string usage_report() const { return usage_.report(); }  // which kernel ran where; per-token fallbacks
   bool prefill_fallback() const { return usage_.prefill_fallback(); }
   std::string validation_report() const { return validation_.report(); }  // the per-op error table

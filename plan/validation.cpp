@@ -2,10 +2,12 @@
 
 namespace hl::gpu {
 
-void Validation::run(VariantCtx& c, const std::string& op, const Variant& v, OpArgs& a, int layer, const std::string& where) {
+void Validation::run(VariantCtx& c, const std::string& op, const Variant& v, OpArgs& a, int layer, const std::string& where,
+                     const std::function<void()>& run_variant) {
   OpArgs ref = a;
   for (auto& [name, t] : ref.t) t = t.clone();
-  v.run(c, a);
+  if (run_variant) run_variant();
+  else v.run(c, a);
   try {
     Registry::get().variant(op, "reference").run(c, ref);
   } catch (const std::exception& e) {

@@ -1,6 +1,7 @@
 // Validate mode's shadow: every non-reference op is run again by the reference on host copies of exactly the
 // inputs and states the variant saw, and its outputs and states compared (the variant's outputs flow on).
 #pragma once
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -26,7 +27,9 @@ class Validation {
   // Runs `v` (the variant that runs, already resolved) on `a` and the reference on copies of `a`, and compares.
   // `where` (the layer kind) only names the layer in errors: a reference that cannot run on the inputs the plan's
   // variants made (a kernel's expert id out of range) is a one-line error naming the op and the layer.
-  void run(VariantCtx& c, const std::string& op, const Variant& v, OpArgs& a, int layer, const std::string& where = "");
+  // run_variant, when given, runs v on a (the executor's, which counts its transfers).
+  void run(VariantCtx& c, const std::string& op, const Variant& v, OpArgs& a, int layer, const std::string& where = "",
+           const std::function<void()>& run_variant = {});
   const std::map<std::string, OpErrorStats>& stats() const { return stats_; }
   // The per-op error table, then the op that produced the first NaN/Inf and every other op's first, in order.
   std::string report() const;

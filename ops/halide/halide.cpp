@@ -737,6 +737,7 @@ void add(Registry& r, On on, const std::string& op, const std::string& schedule,
   v.family_default = schedule == (vk ? "gpu_tuned" : "tuned");
   v.status = schedule.find("plain") != std::string::npos ? "baseline" : "experimental";  // plain: the algorithm as written
   v.needs_device = vk;
+  v.capturable = !vk;  // Halide's runtime submits its kernels itself
 #ifdef HYBRIDLAB_HALIDE_VULKAN
   if (vk) {
     v.unavailable = vk_unavailable;

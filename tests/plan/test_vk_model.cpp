@@ -285,3 +285,33 @@ TEST_CASE("vk model: a decode token's dispatches with the decode fusions and wit
     CHECK(int(device().stats().dispatches - d0) == want);
   }
 }
+
+// Where data crossed: the usage report counts the host <-> device transfers made while each op's variant ran. With
+// every op on Vulkan but rmsnorm on the reference, rmsnorm reads its input back and the op after it uploads its
+// output, in prefill and in decode; with every op on Vulkan, a decode step moves nothing inside its ops.
+TEST_CASE("vk model: the usage report says where data crossed between the host and the device", "[vk][model]") {
+  const auto run = [](const std::string& spec) {
+    const gpu::Plan plan = gpu::Plan::parse(spec, &device());
+    RunOptions o;
+    o.prefill_chunk = 100;
+    o.decode_from = 150;
+    gpu::PlanExecutor ex(plan, &device(), o.scan);
+    run_with(ex, golden().w, golden().ids, o);
+    std::map<std::string, gpu::Usage::Transfers> decode;
+    for (const auto& [key, t] : ex.usage().transfers())
+      if (std::get<2>(key) == "decode") decode[std::get<0>(key)] = t;
+    return std::pair{decode, ex.usage_report()};
+  };
+  const auto [mixed, mixed_report] = run("*=vulkan,rmsnorm=reference");
+  INFO(mixed_report);
+  REQUIRE(mixed.count("rmsnorm"));
+  CHECK(mixed.at("rmsnorm").downloads > 0);
+  CHECK(mixed.at("rmsnorm").uploads == 0);
+  CHECK_THAT(mixed_report, Catch::Contains("host <-> device transfers inside ops (where data crossed"));
+  const auto [vk, vk_report] = run("*=vulkan");
+  INFO(vk_report);
+  for (const auto& [op, t] : vk) {
+    INFO(op);
+    CHECK(t.downloads == 0);
+  }
+}
