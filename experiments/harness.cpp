@@ -394,13 +394,13 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
           for (int i = 1; i < rot; ++i) rotated.push_back(c.inputs(rng));
         std::vector<gpu::OpArgs> sets{clone_args(inputs)};
         sets.insert(sets.end(), rotated.begin(), rotated.end());
-        // How a variant is timed: Vulkan timestamps around what it records into hybridlab's stream (GPU);
-        // a steady clock around the call for CPU variants (needs_device false); the wall time of the
-        // pipeline call until its outputs are synced for Halide's Vulkan runtime, which records nothing
-        // into hybridlab's stream and has no timestamp queries (transfers excluded).
+        // How a variant is timed: Vulkan timestamps around what it records into hybridlab's stream (GPU; for
+        // Halide's Vulkan runtime, around its submissions to the same queue, Io::run in ops/halide/halide.cpp);
+        // a steady clock around the call for CPU variants (needs_device false).
         const bool on_cpu = !v->needs_device;
         const bool halide_vk = v->family == "halide-vulkan";
-        const bool host_timed = on_cpu || halide_vk;
+        const bool host_timed = on_cpu;
+        const bool capped = host_timed || halide_vk;  // may take seconds a call: few runs
         int threads = omp_get_max_threads();
 #ifdef HYBRIDLAB_HALIDE
         if (v->family == "halide") threads = gpu::halide::cpu_threads();
@@ -423,17 +423,12 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
           time_one = [&](gpu::OpArgs& a) {
             const auto t0 = Clock::now();
             v->run(dev_ctx, a);
-            const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-#ifdef HYBRIDLAB_HALIDE
-            if (halide_vk) return gpu::halide::last_pipeline_ns();
-#endif
-            return ns;
+            return std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
           };
-        // Warm-up: uploads and pipelines, then enough work (>= 0.3 s) for the clocks to ramp up. Host-timed
-        // variants (a scalar CPU schedule may take seconds at full shapes; a Halide Vulkan call copies its
-        // inputs, weights included, every call): at least 2 warm-up runs but no more once their wall time passes
-        // 3 s, and the timed runs stop after 3 once they have taken 5 s of wall time.
-        const int min_warm = host_timed ? 2 : int(sets.size()) + 2;
+        // Warm-up: uploads and pipelines, then enough work (>= 0.3 s) for the clocks to ramp up. Variants that may
+        // take seconds a call at full shapes (a scalar CPU schedule, a Halide Vulkan one): at least 2 warm-up runs but
+        // no more once their wall time passes 3 s, and the timed runs stop after 3 once they have taken 5 s of wall time.
+        const int min_warm = capped ? 2 : int(sets.size()) + 2;
         double warm_ns = 0, warm_wall_ns = 0, timed_ns = 0;
         // (No small cap on the count: at 0.2 ms a run, 200 runs left the H200's clocks low for the first sweep
         // point of a process, 2-4x slower than the same point later.)
@@ -441,15 +436,15 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
           const auto t0 = Clock::now();
           warm_ns += time_one(sets[size_t(i) % sets.size()]);
           warm_wall_ns += std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-          if (host_timed && i + 1 >= min_warm && warm_wall_ns > 3e9) break;
+          if (capped && i + 1 >= min_warm && warm_wall_ns > 3e9) break;
         }
         std::vector<double> ns;
-        for (int i = 0; i < cx.opt.runs && !(host_timed && i >= 3 && timed_ns > 5e9); ++i) {
+        for (int i = 0; i < cx.opt.runs && !(capped && i >= 3 && timed_ns > 5e9); ++i) {
           const auto t0 = Clock::now();
           ns.push_back(time_one(sets[size_t(i % rot)]));
           timed_ns += std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
         }
-        if (cx.opt.dispatches && !host_timed) r["dispatches"] = dispatch_times(cx.dev, [&](int i) { v->run(dev_ctx, sets[size_t(i % rot)]); },
+        if (cx.opt.dispatches && !capped) r["dispatches"] = dispatch_times(cx.dev, [&](int i) { v->run(dev_ctx, sets[size_t(i % rot)]); },
                                                                  std::clamp(cx.opt.runs, 1, 5));
         const double s = median(ns) * 1e-9;
         r["time_us"] = {{"median", s * 1e6}, {"min", *std::min_element(ns.begin(), ns.end()) * 1e-3},
@@ -462,7 +457,7 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
           r["timing"] = "steady clock around the call";
         } else if (halide_vk) {
           r["where"] = "GPU (Halide's Vulkan runtime)";
-          r["timing"] = "steady clock: pipeline call until its outputs are synced (host<->device copies excluded)";
+          r["timing"] = "Vulkan timestamps around Halide's submissions (each kernel waited for by its runtime)";
         }
         // The f16 matrix roofline where the kernel that ran (a delegate's pick included) is on matrix units.
         const bool on_matrix_units = on_cpu ? false : reg.resolve(*v, dev_ctx, inputs).cooperative_matrices;

@@ -337,6 +337,18 @@ void Device::submit(const std::shared_ptr<Segment>& s, bool replayed) {
   if (flush_every_ && since_flush_ >= flush_every_) flush();
 }
 
+void Device::hand_over() {
+  if (capturing_) fail("work of another runtime cannot be captured into a replayed step");
+  emit_window();
+  stream().transfer_barrier();  // the list ends ordered, whatever was last recorded
+  flush();
+}
+
+void Device::take_back() {
+  emit_window();
+  stream().transfer_barrier();
+}
+
 void Device::sync() {
   if (capturing_) fail("Device::sync during a capture: the captured step must not wait for the device (a download?)");
   flush();

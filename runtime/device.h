@@ -77,6 +77,13 @@ class Device {
   void sync();   // submits what is recorded and waits for everything submitted
   void flush();  // submits what is recorded without waiting
 
+  // Work that another runtime submits to this device's queue (Halide's Vulkan runtime) between the two:
+  // hand_over() submits what is recorded, so it reaches the queue first (its list ends with a barrier, and a
+  // barrier's first scope holds everything earlier in submission order); take_back() records a barrier whose first
+  // scope holds the other runtime's submissions, so what is recorded next sees what it wrote. Not in a capture.
+  void hand_over();
+  void take_back();
+
   // Capture, for replaying a recorded step (decode): between begin_capture() and end_capture() nothing is
   // submitted (no flushes, no drains; sync() is an error) and end_segment() takes what was recorded since the
   // last cut as a Segment: a closed command list plus the buffers it uses, kept alive with it. submit() runs a

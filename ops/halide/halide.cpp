@@ -1,18 +1,20 @@
-// The Halide variants: thin wrappers that view the op's host tensors as Halide buffers (row-major Eigen
-// memory, dimension 0 innermost, no copies), call the AOT pipeline of one schedule and hand the outputs
-// back. halide:<op>:<schedule> runs on the CPU (Halide's thread pool, as many threads as OpenMP uses);
-// halide-vulkan:<op>:<schedule> runs through Halide's own Vulkan runtime, seeded with hybridlab's instance, device
-// and queue (so on the same VkDevice as the hand-written kernels); its data still crosses through the host.
+// The Halide variants: thin wrappers that hand the op's tensors to the AOT pipeline of one schedule as Halide buffers
+// (no copies) and take its outputs back as tensors. halide:<op>:<schedule> runs on the CPU (Halide's thread pool, as
+// many threads as OpenMP uses) on host memory; halide-vulkan:<op>:<schedule> runs through Halide's own Vulkan runtime,
+// seeded with hybridlab's instance, device and queue, on hybridlab's device buffers (class Io).
 #include "ops/halide/halide.h"
 #include "env.h"
 
 #include <omp.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <type_traits>
 
 #include "HalideBuffer.h"
 #include "HalideRuntime.h"
@@ -86,7 +88,6 @@
 
 namespace {
 thread_local std::string last_halide_error;
-thread_local double last_ns = 0;
 }  // namespace
 
 // Halide's runtime reports errors here (this overrides its weak default, which prints and aborts nothing
@@ -109,7 +110,6 @@ extern "C" void halide_print(void*, const char* msg) {
 namespace hl::gpu {
 
 namespace halide {
-double last_pipeline_ns() { return last_ns; }
 int cpu_threads() {
   static const int n = [] {
     const int t = std::max(1, omp_get_max_threads());
@@ -140,7 +140,6 @@ VulkanContext vulkan_context() {
 namespace {
 
 using Halide::Runtime::Buffer;
-using Clock = std::chrono::steady_clock;
 
 template <class T> Buffer<T> view(const T* data, std::vector<int> dims) { return Buffer<T>(const_cast<T*>(data), dims); }
 template <class T> Buffer<T> view(const Mat<T>& m, std::vector<int> dims) { return view(m.data(), std::move(dims)); }
@@ -165,71 +164,39 @@ template <class F> void cpu_call(const std::string& what, F&& fn) {
 }
 
 #ifdef HYBRIDLAB_HALIDE_VULKAN
-// Runs a Vulkan pipeline on host buffers: inputs copied to the device first, the call timed until its
-// outputs are synced, outputs copied back.
-// Every buffer's device memory is a separate allocation padded to whole 256 bytes, attached to the buffer
-// before the call (and freed after): with Halide 21 on lavapipe, the last (bytes % 64) bytes of a storage
-// buffer whose size is not a multiple of 64 bytes were neither read nor written by the kernels (measured;
-// an allocation of the exact size loses them).
-template <class F>
-void vk_call(const std::string& what, std::initializer_list<halide_buffer_t*> inputs,
-             std::initializer_list<halide_buffer_t*> outputs, F&& fn) {
-  const halide_device_interface_t* vk = halide_vulkan_device_interface();
-  std::vector<Buffer<uint8_t>> padded;
-  std::vector<halide_buffer_t*> attached;
-  struct Detach {  // runs first at exit: the padded buffers own the device memory
-    std::vector<halide_buffer_t*>& bufs;
-    ~Detach() {
-      for (halide_buffer_t* b : bufs) {
-        b->device = 0;
-        b->device_interface = nullptr;
-        b->set_device_dirty(false);
-      }
-    }
-  };
-  padded.reserve(inputs.size() + outputs.size());
-  Detach detach{attached};
-  for (auto list : {inputs, outputs})
-    for (halide_buffer_t* b : list) {
-      const size_t bytes = (b->size_in_bytes() + 255) / 256 * 256;
-      padded.emplace_back(std::vector<int>{dim(int64_t(bytes), "device bytes")});
-      check(padded.back().device_malloc(vk), what + " (device allocation)");
-      b->device = padded.back().raw_buffer()->device;
-      b->device_interface = vk;
-      attached.push_back(b);
-    }
-  // Transfers go through the padded buffers too, in whole 256-byte units: Halide 21's staging allocation
-  // failed on lavapipe for some odd sizes (a 33 x 129 f32 input: "Failed to allocate device memory").
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    halide_buffer_t* b = inputs.begin()[i];
-    std::memcpy(padded[i].data(), b->host, b->size_in_bytes());
-    padded[i].set_host_dirty(true);
-    check(padded[i].copy_to_device(vk), what + " (upload)");
-    check(padded[i].device_sync(), what + " (upload)");
-    b->set_host_dirty(false);
-  }
-  const auto t0 = Clock::now();
-  check(fn(), what);
-  for (halide_buffer_t* b : outputs) check(halide_device_sync(nullptr, b), what + " (sync)");
-  last_ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    halide_buffer_t* b = outputs.begin()[i];
-    Buffer<uint8_t>& p = padded[inputs.size() + i];
-    p.set_device_dirty(true);
-    check(p.copy_to_host(), what + " (download)");
-    std::memcpy(b->host, p.data(), b->size_in_bytes());
-    b->set_device_dirty(false);
-  }
-}
-
 // Halide's Vulkan runtime on hybridlab's device. Halide 21 keeps one Vulkan context per process in weak globals and
 // makes its own instance and device on first use (src/runtime/vulkan_context.h at v21.0.0); nothing public hands it
 // another's. So the globals are seeded here, before Halide's first call, with hybridlab's instance, device and queue, its
 // Vulkan entry points are loaded for them, and its memory allocator is made on that device: the layout below mirrors
 // Halide 21's runtime (the wheel is pinned; tests/ops run every halide-vulkan variant through it).
+// Halide 21's MemoryRegion (src/runtime/internal/memory_resources.h at v21.0.0), which its Vulkan runtime takes a
+// buffer's `device` field to point at: an owning region's handle points at the VkBuffer, and a kernel's descriptor
+// covers [range.head_offset, size - range.tail_offset) of it. halide_vulkan_wrap_vk_buffer stores what it is given
+// there unchanged, so hybridlab's buffers are handed over as such regions.
+struct HalideRegion {
+  void* handle = nullptr;
+  size_t offset = 0, size = 0;
+  size_t head_offset = 0, tail_offset = 0;
+  bool dedicated = false, is_owner = true;
+  int visibility = 0, usage = 0, caching = 0;  // MemoryProperties: its enums, "invalid"
+  size_t alignment = 0, nearest_multiple = 0;
+};
+struct WrappedBuffer {
+  HalideRegion region;
+  VkBuffer buffer = VK_NULL_HANDLE;
+};
+
 struct HalideVulkan {
   VkDevice device = VK_NULL_HANDLE;  // the device Halide's runtime was seeded with (none: not yet, or released)
   std::string name;
+  Device* dev = nullptr;  // hybridlab's, whose buffer pool serves Halide's device allocations
+  // Halide's device allocations (a pipeline's intermediates): hybridlab buffers, wrapped as inputs are.
+  struct Pooled {
+    WrappedBuffer w;
+    BufferPtr buf;
+  };
+  std::map<const void*, std::unique_ptr<Pooled>> pooled;  // by the region Halide holds
+  std::mutex mu;
 };
 HalideVulkan& halide_vulkan() {
   static HalideVulkan* h = new HalideVulkan;  // never destroyed: a device's teardown at exit may still reset it
@@ -270,6 +237,60 @@ void vk_load_vulkan_instance_functions(void* user_context, VkInstance instance);
 void vk_load_vulkan_device_functions(void* user_context, VkDevice device);
 }  // namespace Vulkan
 }  // namespace Halide::Runtime::Internal
+#endif
+
+#ifdef HYBRIDLAB_HALIDE_VULKAN
+// Halide's device allocations (what a pipeline stores between its kernels) come from hybridlab's buffer pool: these
+// override the runtime's weak definitions. Halide 21's own region allocator sizes a region carved from a free one
+// wrongly on a device with 64-byte buffer alignment (lavapipe): a 128-byte request got a 100-byte region, after a call
+// of other shapes, and the pipeline's next halide_device_malloc of it replaced it with a new, cleared buffer, which
+// the kernel after read as zeros (traced with Halide's debug runtime; fixed upstream after 21.0.0, Halide #9223 and
+// #9224). Its allocator keeps only the kernels' scalar-argument buffers, made once per kernel and never freed.
+extern "C" int halide_vulkan_device_free(void* user_context, halide_buffer_t* buf);
+
+extern "C" int halide_vulkan_device_malloc(void* user_context, halide_buffer_t* buf) {
+  using hl::gpu::halide_vulkan;
+  const size_t bytes = buf->size_in_bytes();
+  if (buf->device) {
+    if (reinterpret_cast<const hl::gpu::HalideRegion*>(buf->device)->size >= bytes) return halide_error_code_success;
+    if (const int rc = halide_vulkan_device_free(user_context, buf)) return rc;
+  }
+  auto& h = halide_vulkan();
+  if (!h.dev) {
+    halide_error(user_context, "Halide's Vulkan runtime has no hybridlab device to allocate on");
+    return halide_error_code_device_malloc_failed;
+  }
+  auto p = std::make_unique<hl::gpu::HalideVulkan::Pooled>();
+  try {
+    p->buf = h.dev->alloc(std::max<size_t>(bytes, 4));
+  } catch (const std::exception& e) {
+    halide_error(user_context, e.what());
+    return halide_error_code_out_of_memory;
+  }
+  p->w.buffer = p->buf->handle();
+  p->w.region.handle = &p->w.buffer;
+  p->w.region.size = size_t(p->buf->size());
+  buf->device = uint64_t(uintptr_t(&p->w.region));
+  buf->device_interface = halide_vulkan_device_interface();
+  std::lock_guard<std::mutex> lock(h.mu);
+  h.pooled[&p->w.region] = std::move(p);
+  return halide_error_code_success;
+}
+
+extern "C" int halide_vulkan_device_free(void* user_context, halide_buffer_t* buf) {
+  if (buf->device == 0) return halide_error_code_success;
+  auto& h = hl::gpu::halide_vulkan();
+  std::lock_guard<std::mutex> lock(h.mu);
+  const auto it = h.pooled.find(reinterpret_cast<const void*>(buf->device));
+  if (it == h.pooled.end()) {
+    halide_error(user_context, "halide_vulkan_device_free: a device buffer hybridlab did not allocate");
+    return halide_error_code_device_free_failed;
+  }
+  h.pooled.erase(it);  // the buffer goes back to the pool: Halide waited for its kernels
+  buf->device = 0;
+  buf->device_interface = nullptr;
+  return halide_error_code_success;
+}
 #endif
 
 namespace hl::gpu {
@@ -317,7 +338,9 @@ std::string vk_unavailable(const Device& cd) {
   V::cached_physical_device = c.physical_device();
   V::cached_queue = c.queue();
   V::cached_queue_family_index = d.info().compute_queue_family;
-  h = {c.device(), d.info().name};
+  h.device = c.device();
+  h.name = d.info().name;
+  h.dev = &d;
   // Before the device goes: Halide's pipelines, shader modules and memory released through its own teardown, which
   // would also destroy the device and instance it was handed: those two calls are made no-ops first (the context is
   // hybridlab's to destroy).
@@ -325,7 +348,11 @@ std::string vk_unavailable(const Device& cd) {
     V::vkDestroyDevice = keep_device;
     V::vkDestroyInstance = keep_instance;
     halide_device_release(nullptr, halide_vulkan_device_interface());
-    halide_vulkan() = {};
+    HalideVulkan& hv = halide_vulkan();
+    hv.device = VK_NULL_HANDLE;
+    hv.name.clear();
+    hv.dev = nullptr;
+    hv.pooled.clear();
   });
   return "";
 }
@@ -379,38 +406,131 @@ using MoeFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, hali
 // Where a pipeline runs: the CPU, or Halide's Vulkan runtime.
 enum class On { Cpu, Vulkan };
 
-template <class F>
-void call(On on, const std::string& what, std::initializer_list<halide_buffer_t*> in,
-          std::initializer_list<halide_buffer_t*> out, F&& fn) {
-#ifdef HYBRIDLAB_HALIDE_VULKAN
-  if (on == On::Vulkan) return vk_call(what, in, out, std::forward<F>(fn));
-#endif
-  cpu_call(what, std::forward<F>(fn));
+
+template <class T> T* host_data(const Tensor& t) {
+  if constexpr (std::is_same_v<T, float>) return const_cast<float*>(t.f32().data());
+  else return const_cast<int32_t*>(t.i32().data());
 }
 
+// The buffers of one pipeline call, and the call. On the CPU each tensor is viewed in its host memory (row-major
+// Eigen, dimension 0 innermost, no copies). On Halide's Vulkan runtime each is hybridlab's own device buffer, handed
+// to Halide as it is (wrapped, never copied): tensors stay on the device between Halide's ops and hybridlab's, and a
+// call's inputs are uploaded only where the host held the newer copy, as for any Vulkan variant. The tensors stay
+// alive as long as the object.
+class Io {
+ public:
+  Io(On on, VariantCtx& c) : on_(on), c_(c) {}
+  bool vulkan() const { return on_ == On::Vulkan; }
+
+  // An input tensor (f32 or i32) as a buffer of `dims`, innermost first.
+  template <class T> Buffer<T> in(const Tensor& t, std::vector<int> dims) {
+    keep_.push_back(t);
+    if (!vulkan()) return view(host_data<T>(t), std::move(dims));
+    return wrap<T>(t.buffer(c_.device()), std::move(dims));
+  }
+  // A weight in f32: the store's host copy, or its resident device copy (dequantized once).
+  Buffer<float> weight(const WeightRef& w, std::vector<int> dims) {
+    return in<float>(vulkan() ? c_.weights->device(w) : c_.weights->host(w), std::move(dims));
+  }
+  // A new output tensor [rows, cols] (contents undefined) as a buffer of `dims`.
+  template <class T> Buffer<T> out(Tensor& t, int64_t rows, int64_t cols, std::vector<int> dims) {
+    constexpr bool f32 = std::is_same_v<T, float>;
+    if (vulkan()) {
+      t = Tensor::device(c_.device(), rows, cols, f32 ? Tensor::Type::F32 : Tensor::Type::I32);
+      keep_.push_back(t);
+      return wrap<T>(t.buffer_mut(c_.device()), std::move(dims));
+    }
+    if constexpr (f32) t = Tensor::from(Mat<float>(rows, cols));
+    else t = Tensor::from_i32(IMat(rows, cols));
+    keep_.push_back(t);
+    return view(host_data<T>(t), std::move(dims));
+  }
+
+  // Runs the pipeline. On Vulkan: hybridlab's recorded work is submitted first, Halide's runtime then submits each of
+  // the pipeline's kernels to the same queue and waits for it, and a barrier lets what hybridlab records next see
+  // what they wrote; timestamps around the call (Device::time_ns) cover Halide's kernels and its runtime between them.
+  template <class F> void run(const std::string& what, F&& fn) {
+    if (!vulkan()) return cpu_call(what, std::forward<F>(fn));
+#ifdef HYBRIDLAB_HALIDE_VULKAN
+    Device& d = c_.device();
+    d.hand_over();
+    check(fn(), what);
+    d.take_back();
+#endif
+  }
+
+  // Rows [row0, row0 + src.rows()) of dst become src (a KV cache append), where the data is.
+  void write_rows(Tensor& dst, int64_t row0, const Tensor& src) {
+    if (src.cols() != dst.cols() || row0 < 0 || row0 + src.rows() > dst.rows())
+      fail("halide: rows [{}, {}) of width {} do not fit [{}, {}]", row0, row0 + src.rows(), src.cols(), dst.rows(), dst.cols());
+    if (!vulkan()) {
+      dst.f32_mut().middleRows(row0, src.rows()) = src.f32();
+      return;
+    }
+    Device& d = c_.device();
+    if (src.numel()) d.copy(src.buffer(d), dst.buffer_mut(d), src.bytes(), 0, size_t(row0 * dst.cols()) * 4);
+  }
+  // A state becomes the pipeline's new state (a separate output: Halide's inputs and outputs do not alias).
+  void update_state(Tensor& state, const Tensor& next) {
+    if (!vulkan()) {
+      state.f32_mut() = next.f32();
+      return;
+    }
+    Device& d = c_.device();
+    d.copy(next.buffer(d), state.buffer_mut(d), state.bytes());
+  }
+
+ private:
+  template <class T> Buffer<T> wrap(const BufferPtr& b, std::vector<int> dims) {
+    Buffer<T> hb(static_cast<T*>(nullptr), dims);
+#ifdef HYBRIDLAB_HALIDE_VULKAN
+    if (hb.number_of_elements() == 0) return hb;  // never handed to a pipeline
+    if (hb.size_in_bytes() > b->size()) fail("halide: a buffer of {} bytes viewed as {} bytes", b->size(), hb.size_in_bytes());
+    WrappedBuffer& w = wrapped_.emplace_back();
+    w.buffer = b->handle();
+    w.region.handle = &w.buffer;
+    w.region.size = size_t(b->size());
+    check(hb.device_wrap_native(halide_vulkan_device_interface(), uint64_t(uintptr_t(&w.region))), "wrapping a device buffer");
+#else
+    (void)b;
+    fail("halide: built without the Vulkan schedules");
+#endif
+    return hb;
+  }
+
+  On on_;
+  VariantCtx& c_;
+  std::vector<Tensor> keep_;
+#ifdef HYBRIDLAB_HALIDE_VULKAN
+  std::deque<WrappedBuffer> wrapped_;  // a deque: the regions Halide holds pointers to never move
+#endif
+};
+
 std::function<void(VariantCtx&, OpArgs&)> residual_add(AddFn fn, On on, std::string what) {
-  return [=](VariantCtx&, OpArgs& a) {
-    const Mat<float>&x = a.in("a").f32(), &y0 = a.in("b").f32();
-    if (x.rows() != y0.rows() || x.cols() != y0.cols())
-      fail("add: a [{}, {}] and b [{}, {}] differ", x.rows(), x.cols(), y0.rows(), y0.cols());
-    Mat<float> y(x.rows(), x.cols());
+  return [=](VariantCtx& c, OpArgs& a) {
+    const Tensor &x = a.in("a"), &x2 = a.in("b");
+    if (x.rows() != x2.rows() || x.cols() != x2.cols())
+      fail("add: a [{}, {}] and b [{}, {}] differ", x.rows(), x.cols(), x2.rows(), x2.cols());
+    Io io(on, c);
     const int C = dim(x.cols(), "columns"), R = dim(x.rows(), "rows");
-    auto ab = view(x, {C, R}), bb = view(y0, {C, R}), yb = view(y, {C, R});
-    if (y.size()) call(on, what, {ab.raw_buffer(), bb.raw_buffer()}, {yb.raw_buffer()}, [&] { return fn(ab, bb, yb); });
-    a.set("y", Tensor::from(std::move(y)));
+    Tensor y;
+    auto ab = io.in<float>(x, {C, R}), bb = io.in<float>(x2, {C, R}), yb = io.out<float>(y, R, C, {C, R});
+    if (y.numel()) io.run(what, [&] { return fn(ab, bb, yb); });
+    a.set("y", y);
   };
 }
 
-// The angles' cosines and sines per (token, pair) are formed on the host in double, as the reference's; the pipeline rotates.
+// The angles' cosines and sines per (token, pair) are formed on the host in double, as the reference's (on Vulkan
+// uploaded with the call: T x rot/2 values each); the pipeline rotates.
 std::function<void(VariantCtx&, OpArgs&)> rope(RopeFn fn, On on, std::string what) {
-  return [=](VariantCtx&, OpArgs& a) {
-    const Mat<float>& x = a.in("x").f32();
+  return [=](VariantCtx& c, OpArgs& a) {
+    const Tensor& x = a.in("x");
     const int64_t D = a.iparam("head_dim"), R = a.iparam("rot_dims"), pos0 = a.iparam("pos0");
     if (D <= 0 || x.cols() % D || R < 0 || R % 2 || R > D)
       fail("rope: {} columns, head dim {}, rotary dims {} are inconsistent", x.cols(), D, R);
     const int64_t half = R / 2;
-    if (half == 0 || x.size() == 0) {  // nothing rotates
-      a.set("y", Tensor::from(Mat<float>(x)));
+    if (half == 0 || x.numel() == 0) {  // nothing rotates
+      a.set("y", x.clone());
       return;
     }
     const double theta = a.param("theta");
@@ -421,78 +541,83 @@ std::function<void(VariantCtx&, OpArgs&)> rope(RopeFn fn, On on, std::string wha
         cs(t, i) = float(std::cos(ang));
         sn(t, i) = float(std::sin(ang));
       }
-    Mat<float> y(x.rows(), x.cols());
+    Io io(on, c);
     const int T = dim(x.rows(), "tokens"), H = dim(x.cols() / D, "heads"), iD = dim(D, "head dim"), ih = dim(half, "pairs");
-    auto xb = view(x, {iD, H, T}), cb = view(cs, {ih, T}), sb = view(sn, {ih, T}), yb = view(y, {iD, H, T});
-    call(on, what, {xb.raw_buffer(), cb.raw_buffer(), sb.raw_buffer()}, {yb.raw_buffer()}, [&] { return fn(xb, cb, sb, yb); });
-    a.set("y", Tensor::from(std::move(y)));
+    Tensor y;
+    auto xb = io.in<float>(x, {iD, H, T}), cb = io.in<float>(Tensor::from(std::move(cs)), {ih, T});
+    auto sb = io.in<float>(Tensor::from(std::move(sn)), {ih, T}), yb = io.out<float>(y, T, x.cols(), {iD, H, T});
+    io.run(what, [&] { return fn(xb, cb, sb, yb); });
+    a.set("y", y);
   };
 }
 
 std::function<void(VariantCtx&, OpArgs&)> slice(SliceFn fn, On on, std::string what) {
-  return [=](VariantCtx&, OpArgs& a) {
-    const Mat<float>& x = a.in("x").f32();
+  return [=](VariantCtx& c, OpArgs& a) {
+    const Tensor& x = a.in("x");
     const int64_t period = a.iparam("period"), offset = a.iparam("offset"), width = a.iparam("width");
     if (period <= 0 || x.cols() % period || offset < 0 || width < 0 || offset + width > period)
       fail("slice: columns [{}, {}) of blocks of {} do not fit {} columns", offset, offset + width, period, x.cols());
-    Mat<float> y(x.rows(), x.cols() / period * width);
-    const int T = dim(x.rows(), "rows");
-    auto xb = view(x, {dim(x.cols(), "columns"), T}), yb = view(y, {dim(y.cols(), "columns"), T});
-    if (y.size()) call(on, what, {xb.raw_buffer()}, {yb.raw_buffer()}, [&] { return fn(xb, int(period), int(offset), int(width), yb); });
-    a.set("y", Tensor::from(std::move(y)));
+    Io io(on, c);
+    const int T = dim(x.rows(), "rows"), Y = dim(x.cols() / period * width, "columns");
+    Tensor y;
+    auto xb = io.in<float>(x, {dim(x.cols(), "columns"), T}), yb = io.out<float>(y, T, Y, {Y, T});
+    if (y.numel()) io.run(what, [&] { return fn(xb, int(period), int(offset), int(width), yb); });
+    a.set("y", y);
   };
 }
 
 std::function<void(VariantCtx&, OpArgs&)> l2norm(L2NormFn fn, On on, std::string what) {
-  return [=](VariantCtx&, OpArgs& a) {
-    const Mat<float>& x = a.in("x").f32();
+  return [=](VariantCtx& c, OpArgs& a) {
+    const Tensor& x = a.in("x");
     const int64_t D = a.iparam("head_dim");
     if (D <= 0 || x.cols() % D) fail("l2norm: {} columns are not a multiple of the head dim {}", x.cols(), D);
-    Mat<float> y(x.rows(), x.cols());
-    const int rows = dim(x.size() / D, "rows");
-    auto xb = view(x, {int(D), rows}), yb = view(y, {int(D), rows});
-    call(on, what, {xb.raw_buffer()}, {yb.raw_buffer()},
-         [&] { return fn(xb, float(a.param("scale")), float(a.param("eps")), yb); });
-    a.set("y", Tensor::from(std::move(y)));
+    Io io(on, c);
+    const int rows = dim(x.numel() / D, "rows");
+    Tensor y;
+    auto xb = io.in<float>(x, {int(D), rows}), yb = io.out<float>(y, x.rows(), x.cols(), {int(D), rows});
+    if (y.numel()) io.run(what, [&] { return fn(xb, float(a.param("scale")), float(a.param("eps")), yb); });
+    a.set("y", y);
   };
 }
 
 std::function<void(VariantCtx&, OpArgs&)> ssm_gates(GatesFn fn, On on, std::string what) {
   return [=](VariantCtx& c, OpArgs& a) {
-    const Mat<float>&b = a.in("b").f32(), &av = a.in("a").f32();
-    const Vec<float> A = c.weights->host_vec(a.weight("A")), dt = c.weights->host_vec(a.weight("dt_bias"));
-    const int64_t nv = A.size();
-    if (b.cols() != nv || av.cols() != nv || dt.size() != nv || av.rows() != b.rows())
+    const Tensor &b = a.in("b"), &av = a.in("a");
+    const WeightRef &A = a.weight("A"), &dt = a.weight("dt_bias");
+    const int64_t nv = A.numel();
+    if (b.cols() != nv || av.cols() != nv || dt.numel() != nv || av.rows() != b.rows())
       fail("ssm_gates: b [{}, {}], a [{}, {}], A [{}], dt_bias [{}] are inconsistent", b.rows(), b.cols(), av.rows(),
-           av.cols(), nv, dt.size());
-    Mat<float> beta(b.rows(), nv), g(b.rows(), nv);
+           av.cols(), nv, dt.numel());
+    Io io(on, c);
     const int T = dim(b.rows(), "tokens"), n = dim(nv, "heads");
-    auto bb = view(b, {n, T}), ab = view(av, {n, T}), Ab = view(A.data(), {n}), db = view(dt.data(), {n});
-    auto betab = view(beta, {n, T}), gb = view(g, {n, T});
-    call(on, what, {bb.raw_buffer(), ab.raw_buffer(), Ab.raw_buffer(), db.raw_buffer()}, {betab.raw_buffer(), gb.raw_buffer()},
-         [&] { return fn(bb, ab, Ab, db, betab, gb); });
-    a.set("beta", Tensor::from(std::move(beta)));
-    a.set("g", Tensor::from(std::move(g)));
+    Tensor beta, g;
+    auto bb = io.in<float>(b, {n, T}), ab = io.in<float>(av, {n, T}), Ab = io.weight(A, {n}), db = io.weight(dt, {n});
+    auto betab = io.out<float>(beta, T, n, {n, T}), gb = io.out<float>(g, T, n, {n, T});
+    if (beta.numel()) io.run(what, [&] { return fn(bb, ab, Ab, db, betab, gb); });
+    a.set("beta", beta);
+    a.set("g", g);
   };
 }
 
 std::function<void(VariantCtx&, OpArgs&)> moe_router(RouterFn fn, On on, std::string what) {
-  return [=](VariantCtx&, OpArgs& a) {
-    const Mat<float>& l = a.in("logits").f32();
+  return [=](VariantCtx& c, OpArgs& a) {
+    const Tensor& l = a.in("logits");
     const int64_t k = a.iparam("k");
     if (k <= 0 || k > l.cols()) fail("moe_router: top-{} of {} experts", k, l.cols());
-    IMat expert(l.rows(), k);
-    Mat<float> weight(l.rows(), k);
+    Io io(on, c);
     const int T = dim(l.rows(), "tokens"), E = dim(l.cols(), "experts"), K = dim(k, "slots");
-    auto lb = view(l, {E, T}), wb = view(weight, {K, T});
-    auto eb = view(expert, {K, T});
-    if (T > 0) call(on, what, {lb.raw_buffer()}, {eb.raw_buffer(), wb.raw_buffer()}, [&] { return fn(lb, K, eb, wb); });
-    a.set("expert", Tensor::from_i32(std::move(expert)));
-    a.set("weight", Tensor::from(std::move(weight)));
+    Tensor expert, weight;
+    auto lb = io.in<float>(l, {E, T});
+    auto eb = io.out<int32_t>(expert, T, K, {K, T});
+    auto wb = io.out<float>(weight, T, K, {K, T});
+    if (T > 0) io.run(what, [&] { return fn(lb, K, eb, wb); });
+    a.set("expert", expert);
+    a.set("weight", weight);
   };
 }
 
-// The whole table in f32 (a host copy, WeightStore::host); the ids checked here, as the reference does.
+// The whole table in f32 (the store's host copy, or its resident device copy). The ids are checked first, on the host,
+// as the reference does (on Vulkan that reads them back when they are on the device: T values).
 std::function<void(VariantCtx&, OpArgs&)> embed(EmbedFn fn, On on, std::string what) {
   return [=](VariantCtx& c, OpArgs& a) {
     const Tensor& tok = a.in("tokens");
@@ -502,111 +627,107 @@ std::function<void(VariantCtx&, OpArgs&)> embed(EmbedFn fn, On on, std::string w
     for (int64_t t = 0; t < ids.size(); ++t)
       if (ids(0, t) < 0 || ids(0, t) >= tw.rows)
         fail("token id {} at position {} is outside the vocabulary [0, {})", ids(0, t), t, tw.rows);
-    const Tensor table = c.weights->host(tw);
-    const Mat<float>& tm = table.f32();
-    Mat<float> y(ids.size(), tm.cols());
-    const int T = dim(ids.size(), "tokens"), H = dim(tm.cols(), "hidden"), V = dim(tm.rows(), "vocabulary");
-    auto ib = view(ids.data(), {T});
-    auto tb = view(tm, {H, V}), yb = view(y, {H, T});
-    if (T > 0) call(on, what, {ib.raw_buffer(), tb.raw_buffer()}, {yb.raw_buffer()}, [&] { return fn(ib, tb, yb); });
-    a.set("y", Tensor::from(std::move(y)));
+    Io io(on, c);
+    const int T = dim(ids.size(), "tokens"), H = dim(tw.cols, "hidden"), V = dim(tw.rows, "vocabulary");
+    Tensor y;
+    auto ib = io.in<int32_t>(tok, {T});
+    auto tb = io.weight(tw, {H, V}), yb = io.out<float>(y, T, H, {H, T});
+    if (T > 0) io.run(what, [&] { return fn(ib, tb, yb); });
+    a.set("y", y);
   };
 }
 
-// f32 weights (host copies, WeightStore::host), as the f32 matmul's.
+// f32 weights, as the f32 matmul's.
 std::function<void(VariantCtx&, OpArgs&)> shared_expert(SharedFn fn, On on, std::string what) {
   return [=](VariantCtx& c, OpArgs& a) {
-    const Mat<float>& x = a.in("x").f32();
-    const Tensor g = c.weights->host(a.weight("gate")), u = c.weights->host(a.weight("up")), d = c.weights->host(a.weight("down"));
-    const Vec<float> gw = c.weights->host_vec(a.weight("gate_w"));
-    const Mat<float>&gm = g.f32(), &um = u.f32(), &dm = d.f32();
-    const int64_t H = x.cols(), F = gm.rows();
-    if (gm.cols() != H || um.rows() != F || um.cols() != H || dm.rows() != H || dm.cols() != F || gw.size() != H)
+    const Tensor& x = a.in("x");
+    const WeightRef &g = a.weight("gate"), &u = a.weight("up"), &d = a.weight("down"), &gw = a.weight("gate_w");
+    const int64_t H = x.cols(), F = g.rows;
+    if (g.cols != H || u.rows != F || u.cols != H || d.rows != H || d.cols != F || gw.numel() != H)
       fail("shared_expert: x [{}, {}] does not fit gate [{}, {}], up [{}, {}], down [{}, {}], gate_w [{}]", x.rows(), H,
-           gm.rows(), gm.cols(), um.rows(), um.cols(), dm.rows(), dm.cols(), gw.size());
-    Mat<float> y(x.rows(), H);
+           g.rows, g.cols, u.rows, u.cols, d.rows, d.cols, gw.numel());
+    Io io(on, c);
     const int T = dim(x.rows(), "tokens"), iH = dim(H, "hidden"), iF = dim(F, "width");
-    auto xb = view(x, {iH, T}), gb = view(gm, {iH, iF}), ub = view(um, {iH, iF}), db = view(dm, {iF, iH});
-    auto wb = view(gw.data(), {iH}), yb = view(y, {iH, T});
-    if (T > 0)
-      call(on, what, {xb.raw_buffer(), gb.raw_buffer(), ub.raw_buffer(), db.raw_buffer(), wb.raw_buffer()}, {yb.raw_buffer()},
-           [&] { return fn(xb, gb, ub, db, wb, yb); });
-    a.set("y", Tensor::from(std::move(y)));
+    Tensor y;
+    auto xb = io.in<float>(x, {iH, T}), gb = io.weight(g, {iH, iF}), ub = io.weight(u, {iH, iF}), db = io.weight(d, {iF, iH});
+    auto wb = io.weight(gw, {iH}), yb = io.out<float>(y, T, H, {iH, T});
+    if (T > 0) io.run(what, [&] { return fn(xb, gb, ub, db, wb, yb); });
+    a.set("y", y);
   };
 }
 
 std::function<void(VariantCtx&, OpArgs&)> rmsnorm(NormFn fn, On on, std::string what) {
   return [=](VariantCtx& c, OpArgs& a) {
-    const Mat<float>& x = a.in("x").f32();
-    const Vec<float> gain = c.weights->host_vec(a.weight("gain"));
-    const int64_t G = gain.size();
+    const Tensor& x = a.in("x");
+    const WeightRef& gain = a.weight("gain");
+    const int64_t G = gain.numel();
     if (G == 0 || x.cols() % G) fail("rmsnorm: {} columns are not a multiple of the gain length {}", x.cols(), G);
-    Mat<float> y(x.rows(), x.cols());
-    const int rows = dim(x.size() / G, "rows");
-    auto xb = view(x, {int(G), rows}), gb = view(gain.data(), {int(G)}), yb = view(y, {int(G), rows});
-    call(on, what, {xb.raw_buffer(), gb.raw_buffer()}, {yb.raw_buffer()}, [&] { return fn(xb, gb, float(a.param("eps")), yb); });
-    a.set("y", Tensor::from(std::move(y)));
+    Io io(on, c);
+    const int rows = dim(x.numel() / G, "rows");
+    Tensor y;
+    auto xb = io.in<float>(x, {int(G), rows}), gb = io.weight(gain, {int(G)}), yb = io.out<float>(y, x.rows(), x.cols(), {int(G), rows});
+    if (y.numel()) io.run(what, [&] { return fn(xb, gb, float(a.param("eps")), yb); });
+    a.set("y", y);
   };
 }
 
 std::function<void(VariantCtx&, OpArgs&)> gated_rmsnorm(GatedNormFn fn, On on, std::string what) {
   return [=](VariantCtx& c, OpArgs& a) {
-    const Mat<float>&o = a.in("o").f32(), &z = a.in("z").f32();
-    const Vec<float> gain = c.weights->host_vec(a.weight("gain"));
-    const int64_t G = gain.size();
+    const Tensor &o = a.in("o"), &z = a.in("z");
+    const WeightRef& gain = a.weight("gain");
+    const int64_t G = gain.numel();
     if (o.rows() != z.rows() || o.cols() != z.cols())
       fail("gated_rmsnorm: o [{}, {}] and z [{}, {}] differ", o.rows(), o.cols(), z.rows(), z.cols());
     if (G == 0 || o.cols() % G) fail("gated_rmsnorm: {} columns are not a multiple of the gain length {}", o.cols(), G);
-    Mat<float> y(o.rows(), o.cols());
-    const int rows = dim(o.size() / G, "rows");
-    auto ob = view(o, {int(G), rows}), zb = view(z, {int(G), rows}), gb = view(gain.data(), {int(G)}),
-         yb = view(y, {int(G), rows});
-    call(on, what, {ob.raw_buffer(), zb.raw_buffer(), gb.raw_buffer()}, {yb.raw_buffer()},
-         [&] { return fn(ob, zb, gb, float(a.param("eps")), yb); });
-    a.set("y", Tensor::from(std::move(y)));
+    Io io(on, c);
+    const int rows = dim(o.numel() / G, "rows");
+    Tensor y;
+    auto ob = io.in<float>(o, {int(G), rows}), zb = io.in<float>(z, {int(G), rows}), gb = io.weight(gain, {int(G)});
+    auto yb = io.out<float>(y, o.rows(), o.cols(), {int(G), rows});
+    if (y.numel()) io.run(what, [&] { return fn(ob, zb, gb, float(a.param("eps")), yb); });
+    a.set("y", y);
   };
 }
 
-// f32 weights through `fn`; Q8_0 weights through `q8` (decoded in the pipeline) when there is one; other
-// storage types dequantized to f32 first.
+// f32 weights through `fn`; Q8_0 weights through `q8` (decoded in the pipeline, CPU) when there is one; other
+// storage types dequantized to f32 first (once: the store's copy).
 std::function<void(VariantCtx&, OpArgs&)> matmul(MatmulFn fn, MatmulFn q8, On on, std::string what) {
   return [=](VariantCtx& c, OpArgs& a) {
-    const Mat<float>& x = a.in("x").f32();
+    const Tensor& x = a.in("x");
     const WeightRef& w = a.weight("w");
     if (x.cols() != w.cols) fail("matmul: input has {} columns but the weight expects {}", x.cols(), w.cols);
-    Mat<float> y(x.rows(), w.rows);
+    Io io(on, c);
     const int K = dim(x.cols(), "in"), T = dim(x.rows(), "T"), O = dim(w.rows, "out");
-    auto xb = view(x, {K, T});
-    auto yb = view(y, {O, T});
-    if (q8 && w.storage_type() == quant::Type::Q8_0) {
+    Tensor y;
+    auto xb = io.in<float>(x, {K, T});
+    auto yb = io.out<float>(y, T, O, {O, T});
+    if (q8 && !io.vulkan() && w.storage_type() == quant::Type::Q8_0) {
       const auto raw = raw_rows(w);
       auto wb = view(raw->data(), {34, K / 32, O});
-      call(on, what + " (q8_0)", {xb.raw_buffer(), wb.raw_buffer()}, {yb.raw_buffer()}, [&] { return q8(xb, wb, yb); });
+      io.run(what + " (q8_0)", [&] { return q8(xb, wb, yb); });
     } else {
-      const Tensor wt = c.weights->host(w);
-      auto wb = view(wt.f32(), {K, O});
-      call(on, what, {xb.raw_buffer(), wb.raw_buffer()}, {yb.raw_buffer()}, [&] { return fn(xb, wb, yb); });
+      auto wb = io.weight(w, {K, O});
+      io.run(what, [&] { return fn(xb, wb, yb); });
     }
-    a.set("y", Tensor::from(std::move(y)));
+    a.set("y", y);
   };
 }
 
 std::function<void(VariantCtx&, OpArgs&)> ssm_conv(ConvFn fn, On on, std::string what) {
   return [=](VariantCtx& c, OpArgs& a) {
-    const Mat<float>& x = a.in("x").f32();
-    const Tensor wt = c.weights->host(a.weight("w"));
-    const Mat<float>& w = wt.f32();
-    Mat<float>& state = a.state("state").f32_mut();
-    const int64_t T = x.rows(), C = x.cols(), K = w.cols();
-    if (w.rows() != C || K < 2 || state.rows() != K - 1 || state.cols() != C)
-      fail("ssm_conv: x [{}, {}], w [{}, {}], state [{}, {}] are inconsistent", T, C, w.rows(), K, state.rows(), state.cols());
-    Mat<float> y(T, C), st(K - 1, C);
-    auto xb = view(x, {int(C), dim(T, "T")}), wb = view(w, {int(K), int(C)}), sb = view(state, {int(C), int(K - 1)});
-    auto yb = view(y, {int(C), int(T)}), ob = view(st, {int(C), int(K - 1)});
-    call(on, what, {xb.raw_buffer(), wb.raw_buffer(), sb.raw_buffer()}, {yb.raw_buffer(), ob.raw_buffer()},
-         [&] { return fn(xb, wb, sb, yb, ob); });
-    state = st;
-    a.set("y", Tensor::from(std::move(y)));
+    const Tensor& x = a.in("x");
+    const WeightRef& w = a.weight("w");
+    Tensor& state = a.state("state");
+    const int64_t T = x.rows(), C = x.cols(), K = w.cols;
+    if (w.rows != C || K < 2 || state.rows() != K - 1 || state.cols() != C)
+      fail("ssm_conv: x [{}, {}], w [{}, {}], state [{}, {}] are inconsistent", T, C, w.rows, K, state.rows(), state.cols());
+    Io io(on, c);
+    Tensor y, next;
+    auto xb = io.in<float>(x, {int(C), dim(T, "T")}), wb = io.weight(w, {int(K), int(C)}), sb = io.in<float>(state, {int(C), int(K - 1)});
+    auto yb = io.out<float>(y, T, C, {int(C), int(T)}), ob = io.out<float>(next, K - 1, C, {int(C), int(K - 1)});
+    io.run(what, [&] { return fn(xb, wb, sb, yb, ob); });
+    io.update_state(state, next);
+    a.set("y", y);
   };
 }
 
@@ -618,9 +739,8 @@ constexpr int64_t kGpuScanChunk = 64;
 std::function<void(VariantCtx&, OpArgs&)> ssm_scan(ScanFn fn, On on, std::string what, ScanFn short_fn = nullptr,
                                                    int64_t short_t = 0) {
   return [=](VariantCtx& c, OpArgs& a) {
-    const Mat<float> &q = a.in("q").f32(), &k = a.in("k").f32(), &v = a.in("v").f32(), &b = a.in("beta").f32(),
-                     &g = a.in("g").f32();
-    Mat<float>& state = a.state("state").f32_mut();
+    const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &b = a.in("beta"), &g = a.in("g");
+    Tensor& state = a.state("state");
     const int64_t nk = a.iparam("n_k_heads"), T = q.rows(), nv = b.cols();
     const int64_t dk = nk > 0 ? q.cols() / nk : 0, dv = nv > 0 ? v.cols() / nv : 0;
     const bool ok = nk > 0 && nv > 0 && nv % nk == 0 && q.cols() == nk * dk && k.cols() == q.cols() && v.cols() == nv * dv &&
@@ -638,22 +758,23 @@ std::function<void(VariantCtx&, OpArgs&)> ssm_scan(ScanFn fn, On on, std::string
       fail("ssm_scan: {} tokens with d_k = {} would run ~{} loop iterations per invocation, past lavapipe's limit of 65535",
            T, dk, pass);
     const int tiled = a.p.count("tiled") && a.param("tiled") != 0 ? 1 : 0;
-    Mat<float> o(T, nv * dv), st(nv, dk * dv);
+    Io io(on, c);
     const int iT = dim(T, "T");
-    auto qb = view(q, {int(dk), int(nk), iT}), kb = view(k, {int(dk), int(nk), iT}), vb = view(v, {int(dv), int(nv), iT});
-    auto bb = view(b, {int(nv), iT}), gb = view(g, {int(nv), iT}), sb = view(state, {int(dv), int(dk), int(nv)});
-    auto ob = view(o, {int(dv), int(nv), iT}), nb = view(st, {int(dv), int(dk), int(nv)});
+    Tensor o, next;
+    auto qb = io.in<float>(q, {int(dk), int(nk), iT}), kb = io.in<float>(k, {int(dk), int(nk), iT});
+    auto vb = io.in<float>(v, {int(dv), int(nv), iT}), bb = io.in<float>(b, {int(nv), iT}), gb = io.in<float>(g, {int(nv), iT});
+    auto sb = io.in<float>(state, {int(dv), int(dk), int(nv)});
+    auto ob = io.out<float>(o, T, nv * dv, {int(dv), int(nv), iT}), nb = io.out<float>(next, nv, dk * dv, {int(dv), int(dk), int(nv)});
     const ScanFn f = short_fn && T <= short_t ? short_fn : fn;
-    call(on, what, {qb.raw_buffer(), kb.raw_buffer(), vb.raw_buffer(), bb.raw_buffer(), gb.raw_buffer(), sb.raw_buffer()},
-         {ob.raw_buffer(), nb.raw_buffer()}, [&] { return f(qb, kb, vb, bb, gb, sb, tiled, ob, nb); });
-    state = st;
-    a.set("o", Tensor::from(std::move(o)));
+    io.run(what, [&] { return f(qb, kb, vb, bb, gb, sb, tiled, ob, nb); });
+    io.update_state(state, next);
+    a.set("o", o);
   };
 }
 
 std::function<void(VariantCtx&, OpArgs&)> attention(AttnFn fn, On on, std::string what) {
-  return [=](VariantCtx&, OpArgs& a) {
-    const Mat<float> &q = a.in("q").f32(), &k = a.in("k").f32(), &v = a.in("v").f32(), &gate = a.in("gate").f32();
+  return [=](VariantCtx& c, OpArgs& a) {
+    const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &gate = a.in("gate");
     const int64_t nq = a.iparam("n_q_heads"), nkv = a.iparam("n_kv_heads"), len = a.iparam("kv_len"), T = q.rows();
     if (nq <= 0 || nkv <= 0 || nq % nkv || q.cols() % nq)
       fail("attention: {} query columns do not fit {} q / {} kv heads", q.cols(), nq, nkv);
@@ -665,63 +786,71 @@ std::function<void(VariantCtx&, OpArgs&)> attention(AttnFn fn, On on, std::strin
     Tensor &kc = a.state("k_cache"), &vc = a.state("v_cache");
     if (len < 0 || kc.rows() < len + T || vc.rows() < len + T || kc.cols() != k.cols() || vc.cols() != k.cols())
       fail("attention: KV cache [{}, {}] cannot take rows [{}, {}) of width {}", kc.rows(), kc.cols(), len, len + T, k.cols());
-    Mat<float>&kcm = kc.f32_mut(), &vcm = vc.f32_mut();
-    kcm.middleRows(len, T) = k;
-    vcm.middleRows(len, T) = v;
-    Mat<float> o(T, q.cols());
+    Io io(on, c);
+    io.write_rows(kc, len, k);
+    io.write_rows(vc, len, v);
     const int iT = dim(T, "T"), L = dim(len + T, "kv rows");
-    auto qb = view(q, {int(D), int(nq), iT}), gb = view(gate, {int(D), int(nq), iT});
-    auto kb = view(kcm, {int(D), int(nkv), L}), vb = view(vcm, {int(D), int(nkv), L}), ob = view(o, {int(D), int(nq), iT});
-    call(on, what, {qb.raw_buffer(), kb.raw_buffer(), vb.raw_buffer(), gb.raw_buffer()}, {ob.raw_buffer()},
-         [&] { return fn(qb, kb, vb, gb, int32_t(len), ob); });
-    a.set("o", Tensor::from(std::move(o)));
+    Tensor o;
+    auto qb = io.in<float>(q, {int(D), int(nq), iT}), gb = io.in<float>(gate, {int(D), int(nq), iT});
+    auto kb = io.in<float>(kc, {int(D), int(nkv), L}), vb = io.in<float>(vc, {int(D), int(nkv), L});
+    auto ob = io.out<float>(o, T, q.cols(), {int(D), int(nq), iT});
+    io.run(what, [&] { return fn(qb, kb, vb, gb, int32_t(len), ob); });
+    a.set("o", o);
   };
 }
 
-// Packs the (token, slot) pairs by expert on the host; the pipeline computes the experts over the packed
-// rows and the weighted slot sum.
+// On the CPU the (token, slot) pairs are packed by expert on the host (rows of one expert together, so a task's rows
+// share weights); the pipeline computes the experts over the packed rows and the weighted slot sum. On Vulkan the
+// routes stay where they are: the pipeline (built with packed=false) takes row t*k + j as slot j of token t, its
+// expert read from the routes on the device, and never reads ids back (it clamps them instead of checking them).
 std::function<void(VariantCtx&, OpArgs&)> moe_experts(MoeFn fn, On on, std::string what) {
   return [=](VariantCtx& c, OpArgs& a) {
-    const Mat<float>& x = a.in("x").f32();
-    const IMat& expert = a.in("expert").i32();
-    const Mat<float>& weight = a.in("weight").f32();
+    const Tensor &x = a.in("x"), &expert = a.in("expert"), &weight = a.in("weight");
     const int64_t E = a.iparam("n_experts"), T = x.rows(), H = x.cols(), k = expert.cols();
-    if (expert.rows() != T || weight.rows() != T || weight.cols() != k)
+    if (expert.type() != Tensor::Type::I32 || expert.rows() != T || weight.rows() != T || weight.cols() != k)
       fail("moe_experts: routes [{}, {}] do not match {} tokens", expert.rows(), k, T);
     const WeightRef &wg = a.weight("gate"), &wu = a.weight("up"), &wd = a.weight("down");
     if (E <= 0 || wg.rows % E || wd.rows != E * H || wg.cols != H || wu.rows != wg.rows || wu.cols != H)
       fail("moe_experts: x [{}, {}] does not fit {} experts gate [{}, {}], up [{}, {}], down [{}, {}]", T, H, E, wg.rows,
            wg.cols, wu.rows, wu.cols, wd.rows, wd.cols);
-    const int64_t F = wg.rows / E;
+    const int64_t F = wg.rows / E, R = T * k;
+    const int iR = dim(R, "rows"), iH = dim(H, "H"), iF = dim(F, "F"), iT = dim(T, "T"), ik = dim(k, "k");
+    Io io(on, c);
+    Tensor y;
+    auto gb = io.weight(wg, {iH, dim(E * F, "E*F")}), ub = io.weight(wu, {iH, int(E * F)}), db = io.weight(wd, {iF, dim(E * H, "E*H")});
+    auto wb = io.in<float>(weight, {ik, iT}), yb = io.out<float>(y, T, H, {iH, iT});
+    if (io.vulkan()) {
+      auto xb = io.in<float>(x, {iH, iT});
+      auto eb = io.in<int32_t>(expert, {iR}), pb = io.in<int32_t>(expert, {ik, iT});  // pos: not read (packed=false)
+      if (T > 0) io.run(what, [&] { return fn(xb, eb, gb, ub, db, pb, wb, yb); });
+      a.set("y", y);
+      return;
+    }
     // Pack: rows of expert 0, then 1, ...; (token, slot) order within an expert.
+    const IMat& ex = expert.i32();
+    const Mat<float>& xm = x.f32();
     std::vector<int64_t> count(size_t(E) + 1, 0);
-    for (int64_t i = 0; i < expert.size(); ++i) {
-      const int e = expert.data()[i];
+    for (int64_t i = 0; i < ex.size(); ++i) {
+      const int e = ex.data()[i];
       if (e < 0 || e >= E) fail("moe_experts: expert id {} outside [0, {})", e, E);
       ++count[size_t(e) + 1];
     }
     for (size_t e = 1; e < count.size(); ++e) count[e] += count[e - 1];
-    const int64_t R = T * k;
     Mat<float> xp(R, H);
-    std::vector<int32_t> eid(static_cast<size_t>(R));
-    IMat pos(T, k);
+    IMat eid(1, R), pos(T, k);
     for (int64_t t = 0; t < T; ++t)
       for (int64_t j = 0; j < k; ++j) {
-        const int e = expert(t, j);
+        const int e = ex(t, j);
         const int64_t p = count[size_t(e)]++;
-        xp.row(p) = x.row(t);
-        eid[size_t(p)] = e;
+        xp.row(p) = xm.row(t);
+        eid(0, p) = e;
         pos(t, j) = int32_t(p);
       }
-    const Tensor g = c.weights->host(wg), u = c.weights->host(wu), d = c.weights->host(wd);
-    Mat<float> y(T, H);
-    const int iR = dim(R, "rows"), iH = dim(H, "H"), iF = dim(F, "F"), iT = dim(T, "T"), ik = dim(k, "k");
-    auto xb = view(xp, {iH, iR}), gb = view(g.f32(), {iH, dim(E * F, "E*F")}), ub = view(u.f32(), {iH, int(E * F)});
-    auto db = view(d.f32(), {iF, dim(E * H, "E*H")}), wb = view(weight, {ik, iT}), yb = view(y, {iH, iT});
-    auto pb = view(pos.data(), {ik, iT}), eb = view(eid.data(), {iR});
-    call(on, what, {xb.raw_buffer(), eb.raw_buffer(), gb.raw_buffer(), ub.raw_buffer(), db.raw_buffer(), pb.raw_buffer(), wb.raw_buffer()},
-         {yb.raw_buffer()}, [&] { return fn(xb, eb, gb, ub, db, pb, wb, yb); });
-    a.set("y", Tensor::from(std::move(y)));
+    auto xb = io.in<float>(Tensor::from(std::move(xp)), {iH, iR});
+    auto eb = io.in<int32_t>(Tensor::from_i32(std::move(eid)), {iR});
+    auto pb = io.in<int32_t>(Tensor::from_i32(std::move(pos)), {ik, iT});
+    if (T > 0) io.run(what, [&] { return fn(xb, eb, gb, ub, db, pb, wb, yb); });
+    a.set("y", y);
   };
 }
 
@@ -732,7 +861,7 @@ void add(Registry& r, On on, const std::string& op, const std::string& schedule,
   Variant v;
   v.op = op;
   v.name = (vk ? "halide-vulkan:" : "halide:") + op + ":" + schedule;
-  v.summary = std::string(vk ? "Halide, Vulkan (Halide's runtime on hybridlab's device, data through the host)" : "Halide, CPU (AVX2)") +
+  v.summary = std::string(vk ? "Halide, Vulkan (Halide's runtime on hybridlab's device and buffers)" : "Halide, CPU (AVX2)") +
               ", schedule " + schedule + ": " + summary;
   v.family_default = schedule == (vk ? "gpu_tuned" : "tuned");
   v.status = schedule.find("plain") != std::string::npos ? "baseline" : "experimental";  // plain: the algorithm as written
@@ -868,7 +997,8 @@ void register_halide_variants(Registry& r) {
   add(r, On::Vulkan, "ssm_scan", "gpu_tuned", scan_gpu + ", the solve's C x C matrix staged in shared memory per block, "
          "4 output rows per thread (state and corrected values read once for them)",
          ssm_scan(hl_ssm_scan_gpu_tuned, On::Vulkan, "hl_ssm_scan_gpu_tuned"));
-  const std::string moe_gpu = "rows packed by expert on the host; activations, expert outputs and slot sum a kernel each, ";
+  const std::string moe_gpu = "a row per (token, slot), read from the routes on the device (no packing); activations, "
+                              "expert outputs and slot sum a kernel each, ";
   add(r, On::Vulkan, "moe_experts", "gpu_plain", moe_gpu + "one thread per value",
          moe_experts(hl_moe_experts_gpu_plain, On::Vulkan, "hl_moe_experts_gpu_plain"));
   add(r, On::Vulkan, "moe_experts", "gpu_tuned", moe_gpu + "4 values x 4 rows per block, reductions over 64 threads "

@@ -55,3 +55,50 @@ TEST_CASE("halide-vulkan: Halide's runtime on hybridlab's device", "[halide][vk]
   require_no_validation_messages();  // Halide's calls on hybridlab's device, under its validation layer in CI
 }
 #endif
+
+#ifdef HYBRIDLAB_HALIDE_VULKAN
+// halide-vulkan on hybridlab's buffers: Halide's kernels read and write the tensors' own device buffers, so a chain of
+// ops, Halide's and hand-written ones in any mix, keeps its data on the device: no upload or download between them,
+// the result device-current only, and equal to the reference chain's. Halide's work is never captured for replay.
+TEST_CASE("halide-vulkan: ops chained on hybridlab's buffers, hand-written kernels between, nothing through the host", "[halide][vk]") {
+  std::mt19937_64 g(11);
+  gpu::Device& d = device();
+  gpu::WeightStore ws(&d);
+  gpu::VariantCtx c{&d, &ws};
+  const auto& r = gpu::Registry::get();
+  const int64_t T = 3, H = 96, O = 40;
+  const WeightRef gain = weight("gain", randn(g, 1, H)), w = weight("w", randn(g, O, H));
+  const Tensor x = Tensor::from(randn(g, T, H)), skip = Tensor::from(randn(g, T, O));
+  const auto chain = [&](const std::string& norm, const std::string& mm, const std::string& add) {
+    gpu::OpArgs n{{{"x", x}}, {{"gain", gain}}, {{"eps", 1e-6}}};
+    r.variant("rmsnorm", norm).run(c, n);
+    gpu::OpArgs m{{{"x", n.t.at("y")}}, {{"w", w}}, {}};
+    r.variant("matmul", mm).run(c, m);
+    gpu::OpArgs s{{{"a", m.t.at("y")}, {"b", skip}}, {}, {}};
+    r.variant("add", add).run(c, s);
+    return s.t.at("y");
+  };
+  const Mat<float> want = chain("reference", "reference", "reference").f32();
+  const std::string vk_norm = r.family_default("rmsnorm", "vulkan")->name, vk_mm = r.family_default("matmul", "vulkan")->name,
+                    vk_add = r.family_default("add", "vulkan")->name;
+  const std::vector<std::array<std::string, 3>> chains{
+      {"halide-vulkan:rmsnorm:gpu_tuned", "halide-vulkan:matmul:gpu_tuned", "halide-vulkan:add:gpu_tuned"},
+      {"halide-vulkan:rmsnorm:gpu_plain", vk_mm, "halide-vulkan:add:gpu_plain"},
+      {vk_norm, "halide-vulkan:matmul:gpu_plain", vk_add}};
+  for (const auto& [norm, mm, add] : chains) {
+    INFO(norm << " -> " << mm << " -> " << add);
+    chain(norm, mm, add);  // the weights go to the device once; x and skip are on it from now on
+    d.sync();
+    d.reset_stats();
+    const Tensor y = chain(norm, mm, add);
+    d.sync();
+    CHECK(d.stats().uploads == 0);
+    CHECK(d.stats().downloads == 0);
+    CHECK(y.device_current());
+    CHECK(!y.host_current());
+    CHECK(rel_l2(y.f32(), want) < 1e-5);
+  }
+  CHECK(!r.variant("add", "halide-vulkan:add:gpu_tuned").capturable);
+  require_no_validation_messages();
+}
+#endif

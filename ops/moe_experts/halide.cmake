@@ -4,6 +4,6 @@
 hybridlab_halide(hl_moe_experts plain ${cpu} PARAMS vec=1 rows_per_task=0)
 hybridlab_halide(hl_moe_experts tuned ${cpu} PARAMS vec=8 rows_per_task=4)
 if(HYBRIDLAB_HALIDE_VULKAN)
-  hybridlab_halide(hl_moe_experts gpu_plain ${vk} PARAMS gpu=true gpu_threads=64 gpu_split=false)
-  hybridlab_halide(hl_moe_experts gpu_tuned ${vk} PARAMS gpu=true gpu_threads=64 gpu_split=true gpu_rows=4 gpu_tile_p=4)
+  hybridlab_halide(hl_moe_experts gpu_plain ${vk} PARAMS packed=false gpu=true gpu_threads=64 gpu_split=false)
+  hybridlab_halide(hl_moe_experts gpu_tuned ${vk} PARAMS packed=false gpu=true gpu_threads=64 gpu_split=true gpu_rows=4 gpu_tile_p=4)
 endif()

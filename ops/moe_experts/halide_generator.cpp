@@ -1,4 +1,4 @@
-// moe_experts as a Halide pipeline over a packed, expert-grouped row list: the wrapper packs the T*k
+// moe_experts as a Halide pipeline over a packed, expert-grouped row list (CPU): the wrapper packs the T*k
 // (token, slot) pairs by expert (rows of one expert contiguous, in (token, slot) order), gathers their
 // inputs xp [R, H] and expert ids; the pipeline computes each packed row's SwiGLU expert
 //   yp = down_e(silu(gate_e x) * up_e x)
@@ -7,6 +7,8 @@
 // CPU schedules: plain computes every stage whole, scalar. tuned: row tiles of one expert group in
 // parallel tasks, both products vectorised along their reduction (rfactor into `vec` lanes, the weights
 // and activations keep the reduction index innermost), the activation tile kept at the task.
+// packed=false (the GPU builds): no packing; x and the routes are read where they are (on the device), row t*k + j
+// being slot j of token t, so a block's rows rarely share an expert's weights.
 // GPU schedules (weights read in place, Halide's Vulkan runtime): gpu_plain computes the activations, the
 // expert outputs and the slot sum each as its own kernel, one thread per value (its reduction serial in the
 // thread). gpu_tuned: blocks of gpu_rows outputs x gpu_tile_p packed rows, each reduction split over the
@@ -19,26 +21,29 @@ class MoeExperts : public Generator<MoeExperts> {
  public:
   GeneratorParam<int> vec{"vec", 8};            // lanes of both reductions (1: scalar)
   GeneratorParam<int> rows_per_task{"rows_per_task", 4};  // packed rows per parallel task (0: plain, serial)
+  GeneratorParam<bool> packed{"packed", true};  // false: xp is x (H, T) itself, row t*k + j slot j of token t
   GeneratorParam<bool> gpu{"gpu", false};
   GeneratorParam<int> gpu_threads{"gpu_threads", 64};  // GPU: threads per block
   GeneratorParam<bool> gpu_split{"gpu_split", true};   // GPU: reductions split over a block's threads
   GeneratorParam<int> gpu_rows{"gpu_rows", 4};         // GPU (split): outputs per block ...
   GeneratorParam<int> gpu_tile_p{"gpu_tile_p", 4};     // GPU (split): ... times packed rows per block
 
-  Input<Buffer<float, 2>> xp{"xp"};         // (H, R) packed rows
-  Input<Buffer<int32_t, 1>> eid{"eid"};     // (R) expert of each packed row
+  Input<Buffer<float, 2>> xp{"xp"};         // (H, R) packed rows (packed=false: x, (H, T))
+  Input<Buffer<int32_t, 1>> eid{"eid"};     // (R) expert of each packed row (packed=false: the routes, t*k + j)
   Input<Buffer<float, 2>> gate{"gate"};     // (H, E*F)
   Input<Buffer<float, 2>> up{"up"};         // (H, E*F)
   Input<Buffer<float, 2>> down{"down"};     // (F, E*H)
-  Input<Buffer<int32_t, 2>> pos{"pos"};     // (k, T) packed row of (token, slot)
+  Input<Buffer<int32_t, 2>> pos{"pos"};     // (k, T) packed row of (token, slot) (packed=false: not read)
   Input<Buffer<float, 2>> weight{"weight"}; // (k, T) route weights
   Output<Buffer<float, 2>> y{"y"};          // (H, T)
 
   void generate() {
     Var f("f"), h("h"), p("p"), t("t"), u("u");
-    const Expr H = xp.dim(0).extent(), F = down.dim(0).extent(), R = xp.dim(1).extent(), K = pos.dim(0).extent();
-    Func xb = BoundaryConditions::repeat_edge(xp, {{Expr(), Expr()}, {0, R}});
-    Func eb("eb");
+    const Expr H = xp.dim(0).extent(), F = down.dim(0).extent(), K = pos.dim(0).extent();
+    const Expr R = packed ? xp.dim(1).extent() : eid.dim(0).extent();
+    Func xb("xb"), eb("eb");
+    if (packed) xb = BoundaryConditions::repeat_edge(xp, {{Expr(), Expr()}, {0, R}});
+    else xb(h, p) = xp(h, clamp(p / K, 0, xp.dim(1).extent() - 1));
     const Expr E = gate.dim(1).extent() / F;
     eb(p) = clamp(eid(clamp(p, 0, R - 1)), 0, E - 1);  // the wrapper checks ids; clamps bound the gathers
     RDom rh(0, H, "rh"), rf(0, F, "rf"), rk(0, K, "rk");
@@ -51,7 +56,7 @@ class MoeExperts : public Generator<MoeExperts> {
     yp(h, p) = 0.0f;
     yp(h, p) += act(rf, p) * down(rf, eb(p) * H + h);
     y(h, t) = 0.0f;
-    y(h, t) += weight(rk, t) * yp(h, clamp(pos(rk, t), 0, R - 1));
+    y(h, t) += weight(rk, t) * yp(h, packed ? clamp(pos(rk, t), 0, R - 1) : t * K + rk);
 
     if (gpu) {
       schedule_gpu(g, v, act, yp, f, h, p, t, rh.x, rf.x);

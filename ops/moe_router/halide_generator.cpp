@@ -44,6 +44,7 @@ class MoeRouter : public Generator<MoeRouter> {
     if (gpu) {  // one thread per (expert, token) for the ranks, per (slot, token) for the outputs; p and the slots
                 // recomputed where used (fewer device intermediates)
       for (Func f : {mx, s, chosen}) f.compute_root().gpu_tile(t, to, ti, gpu_threads, kGuard);
+      chosen.update().gpu_tile(t, to, ti, gpu_threads, kGuard);  // its sum over the slots too: no stage on the host
       rank.compute_root().gpu_tile(i, t, o, to, oi, ti, gpu_threads, 1, kGuard);
       for (Func f : {Func(expert), Func(weight)}) f.gpu_tile(j, t, o, to, oi, ti, 8, 1, kGuard);
       return;
