@@ -20,6 +20,10 @@
 #include "HalideRuntime.h"
 #include "ops/vulkan_variant.h"
 #include "hl_add_plain.h"
+#include "hl_add_rmsnorm_plain.h"
+#include "hl_add_rmsnorm_plain_two.h"
+#include "hl_add_rmsnorm_tuned.h"
+#include "hl_add_rmsnorm_tuned_two.h"
 #include "hl_add_tuned.h"
 #include "hl_attention_plain.h"
 #include "hl_attention_tuned.h"
@@ -55,6 +59,10 @@
 #ifdef HYBRIDLAB_HALIDE_VULKAN
 #include "HalideRuntimeVulkan.h"
 #include "hl_add_gpu_plain.h"
+#include "hl_add_rmsnorm_gpu_plain.h"
+#include "hl_add_rmsnorm_gpu_plain_two.h"
+#include "hl_add_rmsnorm_gpu_tuned.h"
+#include "hl_add_rmsnorm_gpu_tuned_two.h"
 #include "hl_add_gpu_tuned.h"
 #include "hl_attention_gpu_plain.h"
 #include "hl_attention_gpu_tuned.h"
@@ -385,6 +393,8 @@ std::shared_ptr<const std::vector<uint8_t>> raw_rows(const WeightRef& w) {
 
 using NormFn = int (*)(halide_buffer_t*, halide_buffer_t*, float, halide_buffer_t*);
 using AddFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
+using AddNormFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, float, halide_buffer_t*,
+                         halide_buffer_t*);
 using RopeFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
 using SliceFn = int (*)(halide_buffer_t*, int32_t, int32_t, int32_t, halide_buffer_t*);
 using L2NormFn = int (*)(halide_buffer_t*, float, float, halide_buffer_t*);
@@ -517,6 +527,31 @@ std::function<void(VariantCtx&, OpArgs&)> residual_add(AddFn fn, On on, std::str
     auto ab = io.in<float>(x, {C, R}), bb = io.in<float>(x2, {C, R}), yb = io.out<float>(y, R, C, {C, R});
     if (y.numel()) io.run(what, [&] { return fn(ab, bb, yb); });
     a.set("y", y);
+  };
+}
+
+// `two` (a build with two=true) with a second addend b; else `one`, handed a again as b (not read).
+std::function<void(VariantCtx&, OpArgs&)> add_rmsnorm(AddNormFn one, AddNormFn two, On on, std::string what) {
+  return [=](VariantCtx& c, OpArgs& a) {
+    const Tensor &x = a.in("x"), &x1 = a.in("a");
+    const bool has_b = a.t.count("b") > 0;
+    const Tensor& x2 = has_b ? a.in("b") : x1;
+    const WeightRef& gain = a.weight("gain");
+    const int64_t G = gain.numel();
+    if (x1.rows() != x.rows() || x1.cols() != x.cols() || x2.rows() != x.rows() || x2.cols() != x.cols())
+      fail("add_rmsnorm: x [{}, {}], a [{}, {}], b [{}, {}] differ", x.rows(), x.cols(), x1.rows(), x1.cols(), x2.rows(),
+           x2.cols());
+    if (G == 0 || x.cols() % G) fail("add_rmsnorm: {} columns are not a multiple of the gain length {}", x.cols(), G);
+    Io io(on, c);
+    const int rows = dim(x.numel() / G, "rows"), iG = int(G);
+    Tensor y, n;
+    auto xb = io.in<float>(x, {iG, rows}), ab = io.in<float>(x1, {iG, rows}), bb = io.in<float>(x2, {iG, rows});
+    auto gb = io.weight(gain, {iG}), yb = io.out<float>(y, x.rows(), x.cols(), {iG, rows});
+    auto nb = io.out<float>(n, x.rows(), x.cols(), {iG, rows});
+    const AddNormFn fn = has_b ? two : one;
+    if (y.numel()) io.run(what + (has_b ? "_two" : ""), [&] { return fn(xb, ab, bb, gb, float(a.param("eps")), yb, nb); });
+    a.set("y", y);
+    a.set("n", n);
   };
 }
 
@@ -887,6 +922,11 @@ void register_halide_variants(Registry& r) {
   const std::string plain = "the algorithm as written, scalar, serial";
   add(r, On::Cpu, "add", "plain", plain, residual_add(hl_add_plain, On::Cpu, "hl_add_plain"));
   add(r, On::Cpu, "add", "tuned", "8-wide, 16 rows per task", residual_add(hl_add_tuned, On::Cpu, "hl_add_tuned"));
+  const std::string addnorm_how = "y = x + a (+ b), then rmsnorm of y (a build per addend count); ";
+  add(r, On::Cpu, "add_rmsnorm", "plain", addnorm_how + plain,
+      add_rmsnorm(hl_add_rmsnorm_plain, hl_add_rmsnorm_plain_two, On::Cpu, "hl_add_rmsnorm_plain"));
+  add(r, On::Cpu, "add_rmsnorm", "tuned", addnorm_how + "8-wide, 16 rows per task, sum of squares in 8 lanes (rfactor)",
+      add_rmsnorm(hl_add_rmsnorm_tuned, hl_add_rmsnorm_tuned_two, On::Cpu, "hl_add_rmsnorm_tuned"));
   const std::string rope_how = "cosines and sines per (token, pair) from the host in double; ";
   add(r, On::Cpu, "rope", "plain", rope_how + plain, rope(hl_rope_plain, On::Cpu, "hl_rope_plain"));
   add(r, On::Cpu, "rope", "tuned", rope_how + "8 dims wide, 16 (head, token) rows per task", rope(hl_rope_tuned, On::Cpu, "hl_rope_tuned"));
@@ -943,6 +983,11 @@ void register_halide_variants(Registry& r) {
 #ifdef HYBRIDLAB_HALIDE_VULKAN
   add(r, On::Vulkan, "add", "gpu_plain", "one thread per value, blocks of 64", residual_add(hl_add_gpu_plain, On::Vulkan, "hl_add_gpu_plain"));
   add(r, On::Vulkan, "add", "gpu_tuned", "one thread per value, blocks of 256", residual_add(hl_add_gpu_tuned, On::Vulkan, "hl_add_gpu_tuned"));
+  add(r, On::Vulkan, "add_rmsnorm", "gpu_plain", addnorm_how + "the sum a thread per value, the norm a thread per row",
+      add_rmsnorm(hl_add_rmsnorm_gpu_plain, hl_add_rmsnorm_gpu_plain_two, On::Vulkan, "hl_add_rmsnorm_gpu_plain"));
+  add(r, On::Vulkan, "add_rmsnorm", "gpu_tuned", addnorm_how + "the sum a thread per value (blocks of 128), the norm a block of "
+      "128 threads per row (partial sums in shared memory)",
+      add_rmsnorm(hl_add_rmsnorm_gpu_tuned, hl_add_rmsnorm_gpu_tuned_two, On::Vulkan, "hl_add_rmsnorm_gpu_tuned"));
   add(r, On::Vulkan, "rope", "gpu_plain", rope_how + "one thread per value, blocks of 64",
          rope(hl_rope_gpu_plain, On::Vulkan, "hl_rope_gpu_plain"));
   add(r, On::Vulkan, "rope", "gpu_tuned", rope_how + "one thread per value, blocks of 256",
