@@ -28,6 +28,8 @@
 #include "hl_attention_plain.h"
 #include "hl_attention_tuned.h"
 #include "hl_gated_rmsnorm_plain.h"
+#include "hl_gdn_prep_plain.h"
+#include "hl_gdn_prep_tuned.h"
 #include "hl_gated_rmsnorm_tuned.h"
 #include "hl_l2norm_plain.h"
 #include "hl_l2norm_tuned.h"
@@ -67,6 +69,8 @@
 #include "hl_attention_gpu_plain.h"
 #include "hl_attention_gpu_tuned.h"
 #include "hl_gated_rmsnorm_gpu_plain.h"
+#include "hl_gdn_prep_gpu_plain.h"
+#include "hl_gdn_prep_gpu_tuned.h"
 #include "hl_gated_rmsnorm_gpu_tuned.h"
 #include "hl_l2norm_gpu_plain.h"
 #include "hl_l2norm_gpu_tuned.h"
@@ -406,6 +410,9 @@ using SharedFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, h
 using EmbedFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
 using GatedNormFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, float, halide_buffer_t*);
 using MatmulFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
+using PrepFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*,
+                      halide_buffer_t*, halide_buffer_t*, int32_t, float, float, halide_buffer_t*, halide_buffer_t*,
+                      halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
 using ConvFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*);
 using ScanFn = int (*)(halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*, halide_buffer_t*,
                        halide_buffer_t*, int32_t, halide_buffer_t*, halide_buffer_t*);
@@ -766,6 +773,38 @@ std::function<void(VariantCtx&, OpArgs&)> ssm_conv(ConvFn fn, On on, std::string
   };
 }
 
+std::function<void(VariantCtx&, OpArgs&)> gdn_prep(PrepFn fn, On on, std::string what) {
+  return [=](VariantCtx& c, OpArgs& a) {
+    const Tensor &x = a.in("x"), &b = a.in("b"), &av = a.in("a");
+    const WeightRef &w = a.weight("w"), &A = a.weight("A"), &dt = a.weight("dt_bias");
+    Tensor& state = a.state("state");
+    const int64_t T = x.rows(), C = x.cols(), K = w.cols, nk = a.iparam("n_k_heads"), dk = a.iparam("head_dim");
+    const int64_t kd = nk * dk, nv = A.numel();
+    if (nk <= 0 || dk <= 0 || 2 * kd >= C) fail("gdn_prep: {} key heads of {} leave no value channels of {}", nk, dk, C);
+    if (w.rows != C || K < 2 || state.rows() != K - 1 || state.cols() != C || b.rows() != T || av.rows() != T ||
+        b.cols() != nv || av.cols() != nv || dt.numel() != nv)
+      fail("gdn_prep: x [{}, {}], w [{}, {}], state [{}, {}], b [{}, {}], a [{}, {}], A [{}], dt_bias [{}] are inconsistent",
+           T, C, w.rows, w.cols, state.rows(), state.cols(), b.rows(), b.cols(), av.rows(), av.cols(), nv, dt.numel());
+    Io io(on, c);
+    const int iT = dim(T, "T"), iC = dim(C, "channels"), iK = dim(K, "taps"), ikd = dim(kd, "key channels"), inv = dim(nv, "heads");
+    const int iV = iC - 2 * ikd;
+    Tensor q, k, v, beta, g, next;
+    auto xb = io.in<float>(x, {iC, iT}), bb = io.in<float>(b, {inv, iT}), ab = io.in<float>(av, {inv, iT});
+    auto wb = io.weight(w, {iK, iC}), Ab = io.weight(A, {inv}), db = io.weight(dt, {inv});
+    auto sb = io.in<float>(state, {iC, iK - 1});
+    auto qb = io.out<float>(q, T, kd, {ikd, iT}), kb = io.out<float>(k, T, kd, {ikd, iT}), vb = io.out<float>(v, T, iV, {iV, iT});
+    auto betab = io.out<float>(beta, T, nv, {inv, iT}), gb = io.out<float>(g, T, nv, {inv, iT});
+    auto nb = io.out<float>(next, K - 1, C, {iC, iK - 1});
+    if (T > 0) {
+      io.run(what, [&] {
+        return fn(xb, bb, ab, wb, Ab, db, sb, int32_t(dk), float(a.param("scale")), float(a.param("eps")), qb, kb, vb, betab, gb, nb);
+      });
+      io.update_state(state, next);
+    }
+    for (auto [n, t] : {std::pair{"q", &q}, {"k", &k}, {"v", &v}, {"beta", &beta}, {"g", &g}}) a.set(n, *t);
+  };
+}
+
 // Chunk size of the Vulkan ssm_scan schedules (ops/ssm_scan/halide.cmake).
 constexpr int64_t kGpuScanChunk = 64;
 
@@ -961,6 +1000,11 @@ void register_halide_variants(Registry& r) {
             "reduction in 8 lanes (rfactor), 4 x 2 register tile, 64 outputs per task; Q8_0 weights decoded in the pipeline",
             matmul(hl_matmul_tuned, hl_matmul_q8_0_tuned, On::Cpu, "hl_matmul_tuned"));
   }
+  const std::string prep_how = "conv + silu, the q/k/v split, the q/k heads' l2 norms and the gates in one pipeline; ";
+  add(r, On::Cpu, "gdn_prep", "plain", prep_how + "every stage at its use, scalar, serial",
+      gdn_prep(hl_gdn_prep_plain, On::Cpu, "hl_gdn_prep_plain"));
+  add(r, On::Cpu, "gdn_prep", "tuned", prep_how + "the conv output and sums of squares stored once, 8 wide, 16 tokens per task",
+      gdn_prep(hl_gdn_prep_tuned, On::Cpu, "hl_gdn_prep_tuned"));
   add(r, On::Cpu, "ssm_conv", "plain", plain, ssm_conv(hl_ssm_conv_plain, On::Cpu, "hl_ssm_conv_plain"));
   add(r, On::Cpu, "ssm_conv", "tuned", "8 channels wide, 16 tokens per task, taps transposed once",
           ssm_conv(hl_ssm_conv_tuned, On::Cpu, "hl_ssm_conv_tuned"));
@@ -1025,6 +1069,10 @@ void register_halide_variants(Registry& r) {
     add(r, On::Vulkan, op, "gpu_tuned", "4 x 4 outputs per block, the reduction over 64 threads, partials in shared memory",
            matmul(hl_matmul_gpu_tuned, nullptr, On::Vulkan, "hl_matmul_gpu_tuned"));
   }
+  add(r, On::Vulkan, "gdn_prep", "gpu_plain", prep_how + "the conv, the sums of squares and each output a kernel, a thread per value "
+      "(blocks of 64)", gdn_prep(hl_gdn_prep_gpu_plain, On::Vulkan, "hl_gdn_prep_gpu_plain"));
+  add(r, On::Vulkan, "gdn_prep", "gpu_tuned", prep_how + "as gpu_plain with blocks of 256, the conv 256 channels x 4 tokens per block",
+      gdn_prep(hl_gdn_prep_gpu_tuned, On::Vulkan, "hl_gdn_prep_gpu_tuned"));
   add(r, On::Vulkan, "ssm_conv", "gpu_plain", "one thread per (channel, token), blocks of 64",
          ssm_conv(hl_ssm_conv_gpu_plain, On::Vulkan, "hl_ssm_conv_gpu_plain"));
   add(r, On::Vulkan, "ssm_conv", "gpu_tuned", "128 channels x 4 tokens per block, taps staged in shared memory",
