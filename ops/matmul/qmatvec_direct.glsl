@@ -33,6 +33,9 @@ layout(constant_id = 7) const uint NSEG = 1;   // segments (weights) in use, 1..
 layout(constant_id = 8) const uint TYPE1 = 12;  // segments 1..3's types
 layout(constant_id = 9) const uint TYPE2 = 12;
 layout(constant_id = 10) const uint TYPE3 = 12;
+// Diagnosis only (results wrong): 1 loads each unit and its block header as always but skips the decode and the
+// products (a word of the unit stands in): what the arithmetic costs beside the loads.
+layout(constant_id = 11) const uint DIAG = 0;
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
 
@@ -109,9 +112,18 @@ void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes) {
       const vec2 xsum = hlq_run_sums(xv);
       for (uint r = 0u; r < R; ++r) {
         const uint row = min(r0 + r, N - 1u);  // past the last row: a repeat, not stored
-        vec4 q[8], ms;
-        hlq_unit(type, seg, row * row_bytes, uu, q, ms);
-        const float d = hlq_unit_dot(q, ms, xv, xsum);
+        float d;
+        if (DIAG == 1u) {
+          uvec4 lo, hi;
+          vec4 ms;
+          float bias;
+          hlq_unit_packed(type, seg, row * row_bytes, uu, lo, hi, ms, bias);
+          d = ms.x * float((lo.x ^ hi.y ^ lo.z ^ hi.w) & 0xFFu) + xsum.x;
+        } else {
+          vec4 q[8], ms;
+          hlq_unit(type, seg, row * row_bytes, uu, q, ms);
+          d = hlq_unit_dot(q, ms, xv, xsum);
+        }
         acc[r] += u < units ? d : 0.0;
       }
     }

@@ -97,7 +97,7 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
   const auto& p = d.pipeline(tail ? "qmatvec_direct_tail" : "qmatvec_direct",
                              {{0, wg}, {1, type[0]}, {2, rows}, {3, upl}, {4, K / 4}, {5, x_global},
                               {6, d.info().min_subgroup_size}, {7, u32(int64_t(ws.size()))}, {8, type[1]}, {9, type[2]},
-                              {10, type[3]}},
+                              {10, type[3]}, {11, d.profile().get(tn + "diag", 0)}},
                              uint32_t(bind.size()), sizeof pc);
   // A pass per subgroup at the reported subgroup size (the kernel walks passes grid-stride), at most `groups`
   // workgroups when that is set (then each stages x once for more rows).

@@ -18,6 +18,7 @@ layout(constant_id = 5) const uint K = 8;       // slots per token
 layout(constant_id = 6) const uint UH = 64;     // 32-value units per row: H / 32
 layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
 layout(constant_id = 8) const uint RANK = 0;   // 1: routes by ranking (above); 0: K rounds of a subgroup argmax
+layout(constant_id = 9) const uint FIXED = 0;  // diagnosis only (results wrong): slot j takes expert 31 j, no routing
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };        // [T, H]
@@ -104,9 +105,11 @@ void main() {
   if (g >= pc.T * K * pc.blocks) return;  // uniform per workgroup
   const uint tj = g / pc.blocks, t = tj / K, j = tj % K, f0 = (g % pc.blocks) * ROWS, xrow = t * (pc.H >> 2u);
   const uint lane = gl_SubgroupInvocationID;
-  if (gl_SubgroupID == 0u) route(t, lane, gl_SubgroupSize);
+  if (FIXED != 0u) {
+    if (gl_LocalInvocationID.x < K) sel_e[gl_LocalInvocationID.x] = (31u * gl_LocalInvocationID.x) % EMAX, sel_w[gl_LocalInvocationID.x] = 1.0;
+  } else if (gl_SubgroupID == 0u) route(t, lane, gl_SubgroupSize);
   barrier();
-  if (RANK != 0u) route_ranks();
+  if (RANK != 0u && FIXED == 0u) route_ranks();
   if (g % (K * pc.blocks) == 0u && gl_LocalInvocationID.x < K) {
     expert[t * K + gl_LocalInvocationID.x] = int(sel_e[gl_LocalInvocationID.x]);
     weight[t * K + gl_LocalInvocationID.x] = sel_w[gl_LocalInvocationID.x];

@@ -40,6 +40,10 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail) {
   // The kernels' loops run a constant number of steps of a whole subgroup each (their loads then issue together).
   const uint32_t sgs = d.info().subgroup_size, sg_min = d.info().min_subgroup_size;
   if (wg % sgs) fail("{}: workgroup size {} is not a multiple of the subgroup size {}", what, wg, sgs);
+  // Diagnosis only (undeclared, results wrong unless 0): bits 0, 1, 2 leave step 1, 2, 3 out; bit 3: step 2 takes
+  // fixed routes instead of finding them. What `experiment moe --chain N --time-failing` times to see which step
+  // takes a block's time.
+  const uint32_t diag = d.profile().get(tn + "diag", 0);
   struct {
     uint32_t T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw;
     float eps;
@@ -51,16 +55,18 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail) {
                                {6, u32(H / 32)}, {7, sg_min}, {8, d.tune(tn + "router16")}},
                               8, sizeof pc);
   Grid g = grid(uint64_t(T) * pc.blocks);
-  d.dispatch(p1, {x.buffer(d), w[0].buffer(d), w[4].buffer(d), w[5].buffer(d), w[7].buffer(d), logits.buffer_mut(d),
+  if (!(diag & 1u))
+    d.dispatch(p1, {x.buffer(d), w[0].buffer(d), w[4].buffer(d), w[5].buffer(d), w[7].buffer(d), logits.buffer_mut(d),
                   hs.buffer_mut(d), sg.buffer_mut(d)}, pc, g.x, g.y);
   Tensor hmid = Tensor::device(d, T * k, F), expert = Tensor::device(d, T, k, Tensor::Type::I32), weight = Tensor::device(d, T, k);
   pc.blocks = u32((F + rg - 1) / rg);
   const auto& p2 = d.pipeline("moe_block_gate_up",
                               {{0, wg}, {1, rg}, {2, type(gate)}, {3, type(up)}, {4, u32(E)}, {5, u32(k)}, {6, u32(H / 32)}, {7, sg_min},
-                               {8, d.tune(tn + "rank")}},
+                               {8, d.tune(tn + "rank")}, {9, (diag >> 3) & 1u}},
                               7, sizeof pc);
   g = grid(uint64_t(T * k) * pc.blocks);
-  d.dispatch(p2, {x.buffer(d), logits.buffer(d), w[1].buffer(d), w[2].buffer(d), hmid.buffer_mut(d), expert.buffer_mut(d),
+  if (!(diag & 2u))
+    d.dispatch(p2, {x.buffer(d), logits.buffer(d), w[1].buffer(d), w[2].buffer(d), hmid.buffer_mut(d), expert.buffer_mut(d),
                   weight.buffer_mut(d)}, pc, g.x, g.y);
   Tensor y = Tensor::device(d, T, H);
   pc.blocks = u32((H + rd - 1) / rd);
@@ -73,7 +79,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail) {
                                {6, u32(Fs / 32)}, {7, sg_min}},
                               uint32_t(bind.size()), sizeof pc);
   g = grid(uint64_t(T) * pc.blocks);
-  d.dispatch(p3, bind, pc, g.x, g.y);
+  if (!(diag & 4u)) d.dispatch(p3, bind, pc, g.x, g.y);
   return y;
 }
 
