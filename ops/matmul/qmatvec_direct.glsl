@@ -77,7 +77,14 @@ layout(push_constant) uniform Push { uint T, K, end; uvec4 N, row_bytes, first; 
 #include "tail_add_rmsnorm.glsl"
 #endif
 
+#ifdef QMV_X16
+// x as 16-bit fixed point (ops/shaders/x16.glsl), every segment a K-quant: integer dot products, no float x staged.
+#define HLX_RUNS (XV / 4u)
+#include "x16.glsl"
+shared vec4 xs[1];
+#else
 shared vec4 xs[XG != 0u ? 1u : XV];
+#endif
 
 void store(uint seg, uint i, float v) {
 #ifdef QMV_TAIL
@@ -103,6 +110,18 @@ void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes) {
     for (uint i = 0u; i < UPL; ++i) {
       // Past the row's units: a repeat of the last, weighted 0 (no branch between the loads).
       const uint u = u0 + i * lanes, uu = min(u, units - 1u);
+#ifdef QMV_X16
+      const uvec2 xr = hlq_unit_runs(type, uu) >> 4u;
+      for (uint r = 0u; r < R; ++r) {
+        const uint row = min(r0 + r, N - 1u);
+        uvec4 lo, hi;
+        vec4 ms;
+        float bias;
+        hlq_unit_packed(type, seg, row * row_bytes, uu, lo, hi, ms, bias);
+        const float d = hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
+        acc[r] += u < units ? d : 0.0;
+      }
+#else
       const uvec2 runs = hlq_unit_runs(type, uu) >> 2u;
       vec4 xv[8];
       for (uint k = 0u; k < 4u; ++k) {
@@ -126,6 +145,7 @@ void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes) {
         }
         acc[r] += u < units ? d : 0.0;
       }
+#endif
     }
   }
   for (uint r = 0u; r < R; ++r) {
@@ -139,11 +159,21 @@ void main() {
   const uint first = (hl_group_index() * nsg + gl_SubgroupID) * R;
   const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * nsg * R;
   for (uint t = 0u; t < pc.T; ++t) {
+#ifdef QMV_X16
+    barrier();  // the previous token's x is no longer read
+    for (uint r = gl_LocalInvocationID.x; r < pc.K / 16u; r += WG) {
+      vec4 v[4];
+      for (uint k = 0u; k < 4u; ++k) v[k] = x4[t * (pc.K / 4u) + 4u * r + k];
+      hlx_stage(r, v);
+    }
+    barrier();
+#else
     if (XG == 0u) {
       barrier();  // the previous token's x is no longer read
       for (uint i = gl_LocalInvocationID.x; i < pc.K / 4u; i += WG) xs[i] = x4[t * (pc.K / 4u) + i];
       barrier();
     }
+#endif
     for (uint r0 = first; r0 < pc.end; r0 += stride) {  // uniform per subgroup
       if (NSEG == 1u || r0 < pc.first.y) pass(0u, TYPE, t, r0, pc.N.x, pc.row_bytes.x);
       else if (NSEG == 2u || r0 < pc.first.z) pass(1u, TYPE1, t, r0 - pc.first.y, pc.N.y, pc.row_bytes.y);

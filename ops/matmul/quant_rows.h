@@ -35,4 +35,9 @@ std::vector<BufferPtr> tail_add_rmsnorm_bindings(VariantCtx& c, TailAddNorm& tai
 std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const std::vector<WeightRef>& ws,
                                          const std::string& tune_op, const std::string& what, TailAddNorm* tail = nullptr);
 
+// The relative L2 held to by kernels that take x as 16-bit fixed point (ops/shaders/x16.glsl; tunables "*.x16"): each x
+// value within 2^-16 of its run's largest, up to ~10x more on a row through K-quants' offsets (mul q - sub: the two
+// terms cancel); measured 1.5e-5 (q4_K) to 3.7e-5 (q6_K) at full shapes.
+extern const double kX16Tolerance;
+
 }  // namespace hl::gpu

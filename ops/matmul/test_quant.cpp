@@ -37,8 +37,18 @@ TEST_CASE("vk ops: quantized matmul, qmatvec and auto, every type", "[vk][ops][q
       for (int T : {1, 3}) {
         INFO(quant::type_name(t) << " K " << K << " N " << N << " T " << T);
         const gpu::OpArgs a = matmul_args(g, T, K, N, t);
-        for (const char* op : {"matmul", "lm_head"})
-          for (const char* v : {"vulkan:qmatvec", "vulkan:qmatvec_direct", "vulkan:auto"}) require_close(op, v, a, kTol);
+        for (const std::string op : {"matmul", "lm_head"}) {
+          {  // f32 products: x as it is
+            const vk::ScopedTuning f32(device().ctx().profile(), {{op + ".qmatvec_direct.x16", 0}});
+            for (const char* v : {"vulkan:qmatvec", "vulkan:qmatvec_direct"}) require_close(op, v, a, kTol);
+          }
+          // The default: K-quants with x as 16-bit fixed point (integer dot products), held to kX16Tolerance, and
+          // really rounded (well above f32 rounding); other types keep the f32 products.
+          for (const char* v : {"vulkan:qmatvec_direct", "vulkan:auto"}) require_close(op, v, a, kTol);
+          const bool x16 = device().info().integer_dot_product && t != Type::Q8_0 && t != Type::F16;
+          for (auto& [name, e] : compare_with_reference(op, "vulkan:qmatvec_direct", a))
+            CHECK((x16 ? e.rel_l2 > kTol : e.rel_l2 <= kTol));
+        }
       }
 }
 

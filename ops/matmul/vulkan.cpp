@@ -111,6 +111,7 @@ void register_matmul_vulkan(Registry& r) {
                    {"matmul.auto.coopmat", 1}, {"matmul.auto.qgemm", 1, {{"lavapipe", 0}}},
                    {"matmul.auto.narrow_rows", 64, {{"lavapipe", 0}}}, {"matmul.auto.f32_qgemm", 1, {{"lavapipe", 0}}},
                    {"matmul.auto.f32_coopmat", 1}};
+    au.precision_tolerance = kX16Tolerance;  // its decode pick, qmatvec_direct, takes x as 16-bit fixed point
     r.add_variant(std::move(au));
   }
 }

@@ -45,6 +45,9 @@ std::vector<BufferPtr> tail_add_rmsnorm_bindings(VariantCtx& c, TailAddNorm& tai
   return {counter.buffer_mut(d), y.buffer(d), tail.x.buffer(d), tail.gain.buffer(d), tail.s.buffer_mut(d), tail.n.buffer_mut(d)};
 }
 
+// Declared in quant_rows.h.
+const double kX16Tolerance = 2e-4;
+
 // x staged in shared memory, each subgroup R rows per pass with every unit's words loaded straight into
 // registers, no barrier after the staging (qmatvec_direct.comp). Also reads f32 rows of whole 32-value units.
 // Declared in quant_rows.h.
@@ -90,11 +93,15 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
       bind.insert(bind.end(), {bind[1], bind[2], bind[3]});
     }
   }
+  // x16: x as 16-bit fixed point and integer dot products (qmatvec_direct_x16.comp) where every weight is a K-quant and
+  // the device has integer dot products; the tail keeps the f32 products.
+  bool x16 = !tail && d.tune(tn + "x16") && d.info().integer_dot_product;
+  for (size_t s = 0; s < ws.size(); ++s) x16 = x16 && type[s] >= uint32_t(quant::Type::Q4_K) && type[s] <= uint32_t(quant::Type::Q6_K);
   if (tail) {
     bind.resize(4);  // segment 0's; the tail's own follow
     for (const BufferPtr& b : tail_add_rmsnorm_bindings(c, *tail, ys[0], what)) bind.push_back(b);
   }
-  const auto& p = d.pipeline(tail ? "qmatvec_direct_tail" : "qmatvec_direct",
+  const auto& p = d.pipeline(tail ? "qmatvec_direct_tail" : x16 ? "qmatvec_direct_x16" : "qmatvec_direct",
                              {{0, wg}, {1, type[0]}, {2, rows}, {3, upl}, {4, K / 4}, {5, x_global},
                               {6, d.info().min_subgroup_size}, {7, u32(int64_t(ws.size()))}, {8, type[1]}, {9, type[2]},
                               {10, type[3]}, {11, d.profile().get(tn + "diag", 0)}},
@@ -339,7 +346,9 @@ void register_matmul_vulkan_quant(Registry& r) {
     // Rows per subgroup pass (their loads in flight together), 32-value units per lane per step, workgroups at most
     // (0: a pass per subgroup, walking rows grid-stride).
     md.tunables = {{key("qmatvec_direct", "wg"), 256}, {key("qmatvec_direct", "rows"), lm ? 8u : 2u},
-                   {key("qmatvec_direct", "units"), lm ? 2u : 1u}, {key("qmatvec_direct", "groups"), 0}, {key("qmatvec_direct", "x_global"), 0}};
+                   {key("qmatvec_direct", "units"), lm ? 2u : 1u}, {key("qmatvec_direct", "groups"), 0}, {key("qmatvec_direct", "x_global"), 0},
+                   {key("qmatvec_direct", "x16"), 1}};
+    md.precision_tolerance = kX16Tolerance;
     Variant mc = vulkan_variant(op, "vulkan:qcols",
                                 "quantized weights (ggml blocks), prompt chunks: dequantized tiles reused by max_cols tokens",
                                 [op](VariantCtx& c, OpArgs& a) { qcols(c, a, op); });

@@ -39,35 +39,62 @@ shared float p[EMAX];
 shared uint sel_e[K];
 shared float sel_w[K];
 
-// Subgroup 0 only (uniform within it): token t's K routes into sel_e / sel_w. Each lane owns p[e], e = lane mod lanes.
+// Subgroup 0 only (uniform within it): token t's K routes into sel_e / sel_w. Lane l holds p of experts l, l + lanes, ...
+// in registers (ascending e), and its best one: each of the K rounds is two subgroup reductions (the largest p, then the
+// lowest id among equal p), and only the winning lane drops its entry and finds its next best, without a scan of all
+// E values per round. p also goes to shared memory for route_ranks().
 void route(uint t, uint lane, uint lanes) {
+  const uint PER = (EMAX + SGS - 1u) / SGS;  // entries per lane at the smallest subgroup size
   const float neg_inf = uintBitsToFloat(0xff800000u);
+  float v[PER];
   float mx = neg_inf;
-  for (uint e = lane; e < EMAX; e += lanes) mx = max(mx, logits[t * EMAX + e]);
+  for (uint i = 0u; i < PER; ++i) {
+    const uint e = lane + i * lanes;
+    v[i] = e < EMAX ? logits[t * EMAX + e] : neg_inf;
+    mx = max(mx, v[i]);
+  }
   mx = subgroupMax(mx);
   float s = 0.0;
-  for (uint e = lane; e < EMAX; e += lanes) {
-    p[e] = exp(logits[t * EMAX + e] - mx);
-    s += p[e];
+  for (uint i = 0u; i < PER; ++i) {
+    const uint e = lane + i * lanes;
+    v[i] = e < EMAX ? exp(v[i] - mx) : -1.0;  // -1: no expert (p >= 0 otherwise)
+    s += e < EMAX ? v[i] : 0.0;
   }
   s = subgroupAdd(s);
-  for (uint e = lane; e < EMAX; e += lanes) p[e] /= s;
+  float bv = -1.0;
+  uint bi = NONE;
+  for (uint i = 0u; i < PER; ++i) {
+    const uint e = lane + i * lanes;
+    if (e < EMAX) {
+      v[i] /= s;
+      if (RANK != 0u) p[e] = v[i];
+    }
+    if (v[i] > bv) {  // ascending e: the lowest id among equal values stays
+      bv = v[i];
+      bi = i;
+    }
+  }
   if (RANK != 0u) {  // route_ranks() takes the slots (none left unset, whatever the logits)
     for (uint j = lane; j < K; j += lanes) sel_e[j] = NONE, sel_w[j] = 0.0;
     return;
   }
   float sum = 0.0;
   for (uint j = 0u; j < K; ++j) {
-    float lv = -1.0;
-    uint li = NONE;
-    for (uint e = lane; e < EMAX; e += lanes)
-      if (p[e] > lv) {  // ascending e: the lowest id among equal values stays
-        lv = p[e];
-        li = e;
+    const float m = subgroupMax(bv);
+    const uint mi = subgroupMin(bv == m && bi != NONE ? lane + bi * lanes : NONE);
+    if (mi % lanes == lane) {  // this lane's best was taken: drop it (constant indices only) and find the next
+      const uint taken = bi;
+      bv = -1.0;
+      bi = NONE;
+      for (uint i = 0u; i < PER; ++i) {
+        if (i == taken) {
+          v[i] = -1.0;
+        } else if (v[i] > bv) {
+          bv = v[i];
+          bi = i;
+        }
       }
-    const float m = subgroupMax(lv);
-    const uint mi = subgroupMin(lv == m ? li : NONE);
-    if (mi % lanes == lane) p[mi] = -1.0;  // removed (p >= 0 otherwise); only its owner reads p[mi]
+    }
     sum += m;
     if (subgroupElect()) {
       sel_e[j] = mi;

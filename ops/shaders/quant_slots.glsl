@@ -4,14 +4,7 @@
 // Include after quant_blocks.glsl (HLQ_WORD(buf, i) defined; weights read from buf 0) with TYPE a constant.
 #ifndef HL_QUANT_SLOTS_GLSL
 #define HL_QUANT_SLOTS_GLSL
-#extension GL_EXT_spirv_intrinsics : require
-
-// OpSDot with PackedVectorFormat4x8Bit: the dot product of four signed bytes by four signed bytes.
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450) int sdot4x8(int a, int b, spirv_literal int format);
-int hlq_dot16(uvec4 q, uvec4 x) {
-  return sdot4x8(int(q.x), int(x.x), 0) + sdot4x8(int(q.y), int(x.y), 0) + sdot4x8(int(q.z), int(x.z), 0) +
-         sdot4x8(int(q.w), int(x.w), 0);
-}
+#include "int_dot.glsl"
 
 const uint HLQ_RUNS = TYPE == HLQ_Q8_0 ? 2u : 4u;
 
