@@ -122,6 +122,7 @@ inline void require_close(const std::string& op, const std::string& variant, con
 // must leave as it found it).
 inline void require_close_second_call(const std::string& op, const std::string& variant, const gpu::OpArgs& first,
                                       const gpu::OpArgs& args, double tol) {
+  tol = std::max(tol, gpu::Registry::get().variant(op, variant).precision_tolerance);
   gpu::WeightStore ws(&device());
   gpu::VariantCtx ctx{&device(), &ws};
   gpu::OpArgs warm = first;

@@ -32,10 +32,12 @@ void main() {
   const uint base = grp * GC, lid = gl_LocalInvocationID.x;
   // Every load first (a constant trip count: unrolled, all in flight together), the sums in the same order as
   // a strided loop, y kept in registers for n.
-  float v[NV];
+  // The gain too: read after the sum it would be one more round trip on the step's critical path.
+  float v[NV], gv[NV];
   for (uint j = 0u; j < NV; ++j) {
     const uint i = lid + j * WG;
     v[j] = i < GC ? x[base + i] + addend(base + i) : 0.0;
+    gv[j] = i < GC ? gain[i] : 0.0;
   }
   float s = 0.0;
   for (uint j = 0u; j < NV; ++j) {
@@ -47,6 +49,6 @@ void main() {
   const float inv = 1.0 / sqrt(s / float(GC) + pc.eps);
   for (uint j = 0u; j < NV; ++j) {
     const uint i = lid + j * WG;
-    if (i < GC) n[base + i] = v[j] * inv * gain[i];
+    if (i < GC) n[base + i] = v[j] * inv * gv[j];
   }
 }

@@ -25,8 +25,10 @@ struct TailAddNorm {
 
 // The six buffers a producer kernel that includes tail_add_rmsnorm.glsl binds after its own, for its output y [T, N]:
 // the ticket counter (one per weight store, 0 between dispatches), y again, the residual, the gain, and tail.s and
-// tail.n, allocated here. Checks that the residual and gain fit y.
-std::vector<BufferPtr> tail_add_rmsnorm_bindings(VariantCtx& c, TailAddNorm& tail, const Tensor& y, const std::string& what);
+// tail.n, allocated here. Checks that the residual and gain fit y, and that a row fits the tail's registers at workgroup
+// size `wg` (16 values per invocation).
+std::vector<BufferPtr> tail_add_rmsnorm_bindings(VariantCtx& c, TailAddNorm& tail, const Tensor& y, uint32_t wg,
+                                                 const std::string& what);
 
 // y_s = x w_s^T for up to four weights that share x, as one dispatch of qmatvec_direct.comp (each weight a segment
 // with its own block type): matmul's and lm_head's vulkan:qmatvec_direct (one weight) and matmul_group's. Tunables

@@ -34,8 +34,12 @@ Tensor vk_quant_rows(VariantCtx& c, const WeightRef& w, const std::string& what)
 }
 
 // Declared in quant_rows.h.
-std::vector<BufferPtr> tail_add_rmsnorm_bindings(VariantCtx& c, TailAddNorm& tail, const Tensor& y, const std::string& what) {
+std::vector<BufferPtr> tail_add_rmsnorm_bindings(VariantCtx& c, TailAddNorm& tail, const Tensor& y, uint32_t wg,
+                                                 const std::string& what) {
   Device& d = c.device();
+  if (y.cols() > 16 * int64_t(wg))
+    fail("{}: rows of {} values; the folded add and norm hold at most 16 per invocation ({} at workgroup size {})", what,
+         y.cols(), 16 * int64_t(wg), wg);
   if (tail.x.rows() != y.rows() || tail.x.cols() != y.cols() || tail.gain.numel() != y.cols())
     fail("{}: residual [{}, {}] and gain [{}] do not fit the output [{}, {}]", what, tail.x.rows(), tail.x.cols(),
          tail.gain.numel(), y.rows(), y.cols());
@@ -93,15 +97,15 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
       bind.insert(bind.end(), {bind[1], bind[2], bind[3]});
     }
   }
-  // x16: x as 16-bit fixed point and integer dot products (qmatvec_direct_x16.comp) where every weight is a K-quant and
-  // the device has integer dot products; the tail keeps the f32 products.
-  bool x16 = !tail && d.tune(tn + "x16") && d.info().integer_dot_product;
+  // x16: x as 16-bit fixed point and integer dot products (qmatvec_direct{,_tail}_x16.comp) where every weight is a
+  // K-quant and the device has integer dot products.
+  bool x16 = d.tune(tn + "x16") && d.info().integer_dot_product;
   for (size_t s = 0; s < ws.size(); ++s) x16 = x16 && type[s] >= uint32_t(quant::Type::Q4_K) && type[s] <= uint32_t(quant::Type::Q6_K);
   if (tail) {
     bind.resize(4);  // segment 0's; the tail's own follow
-    for (const BufferPtr& b : tail_add_rmsnorm_bindings(c, *tail, ys[0], what)) bind.push_back(b);
+    for (const BufferPtr& b : tail_add_rmsnorm_bindings(c, *tail, ys[0], wg, what)) bind.push_back(b);
   }
-  const auto& p = d.pipeline(tail ? "qmatvec_direct_tail" : x16 ? "qmatvec_direct_x16" : "qmatvec_direct",
+  const auto& p = d.pipeline(std::string(tail ? "qmatvec_direct_tail" : "qmatvec_direct") + (x16 ? "_x16" : ""),
                              {{0, wg}, {1, type[0]}, {2, rows}, {3, upl}, {4, K / 4}, {5, x_global},
                               {6, d.info().min_subgroup_size}, {7, u32(int64_t(ws.size()))}, {8, type[1]}, {9, type[2]},
                               {10, type[3]}, {11, d.profile().get(tn + "diag", 0)}},

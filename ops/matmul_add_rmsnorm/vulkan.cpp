@@ -25,10 +25,12 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
 }  // namespace
 
 void register_matmul_add_rmsnorm_vulkan(Registry& r) {
-  r.add_variant(vulkan_variant("matmul_add_rmsnorm", "vulkan:fused_decode",
-                               "qmatvec_direct (matmul's tunables), then the residual add and rmsnorm by its last workgroup "
-                               "(a ticket counter): one dispatch",
-                               fused_decode));
+  Variant v = vulkan_variant("matmul_add_rmsnorm", "vulkan:fused_decode",
+                             "qmatvec_direct (matmul's tunables), then the residual add and rmsnorm by its last workgroup "
+                             "(a ticket counter): one dispatch",
+                             fused_decode);
+  v.precision_tolerance = kX16Tolerance;  // matmul.qmatvec_direct.x16: x as 16-bit fixed point
+  r.add_variant(std::move(v));
 }
 
 }  // namespace hl::gpu

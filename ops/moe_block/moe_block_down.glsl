@@ -41,6 +41,11 @@ layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g,
 #define HL_TAIL_BINDING 7
 #include "tail_add_rmsnorm.glsl"
 #endif
+#ifdef MBD_X16
+// hmid's K rows and hs as 16-bit fixed point (ops/shaders/x16.glsl), staged by the workgroup; both downs K-quants.
+#define HLX_RUNS (2u * (K * UF + US))
+#include "x16.glsl"
+#endif
 
 // This lane's term of unit u of the row at byte `row` of source `buf` against the vector at vec4 `mrow` of
 // source msrc (0: hmid, 1: hs).
@@ -55,6 +60,18 @@ float unit_dot(uint type, uint buf, uint row, uint u, uint mrow) {
   return hlq_unit_dot(q, ms, xv, hlq_run_sums(xv));
 }
 
+#ifdef MBD_X16
+// As unit_dot, against the staged runs from run `r0` on (the slot's hmid row, or hs).
+float unit_dot16(uint type, uint buf, uint row, uint u, uint r0) {
+  const uvec2 xr = r0 + (hlq_unit_runs(type, u) >> 4u);
+  uvec4 lo, hi;
+  vec4 ms;
+  float bias;
+  hlq_unit_packed(type, buf, row, u, lo, hi, ms, bias);
+  return hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
+}
+#endif
+
 shared uint se[K];
 
 void main() {
@@ -62,17 +79,34 @@ void main() {
   if (g < pc.T * pc.blocks) {  // uniform per workgroup (with the tail, every workgroup goes on to take its ticket)
     const uint t = g / pc.blocks, h0 = (g % pc.blocks) * ROWS, lane = gl_SubgroupInvocationID;
     for (uint j = gl_LocalInvocationID.x; j < K; j += WG) se[j] = uint(clamp(expert[t * K + j], 0, int(pc.E) - 1));
+#ifdef MBD_X16
+    for (uint r = gl_LocalInvocationID.x; r < 2u * (K * UF + US); r += WG) {  // runs: K hmid rows, then hs
+      vec4 v[4];
+      const bool routed = r < 2u * K * UF;
+      for (uint k = 0u; k < 4u; ++k)
+        v[k] = routed ? hmid4[t * K * (pc.F >> 2u) + 4u * r + k] : hs4[t * (pc.Fs >> 2u) + 4u * (r - 2u * K * UF) + k];
+      hlx_stage(r, v);
+    }
+#endif
     barrier();
     for (uint r = gl_SubgroupID; r < ROWS && h0 + r < pc.H; r += hl_num_subgroups()) {  // uniform per subgroup
       const uint h = h0 + r;
       float acc = 0.0, sacc = 0.0;
       for (uint s = 0u; s < (K * UF + SGS - 1u) / SGS; ++s) {
         const uint ii = lane + s * gl_SubgroupSize, i = min(ii, K * UF - 1u), j = i / UF, u = i % UF;  // clamped, weighted 0
+#ifdef MBD_X16
+        acc += (ii < K * UF ? 1.0 : 0.0) * unit_dot16(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, 2u * UF * j);
+#else
         acc += (ii < K * UF ? 1.0 : 0.0) * unit_dot(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, (t * K + j) * (pc.F >> 2u));
+#endif
       }
       for (uint s = 0u; s < (US + SGS - 1u) / SGS; ++s) {
         const uint ui = lane + s * gl_SubgroupSize, u = min(ui, US - 1u);  // clamped, weighted 0
+#ifdef MBD_X16
+        sacc += (ui < US ? 1.0 : 0.0) * unit_dot16(TYPE_SD, 1u, h * pc.rb_sd, u, 2u * K * UF);
+#else
         sacc += (ui < US ? 1.0 : 0.0) * unit_dot(TYPE_SD, 1u, h * pc.rb_sd, u, t * (pc.Fs >> 2u));
+#endif
       }
       acc = subgroupAdd(acc);
       sacc = subgroupAdd(sacc);

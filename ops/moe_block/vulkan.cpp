@@ -49,6 +49,11 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail) {
     float eps;
   } pc{u32(T), u32(H), u32(E), u32(F), u32(Fs), u32(k), 0, rb(router), rb(gate), rb(up), rb(down), rb(sgate), rb(sup), rb(sdown),
        rb(gw), tail ? tail->eps : 0.0f};
+  // x16: x, hmid and hs as 16-bit fixed point and integer dot products (moe_block_*_x16.comp) where the routed and shared
+  // experts are K-quants and the device has integer dot products.
+  const auto kquant = [&](const WeightRef& r) { return type(r) >= uint32_t(quant::Type::Q4_K) && type(r) <= uint32_t(quant::Type::Q6_K); };
+  const bool x16 = d.tune(tn + "x16") && d.info().integer_dot_product;
+  const bool x16_gate_up = x16 && kquant(gate) && kquant(up), x16_down = x16 && kquant(down) && kquant(sdown);
   Tensor logits = Tensor::device(d, T, E), hs = Tensor::device(d, T, Fs), sg = Tensor::device(d, T, 1);
   pc.blocks = u32((E + Fs + 1 + rx - 1) / rx);
   const auto& p1 = d.pipeline("moe_block_x", {{0, wg}, {1, rx}, {2, type(router)}, {3, type(sgate)}, {4, type(sup)}, {5, type(gw)},
@@ -60,7 +65,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail) {
                   hs.buffer_mut(d), sg.buffer_mut(d)}, pc, g.x, g.y);
   Tensor hmid = Tensor::device(d, T * k, F), expert = Tensor::device(d, T, k, Tensor::Type::I32), weight = Tensor::device(d, T, k);
   pc.blocks = u32((F + rg - 1) / rg);
-  const auto& p2 = d.pipeline("moe_block_gate_up",
+  const auto& p2 = d.pipeline(x16_gate_up ? "moe_block_gate_up_x16" : "moe_block_gate_up",
                               {{0, wg}, {1, rg}, {2, type(gate)}, {3, type(up)}, {4, u32(E)}, {5, u32(k)}, {6, u32(H / 32)}, {7, sg_min},
                                {8, d.tune(tn + "rank")}, {9, (diag >> 3) & 1u}},
                               7, sizeof pc);
@@ -73,8 +78,8 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail) {
   std::vector<BufferPtr> bind{hmid.buffer(d), expert.buffer(d), w[3].buffer(d), hs.buffer(d), w[6].buffer(d), sg.buffer(d),
                               y.buffer_mut(d)};
   if (tail)  // the residual add and norm by the last workgroup (ops/shaders/tail_add_rmsnorm.glsl)
-    for (const BufferPtr& b : tail_add_rmsnorm_bindings(c, *tail, y, what)) bind.push_back(b);
-  const auto& p3 = d.pipeline(tail ? "moe_block_down_tail" : "moe_block_down",
+    for (const BufferPtr& b : tail_add_rmsnorm_bindings(c, *tail, y, wg, what)) bind.push_back(b);
+  const auto& p3 = d.pipeline(std::string(tail ? "moe_block_down_tail" : "moe_block_down") + (x16_down ? "_x16" : ""),
                               {{0, wg}, {1, rd}, {2, type(down)}, {3, type(sdown)}, {4, u32(k)}, {5, u32(F / 32)},
                                {6, u32(Fs / 32)}, {7, sg_min}},
                               uint32_t(bind.size()), sizeof pc);
@@ -111,7 +116,10 @@ void register_moe_block_vulkan(Registry& r) {
                 {"moe_block.fused_decode.router16", 1},
                 // 1: step 2's routes by one ranking pass of the whole workgroup instead of K rounds of a subgroup argmax
                 // (slower on the H200: reports/nvidia-h200/decode-composites.md).
-                {"moe_block.fused_decode.rank", 0}};
+                {"moe_block.fused_decode.rank", 0},
+                // 1: x, hmid and hs as 16-bit fixed point, integer dot products (ops/shaders/x16.glsl), where they apply.
+                {"moe_block.fused_decode.x16", 1}};
+  v.precision_tolerance = kX16Tolerance;
   r.add_variant(std::move(v));
 }
 

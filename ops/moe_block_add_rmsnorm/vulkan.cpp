@@ -17,10 +17,12 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
 }  // namespace
 
 void register_moe_block_add_rmsnorm_vulkan(Registry& r) {
-  r.add_variant(vulkan_variant("moe_block_add_rmsnorm", "vulkan:fused_decode",
-                               "moe_block's three dispatches (its tunables), the third's last workgroup adding the residual "
-                               "and writing the norm",
-                               fused_decode));
+  Variant v = vulkan_variant("moe_block_add_rmsnorm", "vulkan:fused_decode",
+                             "moe_block's three dispatches (its tunables), the third's last workgroup adding the residual "
+                             "and writing the norm",
+                             fused_decode);
+  v.precision_tolerance = kX16Tolerance;  // moe_block's gate/up with x as 16-bit fixed point (moe_block.fused_decode.x16)
+  r.add_variant(std::move(v));
 }
 
 }  // namespace hl::gpu

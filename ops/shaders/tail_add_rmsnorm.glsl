@@ -17,6 +17,8 @@ layout(std430, binding = HL_TAIL_BINDING + 4) writeonly buffer TailS { float tai
 layout(std430, binding = HL_TAIL_BINDING + 5) writeonly buffer TailN { float tail_n[]; };
 
 shared uint hl_tail_ticket;
+// Values of a row per invocation: the host keeps G <= HL_TAIL_NV * the workgroup size (kTailValuesPerInvocation).
+#define HL_TAIL_NV 16u
 
 void hl_tail_add_rmsnorm(uint rows, uint G, float eps) {
   memoryBarrierBuffer();  // this workgroup's writes of y reach the device before its ticket
@@ -25,16 +27,25 @@ void hl_tail_add_rmsnorm(uint rows, uint G, float eps) {
   barrier();
   if (hl_tail_ticket + 1u != gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z) return;  // uniform
   memoryBarrierBuffer();
+  // x, y and the gain loaded together (a constant trip count: unrolled, in flight at once), s and n written from
+  // registers: one round trip after the ticket instead of three.
   for (uint r = 0u; r < rows; ++r) {
-    float ss = 0.0;
-    for (uint i = gl_LocalInvocationIndex; i < G; i += HL_WORKGROUP_SUM_SIZE) {
-      const float v = tail_x[r * G + i] + tail_y[r * G + i];
-      tail_s[r * G + i] = v;
-      ss += v * v;
+    float v[HL_TAIL_NV], gv[HL_TAIL_NV], ss = 0.0;
+    for (uint j = 0u; j < HL_TAIL_NV; ++j) {
+      const uint i = gl_LocalInvocationIndex + j * HL_WORKGROUP_SUM_SIZE;
+      v[j] = i < G ? tail_x[r * G + i] + tail_y[r * G + i] : 0.0;
+      gv[j] = i < G ? tail_gain[i] : 0.0;
+    }
+    for (uint j = 0u; j < HL_TAIL_NV; ++j) {
+      const uint i = gl_LocalInvocationIndex + j * HL_WORKGROUP_SUM_SIZE;
+      if (i < G) tail_s[r * G + i] = v[j];
+      ss += v[j] * v[j];
     }
     const float inv = 1.0 / sqrt(hl_workgroup_sum(ss) / float(G) + eps);
-    for (uint i = gl_LocalInvocationIndex; i < G; i += HL_WORKGROUP_SUM_SIZE)
-      tail_n[r * G + i] = (tail_x[r * G + i] + tail_y[r * G + i]) * inv * tail_gain[i];
+    for (uint j = 0u; j < HL_TAIL_NV; ++j) {
+      const uint i = gl_LocalInvocationIndex + j * HL_WORKGROUP_SUM_SIZE;
+      if (i < G) tail_n[r * G + i] = v[j] * inv * gv[j];
+    }
   }
   if (gl_LocalInvocationIndex == 0u) tail_counter = 0u;
 }

@@ -1,0 +1,209 @@
+// moe_block (vulkan:fused_decode), step 2 of 3: the routes and the routed experts' SwiGLU. Every workgroup
+// takes ROWS rows f of one (token t, slot j) and first finds t's routes itself from the logits (subgroup 0:
+// softmax over the E experts, then K rounds of a subgroup argmax, the largest p and the lowest id among equal
+// p, as moe_router's reference; weights p / sum of the K chosen in slot order), so no dispatch sits between
+// the router and the experts. Then hmid[t, j, f] = weight_j * silu(gate_e[f] . x) * (up_e[f] . x), e the
+// slot's expert, a subgroup per row as in moe_experts' moe_gate_up_q. The first workgroup of each token
+// writes its routes for step 3. RANK: the K rounds of argmax replaced by one parallel pass after the softmax: every
+// invocation ranks its experts (how many have a larger p, or an equal p and a lower id) and the K of rank < K take
+// their slots: the same routes and weights, without K dependent rounds of subgroup reductions.
+#ifndef HL_MOE_BLOCK_GATE_UP_GLSL
+#define HL_MOE_BLOCK_GATE_UP_GLSL
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 128;
+layout(constant_id = 1) const uint ROWS = 8;
+layout(constant_id = 2) const uint TYPE_G = 12;
+layout(constant_id = 3) const uint TYPE_U = 12;
+layout(constant_id = 4) const uint EMAX = 256;  // experts (the host passes E)
+layout(constant_id = 5) const uint K = 8;       // slots per token
+layout(constant_id = 6) const uint UH = 64;     // 32-value units per row: H / 32
+layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
+layout(constant_id = 8) const uint RANK = 0;   // 1: routes by ranking (above); 0: K rounds of a subgroup argmax
+layout(constant_id = 9) const uint FIXED = 0;  // diagnosis only (results wrong): slot j takes expert 31 j, no routing
+#include "common.glsl"
+
+layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };        // [T, H]
+layout(std430, binding = 1) readonly buffer L { float logits[]; };   // [T, E]
+layout(std430, binding = 2) readonly buffer G { uint gq[]; };        // raw rows [E*F, H]
+layout(std430, binding = 3) readonly buffer U { uint uq[]; };        // raw rows [E*F, H]
+layout(std430, binding = 4) writeonly buffer M { float hmid[]; };    // [T*K, F]
+layout(std430, binding = 5) writeonly buffer Ex { int expert[]; };   // [T, K]
+layout(std430, binding = 6) writeonly buffer Wt { float weight[]; }; // [T, K]
+layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw; } pc;
+
+// Words, not 16-byte units: the decoder reads one word at a time, and a 16-byte load per word measured slower.
+#define HLQ_WORD(buf, i) ((buf) == 0u ? gq[i] : uq[i])
+#include "quant_blocks.glsl"
+#ifdef MB_X16
+// x as 16-bit fixed point (ops/shaders/x16.glsl), staged while subgroup 0 finds the routes; gate and up K-quants.
+#define HLX_RUNS (UH * 2u)
+#include "x16.glsl"
+#endif
+
+const uint NONE = 0xffffffffu;
+shared float p[EMAX];
+shared uint sel_e[K];
+shared float sel_w[K];
+
+// Subgroup 0 only (uniform within it): token t's K routes into sel_e / sel_w. Lane l holds p of experts l, l + lanes, ...
+// in registers (ascending e), and its best one: each of the K rounds is two subgroup reductions (the largest p, then the
+// lowest id among equal p), and only the winning lane drops its entry and finds its next best, without a scan of all
+// E values per round. p also goes to shared memory for route_ranks().
+void route(uint t, uint lane, uint lanes) {
+  const uint PER = (EMAX + SGS - 1u) / SGS;  // entries per lane at the smallest subgroup size
+  const float neg_inf = uintBitsToFloat(0xff800000u);
+  float v[PER];
+  float mx = neg_inf;
+  for (uint i = 0u; i < PER; ++i) {
+    const uint e = lane + i * lanes;
+    v[i] = e < EMAX ? logits[t * EMAX + e] : neg_inf;
+    mx = max(mx, v[i]);
+  }
+  mx = subgroupMax(mx);
+  float s = 0.0;
+  for (uint i = 0u; i < PER; ++i) {
+    const uint e = lane + i * lanes;
+    v[i] = e < EMAX ? exp(v[i] - mx) : -1.0;  // -1: no expert (p >= 0 otherwise)
+    s += e < EMAX ? v[i] : 0.0;
+  }
+  s = subgroupAdd(s);
+  float bv = -1.0;
+  uint bi = NONE;
+  for (uint i = 0u; i < PER; ++i) {
+    const uint e = lane + i * lanes;
+    if (e < EMAX) {
+      v[i] /= s;
+      if (RANK != 0u) p[e] = v[i];
+    }
+    if (v[i] > bv) {  // ascending e: the lowest id among equal values stays
+      bv = v[i];
+      bi = i;
+    }
+  }
+  if (RANK != 0u) {  // route_ranks() takes the slots (none left unset, whatever the logits)
+    for (uint j = lane; j < K; j += lanes) sel_e[j] = NONE, sel_w[j] = 0.0;
+    return;
+  }
+  float sum = 0.0;
+  for (uint j = 0u; j < K; ++j) {
+    const float m = subgroupMax(bv);
+    const uint mi = subgroupMin(bv == m && bi != NONE ? lane + bi * lanes : NONE);
+    if (mi % lanes == lane) {  // this lane's best was taken: drop it (constant indices only) and find the next
+      const uint taken = bi;
+      bv = -1.0;
+      bi = NONE;
+      for (uint i = 0u; i < PER; ++i) {
+        if (i == taken) {
+          v[i] = -1.0;
+        } else if (v[i] > bv) {
+          bv = v[i];
+          bi = i;
+        }
+      }
+    }
+    sum += m;
+    if (subgroupElect()) {
+      sel_e[j] = mi;
+      sel_w[j] = m;
+    }
+  }
+  if (subgroupElect())
+    for (uint j = 0u; j < K; ++j) sel_w[j] /= sum;
+}
+
+// After route() (p in shared memory), every invocation (uniform control flow): expert e takes slot rank(e) where that
+// is below K, rank(e) = #{e' : p[e'] > p[e], or p[e'] == p[e] and e' < e}: the order of route()'s rounds. Weights
+// normalised by their sum in slot order, as there.
+void route_ranks() {
+  for (uint e = gl_LocalInvocationID.x; e < EMAX; e += WG) {
+    const float pe = p[e];
+    uint rank = 0u;
+    for (uint f = 0u; f < EMAX; ++f) rank += p[f] > pe || (p[f] == pe && f < e) ? 1u : 0u;
+    if (rank < K) {
+      sel_e[rank] = e;
+      sel_w[rank] = pe;
+    }
+  }
+  barrier();
+  if (gl_LocalInvocationID.x == 0u) {
+    float sum = 0.0;
+    for (uint j = 0u; j < K; ++j) sum += sel_w[j];
+    for (uint j = 0u; j < K; ++j) sel_w[j] /= sum;
+  }
+  barrier();
+}
+
+void main() {
+  const uint g = hl_group_index();
+  if (g >= pc.T * K * pc.blocks) return;  // uniform per workgroup
+  const uint tj = g / pc.blocks, t = tj / K, j = tj % K, f0 = (g % pc.blocks) * ROWS, xrow = t * (pc.H >> 2u);
+  const uint lane = gl_SubgroupInvocationID;
+#ifdef MB_X16
+  {  // the other subgroups stage x (all of them when there is only one, before it routes)
+    const uint nsg = hl_num_subgroups(), skip = nsg > 1u ? gl_SubgroupSize : 0u;
+    if (gl_LocalInvocationID.x >= skip)
+      for (uint r = gl_LocalInvocationID.x - skip; r < UH * 2u; r += WG - skip) {
+        vec4 v[4];
+        for (uint k = 0u; k < 4u; ++k) v[k] = x4[xrow + 4u * r + k];
+        hlx_stage(r, v);
+      }
+  }
+#endif
+  if (FIXED != 0u) {
+    if (gl_LocalInvocationID.x < K) sel_e[gl_LocalInvocationID.x] = (31u * gl_LocalInvocationID.x) % EMAX, sel_w[gl_LocalInvocationID.x] = 1.0;
+  } else if (gl_SubgroupID == 0u) route(t, lane, gl_SubgroupSize);
+  barrier();
+  if (RANK != 0u && FIXED == 0u) route_ranks();
+  if (g % (K * pc.blocks) == 0u && gl_LocalInvocationID.x < K) {
+    expert[t * K + gl_LocalInvocationID.x] = int(sel_e[gl_LocalInvocationID.x]);
+    weight[t * K + gl_LocalInvocationID.x] = sel_w[gl_LocalInvocationID.x];
+  }
+  const uint e = min(sel_e[j], EMAX - 1u);
+  const float w = sel_w[j];
+  for (uint r = gl_SubgroupID; r < ROWS && f0 + r < pc.F; r += hl_num_subgroups()) {
+    const uint row = e * pc.F + f0 + r;
+    float ga = 0.0, ua = 0.0;
+    for (uint i = 0u; i < (UH + SGS - 1u) / SGS; ++i) {  // constant trip count: unrolled, loads issued together
+      const uint ui = lane + i * gl_SubgroupSize, u = min(ui, UH - 1u);  // past the row: clamped, weighted 0
+      const float live = ui < UH ? 1.0 : 0.0;
+#ifdef MB_X16
+      {
+        uvec4 lo, hi;
+        vec4 ms;
+        float bias;
+        uvec2 xr = hlq_unit_runs(TYPE_G, u) >> 4u;
+        hlq_unit_packed(TYPE_G, 0u, row * pc.rb_g, u, lo, hi, ms, bias);
+        ga += live * hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
+        xr = hlq_unit_runs(TYPE_U, u) >> 4u;
+        hlq_unit_packed(TYPE_U, 1u, row * pc.rb_u, u, lo, hi, ms, bias);
+        ua += live * hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
+      }
+#else
+      const uvec2 runs = hlq_unit_runs(TYPE_G, u) >> 2u;
+      vec4 xv[8], q[8], ms;
+      for (uint i = 0u; i < 4u; ++i) {
+        xv[i] = x4[xrow + runs.x + i];
+        xv[i + 4u] = x4[xrow + runs.y + i];
+      }
+      vec2 xs = hlq_run_sums(xv);
+      hlq_unit(TYPE_G, 0u, row * pc.rb_g, u, q, ms);
+      ga += live * hlq_unit_dot(q, ms, xv, xs);
+      if (TYPE_U != TYPE_G) {  // another type: other runs of x
+        const uvec2 ru = hlq_unit_runs(TYPE_U, u) >> 2u;
+        for (uint i = 0u; i < 4u; ++i) {
+          xv[i] = x4[xrow + ru.x + i];
+          xv[i + 4u] = x4[xrow + ru.y + i];
+        }
+        xs = hlq_run_sums(xv);
+      }
+      hlq_unit(TYPE_U, 1u, row * pc.rb_u, u, q, ms);
+      ua += live * hlq_unit_dot(q, ms, xv, xs);
+#endif
+    }
+    ga = subgroupAdd(ga);
+    ua = subgroupAdd(ua);
+    if (subgroupElect()) hmid[tj * pc.F + f0 + r] = w * (ga / (1.0 + exp(-ga))) * ua;
+  }
+}
+
+#endif
