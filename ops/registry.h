@@ -138,8 +138,10 @@ struct Variant {
   bool per_token = false;       // walks a prefill chunk token by token (reported as a fallback)
   bool needs_device = false;
   // Its device work can be captured into a replayed decode step (false: it submits work of its own, as Halide's
-  // Vulkan runtime does).
+  // Vulkan runtime does). capturable_on, where set, decides per device (a tunable may route its work through another
+  // runtime: halide.vulkan.own_dispatch).
   bool capturable = true;
+  std::function<bool(const Device& dev)> capturable_on;
   bool quantized_weights_only = false;  // reads ggml blocks directly: tests and experiments give it only those
   std::vector<quant::Type> weight_types;  // the only storage types it reads (empty: any its flags allow)
   // Whether it takes these arguments' weights (quantized_weights_only, weight_types): tests and experiments skip

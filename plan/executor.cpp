@@ -96,7 +96,8 @@ bool PlanExecutor::can_capture() const {
   if (!dev_ || validate_ || profiling_) return false;
   for (const OpDef& op : Registry::get().ops()) {
     const Variant& v = plan_.variant(op.name);
-    if (!(v.needs_device && v.capturable) && !(v.family == "reference" && !op.parts.empty())) return false;
+    const bool capturable = v.capturable && (!v.capturable_on || v.capturable_on(*dev_));
+    if (!(v.needs_device && capturable) && !(v.family == "reference" && !op.parts.empty())) return false;
   }
   return true;
 }

@@ -80,10 +80,23 @@ BufferPtr Device::pooled(size_t bytes, vk::BufferKind kind) {
 
 const vk::Pipeline& Device::pipeline(const std::string& shader, const std::vector<vk::SpecConstant>& spec,
                                      uint32_t buffers, uint32_t push_bytes, bool full_subgroups) {
-  // The key: the name, then each constant's id and raw 4 bytes (plus its type index), in a reused string, so a
-  // lookup that hits allocates nothing (a decode step looks up ~800 pipelines).
+  return cached_pipeline(shader, {}, "main", spec, buffers, push_bytes, full_subgroups);
+}
+
+const vk::Pipeline& Device::pipeline(const std::string& name, std::span<const uint32_t> spirv, const std::string& entry,
+                                     const std::vector<vk::SpecConstant>& spec, uint32_t buffers, uint32_t push_bytes) {
+  if (spirv.empty()) fail("pipeline '{}': no SPIR-V", name);
+  return cached_pipeline(name, spirv, entry, spec, buffers, push_bytes, false);
+}
+
+const vk::Pipeline& Device::cached_pipeline(const std::string& name, std::span<const uint32_t> spirv,
+                                            const std::string& entry, const std::vector<vk::SpecConstant>& spec,
+                                            uint32_t buffers, uint32_t push_bytes, bool full_subgroups) {
+  // The key: the name and entry point, then each constant's id and raw 4 bytes (plus its type index), in a reused
+  // string, so a lookup that hits allocates nothing (a decode step looks up ~800 pipelines).
   std::string& key = pipeline_key_;
-  key.assign(shader);
+  key.assign(name);
+  if (entry != "main") key.append(1, '\0').append(entry);  // names hold no NUL: no two keys meet
   key.push_back(full_subgroups ? '!' : '|');
   for (auto& s : spec) {
     uint32_t bits = 0;
@@ -96,8 +109,9 @@ const vk::Pipeline& Device::pipeline(const std::string& shader, const std::vecto
   auto& slot = it->second;
   if (!slot) {
     vk::PipelineDesc d;
-    d.name = shader;
-    d.spirv = vk::embedded_spirv(shader);
+    d.name = name;
+    d.spirv = spirv.empty() ? vk::embedded_spirv(name) : spirv;
+    d.entry = entry;
     d.buffers = buffers;
     d.push_constant_bytes = push_bytes;
     d.spec = spec;

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,10 @@ class Device {
   // subgroup size), as cooperative-matrix kernels need.
   const vk::Pipeline& pipeline(const std::string& shader, const std::vector<vk::SpecConstant>& spec, uint32_t buffers,
                                uint32_t push_bytes, bool full_subgroups = false);
+  // The same from SPIR-V made at run time (another compiler's kernels: Halide's): `name` must name this module alone
+  // (the cache knows it by name, entry point and constants); `spirv` is read only when the pipeline is made.
+  const vk::Pipeline& pipeline(const std::string& name, std::span<const uint32_t> spirv, const std::string& entry,
+                               const std::vector<vk::SpecConstant>& spec, uint32_t buffers, uint32_t push_bytes);
 
   // Queues a dispatch in the window (see above); the buffers stay alive until it has run.
   void dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffers, const void* push, uint32_t push_bytes,
@@ -153,6 +158,10 @@ class Device {
   };
   std::vector<Stamped> dispatch_stamps_;
   std::map<std::string, std::unique_ptr<vk::Pipeline>> pipelines_;
+  // Both pipeline()s: the cached pipeline, made on a miss (an empty spirv: the embedded shader `name`).
+  const vk::Pipeline& cached_pipeline(const std::string& name, std::span<const uint32_t> spirv, const std::string& entry,
+                                      const std::vector<vk::SpecConstant>& spec, uint32_t buffers, uint32_t push_bytes,
+                                      bool full_subgroups);
   std::string pipeline_key_;               // pipeline()'s scratch key
   // The window: dispatches queued since the last barrier-forcing point (a flush, a segment cut, a transfer, a
   // timestamp), each with its level; emit_window() records them level by level, a barrier between levels.

@@ -65,6 +65,8 @@ class GdnPrep : public Generator<GdnPrep> {
       u.compute_root().gpu_tile(c, t, co, to, ci, ti, gpu_threads, gpu_tile_t, kGuard);
       acc.compute_at(u, ci);
       ss.compute_root().gpu_tile(h, t, co, to, ci, ti, 32, 1, kGuard);  // a thread per (head, token)
+      // Its sum too (left unscheduled, Halide ran it on the host between copies of u and ss to and from the device).
+      ss.update().gpu_tile(h, t, co, to, ci, ti, 32, 1, kGuard);
       for (Func f : outs) {
         Var a0 = f.args()[0], a1 = f.args()[1];
         f.fuse(a0, a1, ct).gpu_tile(ct, o, in, gpu_threads, kGuard);

@@ -1,7 +1,9 @@
 // The Halide variants: thin wrappers that hand the op's tensors to the AOT pipeline of one schedule as Halide buffers
 // (no copies) and take its outputs back as tensors. halide:<op>:<schedule> runs on the CPU (Halide's thread pool, as
-// many threads as OpenMP uses) on host memory; halide-vulkan:<op>:<schedule> runs through Halide's own Vulkan runtime,
-// seeded with hybridlab's instance, device and queue, on hybridlab's device buffers (class Io).
+// many threads as OpenMP uses) on host memory; halide-vulkan:<op>:<schedule> runs on hybridlab's device buffers (class
+// Io) with Halide's Vulkan runtime seeded with hybridlab's instance, device and queue, and its kernels dispatched on
+// hybridlab's own stream as hybridlab pipelines (halide_vulkan.cpp; tunable halide.vulkan.own_dispatch = 0: submitted
+// and waited for one by one by Halide's runtime, as before).
 #include "ops/halide/halide.h"
 #include "env.h"
 
@@ -60,6 +62,7 @@
 #include "hl_ssm_scan_tuned_c16.h"
 #ifdef HYBRIDLAB_HALIDE_VULKAN
 #include "HalideRuntimeVulkan.h"
+#include "ops/halide/halide_vulkan.h"
 #include "hl_add_gpu_plain.h"
 #include "hl_add_rmsnorm_gpu_plain.h"
 #include "hl_add_rmsnorm_gpu_plain_two.h"
@@ -175,51 +178,16 @@ template <class F> void cpu_call(const std::string& what, F&& fn) {
   check(fn(), what);
 }
 
+}  // namespace
+}  // namespace hl::gpu
+
 #ifdef HYBRIDLAB_HALIDE_VULKAN
 // Halide's Vulkan runtime on hybridlab's device. Halide 21 keeps one Vulkan context per process in weak globals and
 // makes its own instance and device on first use (src/runtime/vulkan_context.h at v21.0.0); nothing public hands it
 // another's. So the globals are seeded here, before Halide's first call, with hybridlab's instance, device and queue, its
 // Vulkan entry points are loaded for them, and its memory allocator is made on that device: the layout below mirrors
-// Halide 21's runtime (the wheel is pinned; tests/ops run every halide-vulkan variant through it).
-// Halide 21's MemoryRegion (src/runtime/internal/memory_resources.h at v21.0.0), which its Vulkan runtime takes a
-// buffer's `device` field to point at: an owning region's handle points at the VkBuffer, and a kernel's descriptor
-// covers [range.head_offset, size - range.tail_offset) of it. halide_vulkan_wrap_vk_buffer stores what it is given
-// there unchanged, so hybridlab's buffers are handed over as such regions.
-struct HalideRegion {
-  void* handle = nullptr;
-  size_t offset = 0, size = 0;
-  size_t head_offset = 0, tail_offset = 0;
-  bool dedicated = false, is_owner = true;
-  int visibility = 0, usage = 0, caching = 0;  // MemoryProperties: its enums, "invalid"
-  size_t alignment = 0, nearest_multiple = 0;
-};
-struct WrappedBuffer {
-  HalideRegion region;
-  VkBuffer buffer = VK_NULL_HANDLE;
-};
-
-struct HalideVulkan {
-  VkDevice device = VK_NULL_HANDLE;  // the device Halide's runtime was seeded with (none: not yet, or released)
-  std::string name;
-  Device* dev = nullptr;  // hybridlab's, whose buffer pool serves Halide's device allocations
-  // Halide's device allocations (a pipeline's intermediates): hybridlab buffers, wrapped as inputs are.
-  struct Pooled {
-    WrappedBuffer w;
-    BufferPtr buf;
-  };
-  std::map<const void*, std::unique_ptr<Pooled>> pooled;  // by the region Halide holds
-  std::mutex mu;
-};
-HalideVulkan& halide_vulkan() {
-  static HalideVulkan* h = new HalideVulkan;  // never destroyed: a device's teardown at exit may still reset it
-  return *h;
-}
-#endif
-
-}  // namespace
-}  // namespace hl::gpu
-
-#ifdef HYBRIDLAB_HALIDE_VULKAN
+// Halide 21's runtime (the wheel is pinned; tests/ops run every halide-vulkan variant through it). Buffers handed to it
+// mirror its MemoryRegion (halide_vulkan.h).
 namespace Halide::Runtime::Internal {
 struct SystemMemoryAllocatorFns {
   void* (*allocate)(void*, size_t) = nullptr;
@@ -257,48 +225,50 @@ void vk_load_vulkan_device_functions(void* user_context, VkDevice device);
 // wrongly on a device with 64-byte buffer alignment (lavapipe): a 128-byte request got a 100-byte region, after a call
 // of other shapes, and the pipeline's next halide_device_malloc of it replaced it with a new, cleared buffer, which
 // the kernel after read as zeros (traced with Halide's debug runtime; fixed upstream after 21.0.0, Halide #9223 and
-// #9224). Its allocator keeps only the kernels' scalar-argument buffers, made once per kernel and never freed.
+// #9224). Its allocator keeps only the kernels' scalar-argument buffers of its own path (halide.vulkan.own_dispatch = 0).
 extern "C" int halide_vulkan_device_free(void* user_context, halide_buffer_t* buf);
 
 extern "C" int halide_vulkan_device_malloc(void* user_context, halide_buffer_t* buf) {
-  using hl::gpu::halide_vulkan;
+  namespace H = hl::gpu::halide_vk;
   const size_t bytes = buf->size_in_bytes();
   if (buf->device) {
-    if (reinterpret_cast<const hl::gpu::HalideRegion*>(buf->device)->size >= bytes) return halide_error_code_success;
+    if (reinterpret_cast<const H::Region*>(buf->device)->size >= bytes) return halide_error_code_success;
     if (const int rc = halide_vulkan_device_free(user_context, buf)) return rc;
   }
-  auto& h = halide_vulkan();
+  H::State& h = H::state();
   if (!h.dev) {
     halide_error(user_context, "Halide's Vulkan runtime has no hybridlab device to allocate on");
     return halide_error_code_device_malloc_failed;
   }
-  auto p = std::make_unique<hl::gpu::HalideVulkan::Pooled>();
+  std::unique_ptr<H::Wrapped> w;
   try {
-    p->buf = h.dev->alloc(std::max<size_t>(bytes, 4));
+    w = std::make_unique<H::Wrapped>(h.dev->alloc(std::max<size_t>(bytes, 4)));
   } catch (const std::exception& e) {
     halide_error(user_context, e.what());
     return halide_error_code_out_of_memory;
   }
-  p->w.buffer = p->buf->handle();
-  p->w.region.handle = &p->w.buffer;
-  p->w.region.size = size_t(p->buf->size());
-  buf->device = uint64_t(uintptr_t(&p->w.region));
+  buf->device = uint64_t(uintptr_t(&w->region));
   buf->device_interface = halide_vulkan_device_interface();
   std::lock_guard<std::mutex> lock(h.mu);
-  h.pooled[&p->w.region] = std::move(p);
+  h.regions[&w->region] = w.get();
+  h.pooled[&w->region] = std::move(w);
   return halide_error_code_success;
 }
 
 extern "C" int halide_vulkan_device_free(void* user_context, halide_buffer_t* buf) {
   if (buf->device == 0) return halide_error_code_success;
-  auto& h = hl::gpu::halide_vulkan();
+  namespace H = hl::gpu::halide_vk;
+  H::State& h = H::state();
   std::lock_guard<std::mutex> lock(h.mu);
   const auto it = h.pooled.find(reinterpret_cast<const void*>(buf->device));
   if (it == h.pooled.end()) {
     halide_error(user_context, "halide_vulkan_device_free: a device buffer hybridlab did not allocate");
     return halide_error_code_device_free_failed;
   }
-  h.pooled.erase(it);  // the buffer goes back to the pool: Halide waited for its kernels
+  // The buffer goes back to the pool once nothing holds it: Halide waited for its kernels, or the kernels on
+  // hybridlab's stream that use it hold it until they have run.
+  h.regions.erase(it->first);
+  h.pooled.erase(it);
   buf->device = 0;
   buf->device_interface = nullptr;
   return halide_error_code_success;
@@ -320,7 +290,7 @@ std::string vk_unavailable(const Device& cd) {
   std::lock_guard<std::mutex> lock(mu);
   Device& d = const_cast<Device&>(cd);  // its context gains a teardown step
   vk::Context& c = d.ctx();
-  HalideVulkan& h = halide_vulkan();
+  halide_vk::State& h = halide_vk::state();
   if (h.device == c.device()) return "";
   if (h.device != VK_NULL_HANDLE)
     return "Halide's Vulkan runtime serves " + h.name + " in this process (one context per process), not " + d.info().name;
@@ -360,10 +330,12 @@ std::string vk_unavailable(const Device& cd) {
     V::vkDestroyDevice = keep_device;
     V::vkDestroyInstance = keep_instance;
     halide_device_release(nullptr, halide_vulkan_device_interface());
-    HalideVulkan& hv = halide_vulkan();
+    halide_vk::State& hv = halide_vk::state();
+    std::lock_guard<std::mutex> lock(hv.mu);
     hv.device = VK_NULL_HANDLE;
     hv.name.clear();
     hv.dev = nullptr;
+    for (const auto& [region, w] : hv.pooled) hv.regions.erase(region);
     hv.pooled.clear();
   });
   return "";
@@ -437,6 +409,13 @@ template <class T> T* host_data(const Tensor& t) {
 class Io {
  public:
   Io(On on, VariantCtx& c) : on_(on), c_(c) {}
+  ~Io() {
+#ifdef HYBRIDLAB_HALIDE_VULKAN
+    for (const halide_vk::Wrapped& w : wrapped_) halide_vk::remove_region(w);
+#endif
+  }
+  Io(const Io&) = delete;
+  Io& operator=(const Io&) = delete;
   bool vulkan() const { return on_ == On::Vulkan; }
 
   // An input tensor (f32 or i32) as a buffer of `dims`, innermost first.
@@ -463,16 +442,20 @@ class Io {
     return view(host_data<T>(t), std::move(dims));
   }
 
-  // Runs the pipeline. On Vulkan: hybridlab's recorded work is submitted first, Halide's runtime then submits each of
-  // the pipeline's kernels to the same queue and waits for it, and a barrier lets what hybridlab records next see
-  // what they wrote; timestamps around the call (Device::time_ns) cover Halide's kernels and its runtime between them.
+  // Runs the pipeline. On Vulkan its kernels are dispatched on hybridlab's stream (halide_vulkan.cpp), ordered by the
+  // stream's barriers like any other kernel. With halide.vulkan.own_dispatch = 0 Halide's runtime submits each to the
+  // queue itself and waits for it instead: hybridlab's recorded work is submitted first, and a barrier lets what
+  // hybridlab records next see what they wrote; timestamps around the call (Device::time_ns) then cover Halide's
+  // runtime between its kernels too.
   template <class F> void run(const std::string& what, F&& fn) {
     if (!vulkan()) return cpu_call(what, std::forward<F>(fn));
 #ifdef HYBRIDLAB_HALIDE_VULKAN
     Device& d = c_.device();
-    d.hand_over();
+    const bool own = halide_vk::own_dispatch(d);
+    halide_vk::CallScope call(d, what, own);
+    if (!own) d.hand_over();
     check(fn(), what);
-    d.take_back();
+    if (!own) d.take_back();
 #endif
   }
 
@@ -503,10 +486,8 @@ class Io {
 #ifdef HYBRIDLAB_HALIDE_VULKAN
     if (hb.number_of_elements() == 0) return hb;  // never handed to a pipeline
     if (hb.size_in_bytes() > b->size()) fail("halide: a buffer of {} bytes viewed as {} bytes", b->size(), hb.size_in_bytes());
-    WrappedBuffer& w = wrapped_.emplace_back();
-    w.buffer = b->handle();
-    w.region.handle = &w.buffer;
-    w.region.size = size_t(b->size());
+    const halide_vk::Wrapped& w = wrapped_.emplace_back(b);
+    halide_vk::add_region(w);  // the kernels on hybridlab's stream find the buffer behind the region
     check(hb.device_wrap_native(halide_vulkan_device_interface(), uint64_t(uintptr_t(&w.region))), "wrapping a device buffer");
 #else
     (void)b;
@@ -519,7 +500,7 @@ class Io {
   VariantCtx& c_;
   std::vector<Tensor> keep_;
 #ifdef HYBRIDLAB_HALIDE_VULKAN
-  std::deque<WrappedBuffer> wrapped_;  // a deque: the regions Halide holds pointers to never move
+  std::deque<halide_vk::Wrapped> wrapped_;  // a deque: the regions Halide holds pointers to never move
 #endif
 };
 
@@ -935,14 +916,17 @@ void add(Registry& r, On on, const std::string& op, const std::string& schedule,
   Variant v;
   v.op = op;
   v.name = (vk ? "halide-vulkan:" : "halide:") + op + ":" + schedule;
-  v.summary = std::string(vk ? "Halide, Vulkan (Halide's runtime on hybridlab's device and buffers)" : "Halide, CPU (AVX2)") +
+  v.summary = std::string(vk ? "Halide, Vulkan (Halide's kernels on hybridlab's device, buffers and stream)" : "Halide, CPU (AVX2)") +
               ", schedule " + schedule + ": " + summary;
   v.family_default = schedule == (vk ? "gpu_tuned" : "tuned");
   v.status = schedule.find("plain") != std::string::npos ? "baseline" : "experimental";  // plain: the algorithm as written
   v.needs_device = vk;
-  v.capturable = !vk;  // Halide's runtime submits its kernels itself
+  v.capturable = true;
 #ifdef HYBRIDLAB_HALIDE_VULKAN
   if (vk) {
+    v.tunables = {{"halide.vulkan.own_dispatch", 1, {}}};  // 0: Halide's runtime submits each kernel and waits
+    // Its kernels on hybridlab's stream are captured as any; Halide's runtime submitting them itself cannot be.
+    v.capturable_on = [](const Device& d) { return halide_vk::own_dispatch(d); };
     v.unavailable = vk_unavailable;
     // Halide's context on this device before any of its calls (a variant may run without the availability check).
     run = [run = std::move(run), name = v.name](VariantCtx& c, OpArgs& a) {

@@ -59,7 +59,8 @@ TEST_CASE("halide-vulkan: Halide's runtime on hybridlab's device", "[halide][vk]
 #ifdef HYBRIDLAB_HALIDE_VULKAN
 // halide-vulkan on hybridlab's buffers: Halide's kernels read and write the tensors' own device buffers, so a chain of
 // ops, Halide's and hand-written ones in any mix, keeps its data on the device: no upload or download between them,
-// the result device-current only, and equal to the reference chain's. Halide's work is never captured for replay.
+// the result device-current only, and equal to the reference chain's. Its kernels, on hybridlab's stream, can be
+// captured for decode replay; submitted by Halide's runtime (halide.vulkan.own_dispatch = 0) they cannot.
 TEST_CASE("halide-vulkan: ops chained on hybridlab's buffers, hand-written kernels between, nothing through the host", "[halide][vk]") {
   std::mt19937_64 g(11);
   gpu::Device& d = device();
@@ -98,7 +99,10 @@ TEST_CASE("halide-vulkan: ops chained on hybridlab's buffers, hand-written kerne
     CHECK(!y.host_current());
     CHECK(rel_l2(y.f32(), want) < 1e-5);
   }
-  CHECK(!r.variant("add", "halide-vulkan:add:gpu_tuned").capturable);
+  const gpu::Variant& v = r.variant("add", "halide-vulkan:add:gpu_tuned");
+  CHECK((v.capturable && v.capturable_on && v.capturable_on(d)));  // its kernels on hybridlab's stream
+  vk::ScopedTuning old(d.ctx().profile(), {{"halide.vulkan.own_dispatch", 0}});
+  CHECK(!v.capturable_on(d));  // Halide's runtime submitting them
   require_no_validation_messages();
 }
 #endif
