@@ -99,6 +99,7 @@
 #include "hl_ssm_gates_gpu_tuned.h"
 #include "hl_ssm_scan_gpu_plain.h"
 #include "hl_ssm_scan_gpu_tuned.h"
+#include "hl_sweeps.h"  // the sweep points of hybridlab_halide_sweep (ops/halide/CMakeLists.txt)
 #endif
 
 namespace {
@@ -1048,6 +1049,30 @@ void register_halide_variants(Registry& r) {
          gated_rmsnorm(hl_gated_rmsnorm_gpu_plain, On::Vulkan, "hl_gated_rmsnorm_gpu_plain"));
   add(r, On::Vulkan, "gated_rmsnorm", "gpu_tuned", "one block of 128 threads per row, partial sums in shared memory",
          gated_rmsnorm(hl_gated_rmsnorm_gpu_tuned, On::Vulkan, "hl_gated_rmsnorm_gpu_tuned"));
+  // Sweep points (hl_sweeps.h): each a variant beside the named schedules, timed and checked as they are.
+#define HL_SWEEP_POINT(op, wrap, gen, point, what) \
+  add(r, On::Vulkan, op, #point, "sweep point: " what, wrap(gen##_##point, On::Vulkan, #gen "_" #point));
+#ifdef HL_SWEEP_hl_rmsnorm
+#define HL_X(point, what) HL_SWEEP_POINT("rmsnorm", rmsnorm, hl_rmsnorm, point, what)
+  HL_SWEEP_hl_rmsnorm(HL_X)
+#undef HL_X
+#endif
+#ifdef HL_SWEEP_hl_gated_rmsnorm
+#define HL_X(point, what) HL_SWEEP_POINT("gated_rmsnorm", gated_rmsnorm, hl_gated_rmsnorm, point, what)
+  HL_SWEEP_hl_gated_rmsnorm(HL_X)
+#undef HL_X
+#endif
+#ifdef HL_SWEEP_hl_l2norm
+#define HL_X(point, what) HL_SWEEP_POINT("l2norm", l2norm, hl_l2norm, point, what)
+  HL_SWEEP_hl_l2norm(HL_X)
+#undef HL_X
+#endif
+#ifdef HL_SWEEP_hl_rope
+#define HL_X(point, what) HL_SWEEP_POINT("rope", rope, hl_rope, point, what)
+  HL_SWEEP_hl_rope(HL_X)
+#undef HL_X
+#endif
+#undef HL_SWEEP_POINT
   for (const char* op : {"matmul", "lm_head"}) {
     add(r, On::Vulkan, op, "gpu_plain", "one thread per output", matmul(hl_matmul_gpu_plain, nullptr, On::Vulkan, "hl_matmul_gpu_plain"));
     add(r, On::Vulkan, op, "gpu_tuned", "4 x 4 outputs per block, the reduction over 64 threads, partials in shared memory",

@@ -5,4 +5,6 @@ hybridlab_halide(hl_l2norm tuned ${cpu} PARAMS vec=8 rows_per_task=16 rfactor_su
 if(HYBRIDLAB_HALIDE_VULKAN)
   hybridlab_halide(hl_l2norm gpu_plain ${vk} PARAMS gpu=true gpu_shared=false gpu_threads=64)
   hybridlab_halide(hl_l2norm gpu_tuned ${vk} PARAMS gpu=true gpu_shared=true gpu_threads=128)
+  # gpu_tuned's threads per block swept (hl_sweeps.h): each point a variant halide-vulkan:l2norm:gpu_tuned_t<n>.
+  hybridlab_halide_sweep(hl_l2norm gpu_tuned ${vk} PARAM gpu_threads LABEL t VALUES 64 256 PARAMS gpu=true gpu_shared=true)
 endif()
