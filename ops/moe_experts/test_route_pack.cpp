@@ -366,17 +366,23 @@ TEST_CASE("vk route_pack_coopmat: emulated matrices, stage 4 and the whole varia
   std::mt19937_64 g(28);
   const vk::ScopedTuning emulate(device().ctx().profile(),
                                  {{"moe_experts.route_pack_coopmat.cm_emulate", 1}, {"moe_experts.route_pack.min_tokens", 1}});
-  const std::vector<QuantCase> cases = gemm_cases();
+  std::vector<QuantCase> cases = gemm_cases();
+  cases.push_back({{Type::Q4_K, Type::Q4_K, Type::Q4_K}, {8, 2, 256, 256}});  // q4_K down: its runs prefetched too
   // (case, small tiles): f32, the GGUF mix (q4_K/q6_K), q8_0 everywhere. The GEMM reads whole steps of two 32-value units (H
   // and F multiples of 64: every model's), so not the odd f32 shapes, and gate and up in one pass need one order of
   // values within a unit (every model's gate and up share a type): q5_K gate beside a q8_0 up is refused, clearly.
   // Prefetch 0 and 1: nothing held in registers across the products, and A alone (the weights loaded when staged).
-  const std::tuple<size_t, bool, uint32_t> runs[] = {{1, true, 3}, {1, false, 3}, {3, true, 3}, {6, true, 3}, {1, false, 0}, {1, false, 1}};
-  for (const auto& [i, small, prefetch] : runs) {
+  // Two and four units per step: each weight row's run of units prefetched behind one block head.
+  const std::tuple<size_t, bool, uint32_t, uint32_t> runs[] = {{1, true, 3, 1},  {1, false, 3, 1}, {3, true, 3, 1},
+                                                               {6, true, 3, 1},  {1, false, 0, 1}, {1, false, 1, 1},
+                                                               {3, false, 3, 2}, {1, true, 3, 4},  {3, false, 3, 4},
+                                                               {7, false, 3, 1}, {7, false, 3, 4}};
+  for (const auto& [i, small, prefetch, units] : runs) {
     std::map<std::string, uint32_t> t = small ? kSmallCmTiles : std::map<std::string, uint32_t>{};
     t["moe_experts.route_pack_coopmat.prefetch"] = prefetch;
+    t["moe_experts.route_pack_coopmat.k_units"] = units;
     const vk::ScopedTuning tune(device().ctx().profile(), t);
-    INFO((small ? "small tiles" : "default tiles") << ", prefetch " << prefetch);
+    INFO((small ? "small tiles" : "default tiles") << ", prefetch " << prefetch << ", k_units " << units);
     const double e = coopmat_gemm_error(device(), g, cases[i], 5);
     CHECK(e <= kCoopmatTol);
   }

@@ -102,23 +102,25 @@ layout(push_constant) uniform Push {
 #define HLQ_UVEC4(buf, i) ((buf) == 0u ? w04[i] : w14[i])
 #include "quant_blocks.glsl"
 
-// Register slots per invocation for the next step's A values (vec4) and weight units (QG_AREG, QG_WREG): the
-// including shader may raise them (the emulated kernels do, so that lavapipe's narrow subgroups take the same path).
+// Register slots per invocation for the next step's A values (vec4, QG_AREG) and weight runs (QG_WREG): the including
+// shader may raise them (the emulated kernels do, so that lavapipe's narrow subgroups take the same path). A weight
+// run is one weight row's units of the step (all in one ggml block: QG_U divides 8): its block head once and up to
+// QG_UMAX 16-byte unit loads, contiguous in the block.
 #ifndef QG_AREG
 #define QG_AREG 8
 #endif
 #ifndef QG_WREG
 #define QG_WREG 2
 #endif
+#define QG_UMAX 4
 // The weight slots decoded with literal indices (a loop the SPIR-V optimiser leaves rolled indexes them
 // dynamically, which keeps them in memory).
 #define QG_W_DECODE(q)                                                                  \
   {                                                                                     \
-    const uint i = lid + (q) * WG, c = i / QG_U, uu = i % QG_U;                         \
-    if ((q) < WSLOTS && i < WU) {                                                       \
-      q4k_decode(0u, u0 + uu, rh0[q], rq0[q], c * KP + 8u * uu);                        \
-      if (GATED == 1u) q4k_decode(1u, u0 + uu, rh1[q], rq1[q], c * KP + 8u * uu);       \
-    }                                                                                   \
+    const uint i = lid + (q) * WG, b = i / BN, c = i % BN;                              \
+    if ((q) < WSLOTS && i < WR)                                                         \
+      [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu)                                 \
+        if (uu < QG_U) q4k_decode(b, u0 + uu, rh[q], rq[q][uu], c * KP + 8u * uu);      \
   }
 #if QG_WREG == 1
 #define QG_W_DECODES QG_W_DECODE(0u)
@@ -139,6 +141,7 @@ layout(push_constant) uniform Push {
 #endif
 
 const uint KU = 32u * QG_U;      // values per K step: QG_U units
+const uint WR = BN * (GATED + 1u);  // weight runs per step (each a row's units of one weight)
 const uint KP = KU / 4u + QG_PAD;  // vectors per staged row: the step's values and the padding
 #ifndef QG_SCALAR
 const uint NACC = QG_MR * QG_MC;
@@ -246,13 +249,17 @@ vec4 a_load(uint i, uint u0) {
 }
 uint a_slot(uint i) { return (i / (8u * QG_U)) * KP + i % (8u * QG_U); }
 
-// Q4_K weight unit i of the step at unit u0 (row c = i / QG_U of the tile), of w0 and (GATED) w1; zero heads past N.
-void w_load(uint i, uint u0, uint n0, uint wrow0, out uvec4 h0, out uvec4 q0, out uvec4 h1, out uvec4 q1) {
-  const uint c = i / QG_U, uu = i % QG_U, n = n0 + c;
-  h0 = q0 = h1 = q1 = uvec4(0u);
-  if (i >= BN * QG_U || n >= pc.N) return;
-  q4k_raw(0u, (wrow0 + n) * pc.rb0, u0 + uu, h0, q0);
-  if (GATED == 1u) q4k_raw(1u, (wrow0 + n) * pc.rb1, u0 + uu, h1, q1);
+// Weight run i of the step at units [u0, u0 + QG_U): weight b = i / BN (GATED: 0 gate, 1 up), tile row c = i % BN
+// (neighbouring invocations, neighbouring rows); its Q4_K block head and unit loads. Zero heads past N.
+void w_load(uint i, uint u0, uint n0, uint wrow0, out uvec4 head, out uvec4 qs[QG_UMAX]) {
+  const uint b = i / BN, n = n0 + i % BN;
+  head = uvec4(0u);
+  [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu) qs[uu] = uvec4(0u);
+  if (i >= WR || n >= pc.N) return;
+  const uint blk = (wrow0 + n) * (b == 0u ? pc.rb0 : pc.rb1) + (u0 / 8u) * 144u;
+  head = hlq_load16(HLQ_Q4_K, b, blk);
+  [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu)
+    if (uu < QG_U) qs[uu] = hlq_load16(HLQ_Q4_K, b, blk + 16u + 16u * ((u0 + uu) % 8u));
 }
 
 #ifdef QG_SCALAR
@@ -363,15 +370,15 @@ void main() {
   uint pf = PREFETCH;
   bool PFA = (pf & 1u) != 0u && AV <= uint(QG_AREG) * WG;
   // Slots this configuration fills (specialization constants: the driver drops the rest, and their registers).
-  const uint ASLOTS = (AV + WG - 1u) / WG, WSLOTS = (WU + WG - 1u) / WG;
-  bool PFW = (pf & 2u) != 0u && WU <= uint(QG_WREG) * WG && TYPE0 == HLQ_Q4_K &&
+  const uint ASLOTS = (AV + WG - 1u) / WG, WSLOTS = (WR + WG - 1u) / WG;
+  bool PFW = (pf & 2u) != 0u && WR <= uint(QG_WREG) * WG && QG_U <= QG_UMAX && TYPE0 == HLQ_Q4_K &&
                   (GATED == 0u || TYPE1 == HLQ_Q4_K);
   vec4 ra[QG_AREG];
-  uvec4 rh0[QG_WREG], rq0[QG_WREG], rh1[QG_WREG], rq1[QG_WREG];
+  uvec4 rh[QG_WREG], rq[QG_WREG][QG_UMAX];
   barrier();  // arow written
   if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, ub);
   if (PFW)
-    [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) w_load(lid + q * WG, ub, n0, wrow0, rh0[q], rq0[q], rh1[q], rq1[q]);
+    [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) w_load(lid + q * WG, ub, n0, wrow0, rh[q], rq[q]);
   for (uint u0 = ub; u0 < ue; u0 += QG_U) {
     barrier();  // the previous step consumed
     if ((DIAG & 2u) == 0u || u0 == ub) {
@@ -401,7 +408,7 @@ void main() {
       if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, u0 + QG_U);
       if (PFW)
         [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)
-          if (q < WSLOTS) w_load(lid + q * WG, u0 + QG_U, n0, wrow0, rh0[q], rq0[q], rh1[q], rq1[q]);
+          if (q < WSLOTS) w_load(lid + q * WG, u0 + QG_U, n0, wrow0, rh[q], rq[q]);
     }
 #ifdef QG_SCALAR
     if ((DIAG & 4u) == 0u) {
