@@ -17,8 +17,8 @@ Experiment moe_experiment() {
                 if (std::string(op) == "moe_experts")
                   p.sweeps = {{"moe_experts.route_pack_coopmat.warp_rows", {1, 2}},
                               {"moe_experts.route_pack_coopmat.warp_cols", {2, 4}},
-                              {"moe_experts.route_pack_coopmat.k_units", {1, 2}},
-                              {"moe_experts.route_pack_coopmat.prefetch", {0, 1, 2, 3}},
+                              {"moe_experts.route_pack_coopmat.k_units", {1, 2, 4}},
+                              {"moe_experts.route_pack_coopmat.prefetch", {0, 2, 3}},
                               // Its scalar form: the grid of invocations (4 x 4 outputs each), units per step.
                               {"moe_experts.route_pack_qgemm.thread_rows", {4, 8}},
                               {"moe_experts.route_pack_qgemm.thread_cols", {32, 64}},
