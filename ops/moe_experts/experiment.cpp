@@ -19,6 +19,10 @@ Experiment moe_experiment() {
                               {"moe_experts.route_pack_coopmat.warp_cols", {2, 4}},
                               {"moe_experts.route_pack_coopmat.k_units", {1, 2, 4}},
                               {"moe_experts.route_pack_coopmat.prefetch", {0, 2, 3}},
+                              // The tile-per-subgroup GEMM: subgroups per workgroup, units per step, weights prefetched.
+                              {"moe_experts.route_pack_warp.subgroups", {2, 4, 8}},
+                              {"moe_experts.route_pack_warp.k_units", {1, 2, 4}},
+                              {"moe_experts.route_pack_warp.prefetch", {0, 1}},
                               // Its scalar form: the grid of invocations (4 x 4 outputs each), units per step.
                               {"moe_experts.route_pack_qgemm.thread_rows", {4, 8}},
                               {"moe_experts.route_pack_qgemm.thread_cols", {32, 64}},

@@ -8,6 +8,7 @@ namespace hl::gpu {
 OpDef moe_experts_with_cases(OpDef d);  // cases.cpp: its cases, tolerance and goldens
 void register_moe_experts_vulkan(Registry& r);  // vulkan.cpp
 void register_moe_experts_vulkan_route_pack(Registry& r);  // vulkan_route_pack.cpp
+void register_moe_experts_vulkan_route_warp(Registry& r);  // vulkan_route_warp.cpp
 
 namespace {
 
@@ -42,6 +43,7 @@ void register_moe_experts(Registry& r) {
   }));
   register_moe_experts_vulkan(r);
   register_moe_experts_vulkan_route_pack(r);
+  register_moe_experts_vulkan_route_warp(r);
 }
 
 }  // namespace hl::gpu

@@ -458,3 +458,38 @@ TEST_CASE("vk route_pack_coopmat: the whole variant against the reference, and d
       CHECK(e <= kCoopmatTol);
     }
 }
+
+// vulkan:route_pack_warp with emulated matrices (route_warp_*_cm_emul.comp: the same kernel, each subgroup's products
+// read in place from A in memory and from its shared tile) on any device with f16 arithmetic and 16-bit storage,
+// lavapipe included, against the reference: f32 experts (units staged as decoded), the GGUF mix (q4_K gate/up from
+// registers, q6_K down staged), q4_K everywhere with two row tiles per expert and four units per step, nothing
+// prefetched, q8_0. The tolerance is route_pack_coopmat's: A, h and the weights rounded to f16, f32 accumulation.
+TEST_CASE("vk route_pack_warp: emulated matrices, the whole variant against the reference", "[vk][ops]") {
+  if (!device().info().shader_float16 || !device().info().storage_buffer_16bit) {
+    WARN("SKIPPED: no shaderFloat16 or 16-bit storage on " << device().info().name);
+    return;
+  }
+  std::mt19937_64 g(31);
+  const vk::ScopedTuning emulate(device().ctx().profile(),
+                                 {{"moe_experts.route_pack_warp.cm_emulate", 1}, {"moe_experts.route_pack.min_tokens", 1}});
+  struct Run {
+    std::array<Type, 3> types;
+    Shape s;
+    int T;
+    uint32_t units, prefetch;
+  };
+  const Run runs[] = {{{Type::F32, Type::F32, Type::F32}, kShapes[1], 16, 1, 1},
+                      {{Type::Q4_K, Type::Q4_K, Type::Q6_K}, {8, 2, 256, 256}, 5, 1, 1},
+                      {{Type::Q4_K, Type::Q4_K, Type::Q4_K}, {8, 2, 256, 256}, 200, 4, 1},
+                      {{Type::Q4_K, Type::Q4_K, Type::Q4_K}, {8, 2, 256, 256}, 5, 2, 0},
+                      {{Type::Q8_0, Type::Q8_0, Type::Q8_0}, {5, 2, 192, 128}, 5, 1, 1}};
+  for (const Run& r : runs) {
+    const vk::ScopedTuning tune(device().ctx().profile(),
+                                {{"moe_experts.route_pack_warp.k_units", r.units}, {"moe_experts.route_pack_warp.prefetch", r.prefetch}});
+    INFO(quant::type_name(r.types[0]) << "/" << quant::type_name(r.types[2]) << ", E " << r.s.E << ", H " << r.s.H << ", F "
+                                      << r.s.F << ", T " << r.T << ", k_units " << r.units << ", prefetch " << r.prefetch);
+    const double e = coopmat_vs_reference(device(), experts_args(g, r.s, r.T, r.types), "vulkan:route_pack_warp");
+    WARN("route_pack_warp rel L2 " << e);
+    CHECK(e <= kCoopmatTol);
+  }
+}

@@ -52,7 +52,8 @@ layout(constant_id = 6) const uint TYPE1 = 12;
 layout(constant_id = 8) const uint QG_U = 2;   // 32-value units of K per step (the host keeps K a multiple)
 layout(constant_id = 9) const uint KS = 1;     // MODE 0: splits of K (1: none); MODE 1: 1
 // Diagnosis only (tunable <prefix>diag, results wrong): 1 stages the weights once, 2 stages A once, 4 skips the
-// products; what a kernel engineer times to see which part bounds the K loop.
+// products, 8 (MODE 1) reads expert 0's weights for every expert (a working set the L2 holds: memory-side cost
+// against the SM side); what a kernel engineer times to see which part bounds the K loop.
 layout(constant_id = 7) const uint DIAG = 0;
 // Prefetch into registers (below) of A (bit 0) and of the weight units (bit 1), where the slots hold a step: each
 // slot is live across the step's products, so it costs residency; 0 loads a step when it is staged.
@@ -164,80 +165,7 @@ float hl_cm_read(uint id, uint i) {
 }
 #endif
 
-// Quad k of a unit's low half (values 4k..4k+3) and of its high half (16 + 4k..).
-void store_halves(uint buf, uint at, uint k, QG_WT l, QG_WT h) {
-  if (buf == 0u) {
-    ws0[at + k] = l;
-    ws0[at + 4u + k] = h;
-  } else {
-    ws1[at + k] = l;
-    ws1[at + 4u + k] = h;
-  }
-}
-
-// Q4_K unit u of the row at byte `row`: its block's head (d, dmin, the 12 scale bytes) and its 16 bytes of nibbles,
-// as loaded (q4k_decode works from registers, so a step's loads can be issued before the previous step's products).
-void q4k_raw(uint buf, uint row, uint u, out uvec4 head, out uvec4 qs) {
-  const uint j = u % 8u, b = row + (u / 8u) * 144u;
-  head = hlq_load16(HLQ_Q4_K, buf, b);
-  qs = hlq_load16(HLQ_Q4_K, buf, b + 16u + 32u * (j >> 1u) + 16u * (j & 1u));
-}
-
-// In packed f16 arithmetic: two nibbles at a time into the halves of a word as f16 1024 + q (exact), minus 1024,
-// times the run's scale minus its min: about one instruction per value. The scale and min are rounded to f16 first
-// (within the kernel's f16 tolerance). A zero head decodes to zeros (rows past N).
-void q4k_decode(uint buf, uint u, uvec4 head, uvec4 qs, uint at) {
-  const uint g = (u % 8u) >> 1u;
-  const vec2 dm = unpackHalf2x16(head.x);
-  const uvec2 sa = hlq_scale_min_k4(head.yzw, 2u * g), sb = hlq_scale_min_k4(head.yzw, 2u * g + 1u);
-  const f16vec2 s_lo = f16vec2(dm.x * float(sa.x)), m_lo = f16vec2(dm.y * float(sa.y));
-  const f16vec2 s_hi = f16vec2(dm.x * float(sb.x)), m_hi = f16vec2(dm.y * float(sb.y));
-  const f16vec2 k1024 = f16vec2(1024.0);
-  [[unroll]] for (uint k = 0u; k < 4u; ++k) {
-    const uint w = qs[k];
-    const f16vec2 l0 = unpackFloat2x16((w & 0x0000000Fu) | ((w & 0x00000F00u) << 8u) | 0x64006400u) - k1024;
-    const f16vec2 l1 = unpackFloat2x16(((w >> 16u) & 0x0000000Fu) | ((w >> 8u) & 0x000F0000u) | 0x64006400u) - k1024;
-    const f16vec2 h0 = unpackFloat2x16(((w >> 4u) & 0x0000000Fu) | ((w << 4u) & 0x000F0000u) | 0x64006400u) - k1024;
-    const f16vec2 h1 = unpackFloat2x16(((w >> 20u) & 0x0000000Fu) | ((w >> 12u) & 0x000F0000u) | 0x64006400u) - k1024;
-    const f16vec4 l = f16vec4(l0 * s_lo - m_lo, l1 * s_lo - m_lo), h = f16vec4(h0 * s_hi - m_hi, h1 * s_hi - m_hi);
-    store_halves(buf, at, k, QG_WT(l), QG_WT(h));
-  }
-}
-
-// Unit u of weight row `row` (byte offset) of buffer buf, decoded into f16vec4s [at, at + 8) of its tile in the
-// unit's value order (lo run, then hi run), four values at a time (few live registers beside the accumulators).
-void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
-  if (!ok) {
-    [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-      if (buf == 0u) ws0[at + i] = QG_WT(0.0);
-      else ws1[at + i] = QG_WT(0.0);
-    }
-    return;
-  }
-  if (type == HLQ_F16 || type == HLQ_F32) {
-    vec4 q[8], ms;
-    hlq_unit(type, buf, row, u, q, ms);
-    [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-      if (buf == 0u) ws0[at + i] = QG_WT(q[i]);
-      else ws1[at + i] = QG_WT(q[i]);
-    }
-    return;
-  }
-  if (type == HLQ_Q4_K) {
-    uvec4 head, qs;
-    q4k_raw(buf, row, u, head, qs);
-    q4k_decode(buf, u, head, qs, at);
-    return;
-  }
-  uvec4 lo, hi;
-  vec4 ms;
-  float bias;
-  hlq_unit_packed(type, buf, row, u, lo, hi, ms, bias);
-  [[unroll]] for (uint k = 0u; k < 4u; ++k) {
-    const QG_WT l = QG_WT(ms.x * hlq_bytes(lo[k], bias) - ms.y), h = QG_WT(ms.z * hlq_bytes(hi[k], bias) - ms.w);
-    store_halves(buf, at, k, l, h);
-  }
-}
+#include "qgemm_stage.glsl"
 
 // A value i of the step at unit u0 (vec4 j of tile row r: the step's units' runs at the weight unit's K offsets);
 // zeros past the tile's rows and for i past the step.
@@ -332,7 +260,7 @@ void main() {
   } else {
     uint e;
     if (!route_tile(e, p0, p1, n0)) return;  // uniform per workgroup: past the packed tiles
-    wrow0 = e * pc.N;
+    wrow0 = (DIAG & 8u) != 0u ? 0u : e * pc.N;
     // route_tile wrote this invocation's arow entries in floats of A; here A is read as vec4.
     for (uint r = lid; r < BR; r += WG) arow[r] = arow[r] == ROUTE_NONE ? ROUTE_NONE : arow[r] / 4u;
   }

@@ -1,0 +1,84 @@
+// Decoding a weight unit (a ggml unit: 32 values, two runs of 16) into shared f16 tiles, shared by the quantized GEMMs
+// on cooperative matrices (qgemm_cm.glsl: workgroup tiles; route_warp_cm.glsl: a tile per subgroup). Before
+// including, declare the shared tiles ws0, ws1 of QG_WT (GATED: ws1 is up's), HLQ_WORD / HLQ_UVEC4 over the weight
+// buffers, and include quant_blocks.glsl. A unit lands in f16vec4s [at, at + 8) of its tile in its own value order:
+// the low run, then the high run.
+#ifndef HL_QGEMM_STAGE_GLSL
+#define HL_QGEMM_STAGE_GLSL
+
+// Quad k of a unit's low half (values 4k..4k+3) and of its high half (16 + 4k..).
+void store_halves(uint buf, uint at, uint k, QG_WT l, QG_WT h) {
+  if (buf == 0u) {
+    ws0[at + k] = l;
+    ws0[at + 4u + k] = h;
+  } else {
+    ws1[at + k] = l;
+    ws1[at + 4u + k] = h;
+  }
+}
+
+// Q4_K unit u of the row at byte `row`: its block's head (d, dmin, the 12 scale bytes) and its 16 bytes of nibbles,
+// as loaded (q4k_decode works from registers, so a step's loads can be issued before the previous step's products).
+void q4k_raw(uint buf, uint row, uint u, out uvec4 head, out uvec4 qs) {
+  const uint j = u % 8u, b = row + (u / 8u) * 144u;
+  head = hlq_load16(HLQ_Q4_K, buf, b);
+  qs = hlq_load16(HLQ_Q4_K, buf, b + 16u + 32u * (j >> 1u) + 16u * (j & 1u));
+}
+
+// In packed f16 arithmetic: two nibbles at a time into the halves of a word as f16 1024 + q (exact), minus 1024,
+// times the run's scale minus its min: about one instruction per value. The scale and min are rounded to f16 first
+// (within the kernel's f16 tolerance). A zero head decodes to zeros (rows past N).
+void q4k_decode(uint buf, uint u, uvec4 head, uvec4 qs, uint at) {
+  const uint g = (u % 8u) >> 1u;
+  const vec2 dm = unpackHalf2x16(head.x);
+  const uvec2 sa = hlq_scale_min_k4(head.yzw, 2u * g), sb = hlq_scale_min_k4(head.yzw, 2u * g + 1u);
+  const f16vec2 s_lo = f16vec2(dm.x * float(sa.x)), m_lo = f16vec2(dm.y * float(sa.y));
+  const f16vec2 s_hi = f16vec2(dm.x * float(sb.x)), m_hi = f16vec2(dm.y * float(sb.y));
+  const f16vec2 k1024 = f16vec2(1024.0);
+  [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+    const uint w = qs[k];
+    const f16vec2 l0 = unpackFloat2x16((w & 0x0000000Fu) | ((w & 0x00000F00u) << 8u) | 0x64006400u) - k1024;
+    const f16vec2 l1 = unpackFloat2x16(((w >> 16u) & 0x0000000Fu) | ((w >> 8u) & 0x000F0000u) | 0x64006400u) - k1024;
+    const f16vec2 h0 = unpackFloat2x16(((w >> 4u) & 0x0000000Fu) | ((w << 4u) & 0x000F0000u) | 0x64006400u) - k1024;
+    const f16vec2 h1 = unpackFloat2x16(((w >> 20u) & 0x0000000Fu) | ((w >> 12u) & 0x000F0000u) | 0x64006400u) - k1024;
+    const f16vec4 l = f16vec4(l0 * s_lo - m_lo, l1 * s_lo - m_lo), h = f16vec4(h0 * s_hi - m_hi, h1 * s_hi - m_hi);
+    store_halves(buf, at, k, QG_WT(l), QG_WT(h));
+  }
+}
+
+// Unit u of weight row `row` (byte offset) of buffer buf, decoded into f16vec4s [at, at + 8) of its tile in the
+// unit's value order (lo run, then hi run), four values at a time (few live registers beside the accumulators).
+void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
+  if (!ok) {
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+      if (buf == 0u) ws0[at + i] = QG_WT(0.0);
+      else ws1[at + i] = QG_WT(0.0);
+    }
+    return;
+  }
+  if (type == HLQ_F16 || type == HLQ_F32) {
+    vec4 q[8], ms;
+    hlq_unit(type, buf, row, u, q, ms);
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+      if (buf == 0u) ws0[at + i] = QG_WT(q[i]);
+      else ws1[at + i] = QG_WT(q[i]);
+    }
+    return;
+  }
+  if (type == HLQ_Q4_K) {
+    uvec4 head, qs;
+    q4k_raw(buf, row, u, head, qs);
+    q4k_decode(buf, u, head, qs, at);
+    return;
+  }
+  uvec4 lo, hi;
+  vec4 ms;
+  float bias;
+  hlq_unit_packed(type, buf, row, u, lo, hi, ms, bias);
+  [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+    const QG_WT l = QG_WT(ms.x * hlq_bytes(lo[k], bias) - ms.y), h = QG_WT(ms.z * hlq_bytes(hi[k], bias) - ms.w);
+    store_halves(buf, at, k, l, h);
+  }
+}
+
+#endif
