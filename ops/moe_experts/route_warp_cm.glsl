@@ -77,19 +77,12 @@ float hl_cm_read(uint id, uint i) {
 #ifndef QG_WREG
 #define QG_WREG 2  // row runs per invocation: 32 runs per step over subgroups of 16 or more
 #endif
-#define QG_UMAX 4
 
-// Row run r of the step at units [u0, u0 + QG_U): weight r / CR, row r % CR of this subgroup's columns from column c0;
-// Q4_K block head and unit loads (zeros past N).
+// Row run r of the step at units [u0, u0 + QG_U): weight r / CR, row r % CR of this subgroup's columns from column c0
+// (zeros past N).
 void run_load(uint r, uint u0, uint c0, uint wrow0, out uvec4 head, out uvec4 qs[QG_UMAX]) {
   const uint b = r / CR, n = c0 + r % CR;
-  head = uvec4(0u);
-  [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu) qs[uu] = uvec4(0u);
-  if (r >= RUNS || n >= pc.N) return;
-  const uint blk = (wrow0 + n) * (b == 0u ? pc.rb0 : pc.rb1) + (u0 / 8u) * 144u;
-  head = hlq_load16(HLQ_Q4_K, b, blk);
-  [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu)
-    if (uu < QG_U) qs[uu] = hlq_load16(HLQ_Q4_K, b, blk + 16u + 16u * ((u0 + uu) % 8u));
+  q4k_run_load(b, (wrow0 + n) * (b == 0u ? pc.rb0 : pc.rb1), r < RUNS && n < pc.N, u0, head, qs);
 }
 
 // The A matrices of one step: row block i, unit uu, run h (0 low, 1 high): 16 packed rows from row0 + 16 i by the 16

@@ -113,7 +113,6 @@ layout(push_constant) uniform Push {
 #ifndef QG_WREG
 #define QG_WREG 2
 #endif
-#define QG_UMAX 4
 // The weight slots decoded with literal indices (a loop the SPIR-V optimiser leaves rolled indexes them
 // dynamically, which keeps them in memory).
 #define QG_W_DECODE(q)                                                                  \
@@ -178,16 +177,10 @@ vec4 a_load(uint i, uint u0) {
 uint a_slot(uint i) { return (i / (8u * QG_U)) * KP + i % (8u * QG_U); }
 
 // Weight run i of the step at units [u0, u0 + QG_U): weight b = i / BN (GATED: 0 gate, 1 up), tile row c = i % BN
-// (neighbouring invocations, neighbouring rows); its Q4_K block head and unit loads. Zero heads past N.
+// (neighbouring invocations, neighbouring rows). Zero heads past N.
 void w_load(uint i, uint u0, uint n0, uint wrow0, out uvec4 head, out uvec4 qs[QG_UMAX]) {
   const uint b = i / BN, n = n0 + i % BN;
-  head = uvec4(0u);
-  [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu) qs[uu] = uvec4(0u);
-  if (i >= WR || n >= pc.N) return;
-  const uint blk = (wrow0 + n) * (b == 0u ? pc.rb0 : pc.rb1) + (u0 / 8u) * 144u;
-  head = hlq_load16(HLQ_Q4_K, b, blk);
-  [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu)
-    if (uu < QG_U) qs[uu] = hlq_load16(HLQ_Q4_K, b, blk + 16u + 16u * ((u0 + uu) % 8u));
+  q4k_run_load(b, (wrow0 + n) * (b == 0u ? pc.rb0 : pc.rb1), i < WR && n < pc.N, u0, head, qs);
 }
 
 #ifdef QG_SCALAR

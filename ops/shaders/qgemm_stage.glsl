@@ -6,6 +6,8 @@
 #ifndef HL_QGEMM_STAGE_GLSL
 #define HL_QGEMM_STAGE_GLSL
 
+#define QG_UMAX 4  // units of one row run held in registers at most
+
 // Quad k of a unit's low half (values 4k..4k+3) and of its high half (16 + 4k..).
 void store_halves(uint buf, uint at, uint k, QG_WT l, QG_WT h) {
   if (buf == 0u) {
@@ -79,6 +81,18 @@ void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
     const QG_WT l = QG_WT(ms.x * hlq_bytes(lo[k], bias) - ms.y), h = QG_WT(ms.z * hlq_bytes(hi[k], bias) - ms.w);
     store_halves(buf, at, k, l, h);
   }
+}
+
+// A Q4_K row run: units [u0, u0 + QG_U) of the weight row at byte `row` of buffer buf, all in one block (QG_U divides
+// 8): the block head once and the units' 16-byte loads (contiguous in the block), for q4k_decode; zeros where !ok.
+void q4k_run_load(uint buf, uint row, bool ok, uint u0, out uvec4 head, out uvec4 qs[QG_UMAX]) {
+  head = uvec4(0u);
+  [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu) qs[uu] = uvec4(0u);
+  if (!ok) return;
+  const uint blk = row + (u0 / 8u) * 144u;
+  head = hlq_load16(HLQ_Q4_K, buf, blk);
+  [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu)
+    if (uu < QG_U) qs[uu] = hlq_load16(HLQ_Q4_K, buf, blk + 16u + 16u * ((u0 + uu) % 8u));
 }
 
 #endif
