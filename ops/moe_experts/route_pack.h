@@ -36,6 +36,9 @@ Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const Wei
 // moe_experts.route_pack_coopmat.cm_emulate = 1 (a test hook) the kernel runs with emulated matrices
 // (qgemm_cm_emul.comp) wherever there is shaderFloat16.
 std::string coopmat_unavailable(const Device& d);
+// Why vulkan:route_pack_warp cannot run on d ("" = it can): coopmat_unavailable's reasons (with its own cm_emulate,
+// moe_experts.route_pack_warp.cm_emulate) and 16-bit storage (A is read as f16 rows).
+std::string warp_unavailable(const Device& d);
 // vulkan:route_pack_coopmat's grouped GEMM is the quantized GEMM on cooperative matrices (ops/matmul/qgemm_cm.h),
 // its tunables under this prefix.
 inline constexpr const char* kCmTune = "moe_experts.route_pack_coopmat.";

@@ -291,16 +291,19 @@ std::string decode_to_per_token(VariantCtx& c, const OpArgs& a) {
 }
 
 // vulkan:route_pack: decode as above; prompt chunks on cooperative matrices where the device has them (tunable
-// moe_experts.route_pack.coopmat, 1), else on the quantized GEMM's scalar form (qgemm, 1; lavapipe 0), else its own
+// moe_experts.route_pack.coopmat: 1 route_pack_coopmat's workgroup tiles, 2 route_pack_warp's subgroup tiles where it
+// runs, else the former), else on the quantized GEMM's scalar form (qgemm, 1; lavapipe 0), else its own
 // f32 grouped GEMM.
 bool coopmat_fits(const OpArgs& a) { return route_pack::coopmat_takes(a.weight("gate"), a.weight("up"), a.weight("down")); }
 
 std::string route_pack_pick(VariantCtx& c, const OpArgs& a) {
   if (auto to = decode_to_per_token(c, a); !to.empty()) return to;
   const Device& d = c.device();
-  const bool cm = coopmat_fits(a) && d.tune("moe_experts.route_pack.coopmat") &&
-                  d.tune(std::string(route_pack::kCmTune) + "cm_emulate") == 0 && route_pack::coopmat_unavailable(d).empty();
-  if (cm) return "vulkan:route_pack_coopmat";
+  const uint32_t cm = coopmat_fits(a) ? d.tune("moe_experts.route_pack.coopmat") : 0;
+  if (cm == 2 && d.tune("moe_experts.route_pack_warp.cm_emulate") == 0 && route_pack::warp_unavailable(d).empty())
+    return "vulkan:route_pack_warp";
+  if (cm >= 1 && d.tune(std::string(route_pack::kCmTune) + "cm_emulate") == 0 && route_pack::coopmat_unavailable(d).empty())
+    return "vulkan:route_pack_coopmat";
   const bool q = coopmat_fits(a) && d.tune("moe_experts.route_pack.qgemm") && route_pack::qgemm_unavailable(d).empty();
   return q ? "vulkan:route_pack_qgemm" : "";
 }

@@ -14,16 +14,6 @@ constexpr uint32_t kTileRows = 32;  // packed rows per tile (route_warp_cm.glsl:
 
 std::string tune_key(const char* k) { return std::string(kTune) + k; }
 
-std::string warp_unavailable(const Device& d) {
-  if (auto why = qgemm_unavailable(d, kTune); !why.empty()) return why;
-  if (!d.info().storage_buffer_16bit) return "no storageBuffer16BitAccess (A is read as f16 rows)";
-  // Each step's 32 row runs over one subgroup: at most 2 per invocation (4 emulated).
-  const uint32_t most = d.tune(tune_key("cm_emulate")) ? 4 : 2;
-  if (d.info().min_subgroup_size * most < 32)
-    return fmt::format("subgroups of {} invocations (the kernel takes {} or more)", d.info().min_subgroup_size, 32 / most);
-  return "";
-}
-
 struct Push {
   uint32_t E, K, N, k, ncol, rb0, rb1;
 };
@@ -64,7 +54,7 @@ void warp_pass(Device& d, const route_pack::Packed& p, bool gated, const Tensor&
 
 void route_pack_warp_experts(VariantCtx& c, OpArgs& a) {
   Device& d = c.device();
-  if (auto why = warp_unavailable(d); !why.empty())
+  if (auto why = route_pack::warp_unavailable(d); !why.empty())
     fail("moe_experts vulkan:route_pack_warp cannot run on {}: {}", d.info().name, why);
   const Tensor &x = a.in("x"), &expert = a.in("expert"), &weight = a.in("weight");
   const WeightRef &gate = a.weight("gate"), &up = a.weight("up"), &down = a.weight("down");
@@ -106,12 +96,24 @@ std::string route_pack_warp_pick(VariantCtx& c, const OpArgs& a) {
 
 }  // namespace
 
+namespace route_pack {
+std::string warp_unavailable(const Device& d) {
+  if (auto why = qgemm_unavailable(d, kTune); !why.empty()) return why;
+  if (!d.info().storage_buffer_16bit) return "no storageBuffer16BitAccess (A is read as f16 rows)";
+  // Each step's 32 row runs over one subgroup: at most 2 per invocation (4 emulated).
+  const uint32_t most = d.tune(tune_key("cm_emulate")) ? 4 : 2;
+  if (d.info().min_subgroup_size * most < 32)
+    return fmt::format("subgroups of {} invocations (the kernel takes {} or more)", d.info().min_subgroup_size, 32 / most);
+  return "";
+}
+}  // namespace route_pack
+
 void register_moe_experts_vulkan_route_warp(Registry& r) {
   Variant w = vulkan_variant("moe_experts", "vulkan:route_pack_warp",
                              "vulkan:route_pack with the grouped GEMM on cooperative matrices, a tile of its own per "
                              "subgroup (no workgroup barrier in the K loop): A as f16 rows in packed order read straight "
                              "into the matrices, the weights' units decoded into each subgroup's shared tile",
-                             route_pack_warp_experts, false, false, warp_unavailable);
+                             route_pack_warp_experts, false, false, route_pack::warp_unavailable);
   w.cooperative_matrices = true;
   w.precision_tolerance = route_pack::kCoopmatTolerance;  // A, h and the weights rounded to f16, f32 accumulation
   w.delegate = route_pack_warp_pick;
