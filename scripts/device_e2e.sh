@@ -92,6 +92,8 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
         LD_LIBRARY_PATH=$libs step "bench${TAG:+-$TAG}" 240 $bin bench --model "$model" --ops "$plan" -p ${BENCH_P:-512} -n ${BENCH_N:-128} \
           --runs "${RUNS:-3}" --warmup "${WARMUP:-2}" ${TAG:+--tag "$TAG"} ;;
       exps)
+        # A flag given twice stops the experiment before it runs: the spec's runs field owns --runs.
+        case " ${EXP_FLAGS:-} " in *" --runs "*) echo "== exps: EXP_FLAGS must not hold --runs (each spec's runs field sets it)"; continue ;; esac
         IFS=';' read -r -a specs <<< "${EXPS:-}"
         for spec in "${specs[@]}"; do
           IFS=: read -r e limit cases tag runs variant chain tune <<< "$spec"
