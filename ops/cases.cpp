@@ -47,6 +47,22 @@ Mat<float> randn(std::mt19937_64& g, int64_t rows, int64_t cols, double std, dou
 
 WeightRef weight(const std::string& name, Mat<float> m) { return whole(host_source(name, std::move(m))); }
 
+std::vector<Case> with_add_norm(std::vector<Case> part, const std::string& width_key, const std::string& addend, int rows_written) {
+  for (Case& c : part) {
+    const auto inputs = c.inputs;
+    const int64_t W = int64_t(c.shape.at(width_key)), T = int64_t(c.shape.at("T"));
+    c.cost.bytes += 4.0 * double((1 + rows_written) * T * W + W);
+    c.inputs = [=](std::mt19937_64& g) {
+      OpArgs a = inputs(g);
+      a.set(addend, Tensor::from(randn(g, T, W)));
+      a.w.emplace("gain", weight("gain", randn(g, 1, W, 0.2, 1.0)));
+      a.p["eps"] = 1e-6;
+      return a;
+    };
+  }
+  return part;
+}
+
 WeightRef random_weight(std::mt19937_64& g, const std::string& name, int64_t rows, int64_t cols, double std) {
   return whole(synthetic_source(name, rows, cols, g(), {SynthInit::Normal, 0.0f, float(std)}));
 }

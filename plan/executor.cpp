@@ -366,6 +366,38 @@ Tensor PlanExecutor::moe_block(const Tensor& x, const MoeWeights& w, int k) {
   return a.t.at("y");
 }
 
+bool PlanExecutor::fuses_add_rmsnorm_matmul_group(const std::vector<WeightRef>& ws, Phase phase) const {
+  // On top of fused projections only: 'matmul_group=reference' runs a matmul per weight, after the add and norm.
+  if (!defers_add_rmsnorm("matmul_group", phase) || !fuses_matmul_group(ws, phase)) return false;
+  return plan_.variant("add_rmsnorm_matmul_group").name != "vulkan:fused_decode" || matmul_group_takes(ws);
+}
+
+PlanExecutor::AddNormGroup PlanExecutor::add_rmsnorm_matmul_group(const Tensor& x, const Tensor& a_, const WeightRef& gain,
+                                                                  double eps, const std::vector<WeightRef>& ws) {
+  OpArgs a{{{"x", x}, {"a", a_}}, {{"gain", gain}}, {{"eps", eps}}};
+  for (size_t i = 0; i < ws.size(); ++i) a.w.emplace(fmt::format("w{}", i), ws[i]);
+  run("add_rmsnorm_matmul_group", a);
+  AddNormGroup r{a.t.at("s"), {}};
+  for (size_t i = 0; i < ws.size(); ++i) r.ys.push_back(a.t.at(fmt::format("y{}", i)));
+  return r;
+}
+
+bool PlanExecutor::fuses_add_rmsnorm_moe_block(const MoeWeights& w, Phase phase) const {
+  if (!defers_add_rmsnorm("moe_block", phase) || !fuses_moe_block(w, phase)) return false;  // on top of a fused block only
+  return plan_.variant("add_rmsnorm_moe_block").name != "vulkan:fused_decode" ||
+         moe_block_fused_takes(w.router, w.experts, w.shared);
+}
+
+PlanExecutor::AddNormBlock PlanExecutor::add_rmsnorm_moe_block(const Tensor& x, const Tensor& a_, const WeightRef& gain,
+                                                               double eps, const MoeWeights& w, int k) {
+  OpArgs a{{{"x", x}, {"a", a_}},
+           {{"gain", gain}, {"router", w.router}, {"gate", w.experts.gate}, {"up", w.experts.up}, {"down", w.experts.down},
+            {"sgate", w.shared.gate}, {"sup", w.shared.up}, {"sdown", w.shared.down}, {"gate_w", w.shared_gate}},
+           {{"k", k}, {"n_experts", w.n_experts}, {"eps", eps}}};
+  run("add_rmsnorm_moe_block", a);
+  return {a.t.at("s"), a.t.at("y")};
+}
+
 Tensor PlanExecutor::shared_expert(const Tensor& x, const MoeWeights& w) {
   OpArgs a{{{"x", x}}, {{"gate", w.shared.gate}, {"up", w.shared.up}, {"down", w.shared.down}, {"gate_w", w.shared_gate}}, {}};
   run("shared_expert", a);

@@ -96,6 +96,25 @@ class PlanExecutor {
   // (fuses_moe_block) and its variant takes the weights.
   bool fuses_moe_block_add_rmsnorm(const MoeWeights& w, Phase phase) const;
   AddNorm moe_block_add_rmsnorm(const Tensor& x, const Tensor& res, const MoeWeights& w, int k, const WeightRef& gain, double eps);
+  // The add and norm folded in front of their consumer instead (in decode, where the consumer's variant takes the
+  // weights): add_rmsnorm_matmul_group (the next layer's input norm and its projections) and add_rmsnorm_moe_block
+  // (the post-attention norm and the MoE block). The forward pass then leaves the add to the consumer (defers_add_rmsnorm).
+  bool defers_add_rmsnorm(const std::string& consumer, Phase phase) const {
+    return phase == Phase::Decode && fuses("add_rmsnorm_" + consumer);
+  }
+  bool fuses_add_rmsnorm_matmul_group(const std::vector<WeightRef>& ws, Phase phase) const;
+  struct AddNormGroup {
+    Tensor sum;
+    std::vector<Tensor> ys;
+  };
+  AddNormGroup add_rmsnorm_matmul_group(const Tensor& x, const Tensor& a, const WeightRef& gain, double eps,
+                                        const std::vector<WeightRef>& ws);
+  bool fuses_add_rmsnorm_moe_block(const MoeWeights& w, Phase phase) const;
+  struct AddNormBlock {
+    Tensor sum, y;
+  };
+  AddNormBlock add_rmsnorm_moe_block(const Tensor& x, const Tensor& a, const WeightRef& gain, double eps, const MoeWeights& w,
+                                     int k);
   Tensor ssm_scan(const Tensor& q, const Tensor& k, const Tensor& v, const Gates& g, LayerState& st, int nk, Phase phase,
                   ref::HeadOrder order);
   Tensor gated_rmsnorm(const Tensor& o, const Tensor& z, const WeightRef& gain, double eps);

@@ -147,6 +147,22 @@ inline std::string resolved(const std::string& op, const std::string& variant, c
 // Weights for OpArgs from host matrices.
 inline WeightRef weight(const std::string& name, Mat<float> m) { return whole(host_source(name, std::move(m))); }
 
+// A variant with a residual add and norm folded in refuses, with an error saying they do not fit, an `input` (the residual
+// or the addend) of another width and a gain of another width, on its op's first Test case.
+inline void check_refuses_misfit(const std::string& op, const std::string& variant, const std::string& input, uint64_t seed) {
+  std::mt19937_64 g(seed);
+  const gpu::OpArgs a = gpu::Registry::get().op(op).cases(gpu::Scale::Test).at(0).inputs(g);
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  const auto& v = gpu::Registry::get().variant(op, variant);
+  gpu::OpArgs bad_input = a;
+  bad_input.set(input, Tensor::from(gpu::randn(g, 1, 100)));
+  CHECK_THROWS_WITH(v.run(ctx, bad_input), Catch::Contains("do not fit"));
+  gpu::OpArgs bad_gain = a;
+  bad_gain.w.at("gain") = weight("gain", gpu::randn(g, 1, 7));
+  CHECK_THROWS_WITH(v.run(ctx, bad_gain), Catch::Contains("do not fit"));
+}
+
 // Every Vulkan variant of an op (quantized: only those that read quantized weights; else those that take f32).
 inline std::vector<std::string> vulkan_variants(const std::string& op, bool quantized = false) {
   std::vector<std::string> v;

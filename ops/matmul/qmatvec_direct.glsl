@@ -18,7 +18,10 @@
 // of dependent latency; the small projections (b, a: 32 rows) would leave the GPU idle alone.
 // QMV_TAIL (qmatvec_direct_tail.comp: matmul_add_rmsnorm's vulkan:fused_decode): one weight, and the residual add and
 // rmsnorm of its output done by the last workgroup to finish (ops/shaders/tail_add_rmsnorm.glsl).
-// Included by qmatvec_direct.comp and qmatvec_direct_tail.comp.
+// QMV_NORM (qmatvec_direct_norm.comp: add_rmsnorm_matmul_group's vulkan:fused_decode): the residual add and rmsnorm
+// in front instead: x is the residual stream, every workgroup stages rmsnorm(x + a) * gain (one workgroup sum on top
+// of the staging it does anyway) and workgroup 0 writes x + a, so no dispatch of its own sits before the projections.
+// Included by qmatvec_direct{,_tail,_norm}{,_x16}.comp.
 #ifndef HL_QMATVEC_DIRECT_GLSL
 #define HL_QMATVEC_DIRECT_GLSL
 layout(local_size_x_id = 0) in;
@@ -60,8 +63,13 @@ layout(std430, binding = 10) readonly buffer W3 { uint wq3[]; };
 layout(std430, binding = 11) readonly buffer W43 { uvec4 wv3[]; };
 layout(std430, binding = 12) writeonly buffer Y3 { float y3[]; };
 #endif
+#ifdef QMV_NORM  // the addend, the norm's gain and the sum x + a written by workgroup 0, all [T, K] (gain [K])
+layout(std430, binding = 13) readonly buffer A { vec4 a4[]; };
+layout(std430, binding = 14) readonly buffer Gain { vec4 gain4[]; };
+layout(std430, binding = 15) writeonly buffer S { vec4 s4[]; };
+#endif
 // N, row_bytes and the first (padded) row of each segment in the dispatch's row space; end: its padded last.
-layout(push_constant) uniform Push { uint T, K, end; uvec4 N, row_bytes, first; float eps; } pc;  // eps: QMV_TAIL's norm
+layout(push_constant) uniform Push { uint T, K, end; uvec4 N, row_bytes, first; float eps; } pc;  // eps: the folded norm's
 
 // buf is a constant at every call (pass() is called with literal segments), so these fold to one buffer.
 #ifdef QMV_TAIL
@@ -154,12 +162,49 @@ void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes) {
   }
 }
 
+#ifdef QMV_NORM
+// Token t's x + a and its rmsnorm with the gain, staged as the plain kernel stages x: each invocation takes runs of 16
+// values (4 vec4s; a constant count, so every load is in flight at once), the gain loaded with them.
+const uint NRUN = (XV + 3u) / 4u, RPI = (NRUN + WG - 1u) / WG;  // runs of the row; runs per invocation
+void stage_normed(uint t) {
+  const uint base = t * (pc.K / 4u);
+  vec4 v[RPI][4], g[RPI][4];
+  float ss = 0.0;
+  for (uint j = 0u; j < RPI; ++j)
+    for (uint k = 0u; k < 4u; ++k) {
+      const uint i = 4u * (gl_LocalInvocationID.x + j * WG) + k;
+      v[j][k] = i < XV ? x4[base + i] + a4[base + i] : vec4(0.0);
+      g[j][k] = i < XV ? gain4[i] : vec4(0.0);
+      ss += dot(v[j][k], v[j][k]);
+    }
+  const float inv = 1.0 / sqrt(hl_workgroup_sum(ss) / float(pc.K) + pc.eps);
+  for (uint j = 0u; j < RPI; ++j) {
+    const uint r = gl_LocalInvocationID.x + j * WG;
+    for (uint k = 0u; k < 4u; ++k) {
+      const uint i = 4u * r + k;
+      if (i < XV && hl_group_index() == 0u) s4[base + i] = v[j][k];
+      v[j][k] *= inv * g[j][k];
+#ifndef QMV_X16
+      if (i < XV) xs[i] = v[j][k];
+#endif
+    }
+#ifdef QMV_X16
+    if (r < NRUN) hlx_stage(r, v[j]);
+#endif
+  }
+}
+#endif
+
 void main() {
   const uint nsg = hl_num_subgroups();
   const uint first = (hl_group_index() * nsg + gl_SubgroupID) * R;
   const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * nsg * R;
   for (uint t = 0u; t < pc.T; ++t) {
-#ifdef QMV_X16
+#if defined(QMV_NORM)
+    barrier();  // the previous token's x is no longer read
+    stage_normed(t);
+    barrier();
+#elif defined(QMV_X16)
     barrier();  // the previous token's x is no longer read
     for (uint r = gl_LocalInvocationID.x; r < pc.K / 16u; r += WG) {
       vec4 v[4];

@@ -56,13 +56,15 @@ const double kX16Tolerance = 2e-4;
 // registers, no barrier after the staging (qmatvec_direct.comp). Also reads f32 rows of whole 32-value units.
 // Declared in quant_rows.h.
 std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const std::vector<WeightRef>& ws,
-                                         const std::string& tune_op, const std::string& what, TailAddNorm* tail) {
+                                         const std::string& tune_op, const std::string& what, TailAddNorm* tail,
+                                         HeadAddNorm* head) {
   Device& d = c.device();
   if (tail && ws.size() != 1) fail("{}: the folded add and norm take one weight, not {}", what, ws.size());
+  if (tail && head) fail("{}: an add and norm folded in front and behind at once", what);
   const std::string tn = tune_op + ".qmatvec_direct.";
   if (ws.empty() || ws.size() > 4) fail("{}: {} weights; one dispatch takes 1 to 4", what, ws.size());
   const uint64_t smem = d.info().max_shared_memory;
-  const uint32_t x_global = d.tune(tn + "x_global") ? 1u : 0u;
+  const uint32_t x_global = d.tune(tn + "x_global") && !head ? 1u : 0u;  // the folded norm stages its row
   const uint32_t K = u32(x.cols());
   if (!x_global && uint64_t(K) * 4 > smem)
     fail("{}: x of {} values does not fit {} bytes of shared memory; use vulkan:qmatvec or x_global", what, K, smem);
@@ -76,7 +78,7 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
     uint32_t T, K, end, pad0;
     uint32_t N[4], row_bytes[4], first[4];
     float eps;
-  } pc{u32(x.rows()), K, 0, 0, {}, {}, {}, tail ? tail->eps : 0.0f};
+  } pc{u32(x.rows()), K, 0, 0, {}, {}, {}, tail ? tail->eps : head ? head->eps : 0.0f};
   uint32_t type[4] = {};
   std::vector<Tensor> ys;
   std::vector<BufferPtr> bind{x.buffer(d)};
@@ -105,7 +107,15 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
     bind.resize(4);  // segment 0's; the tail's own follow
     for (const BufferPtr& b : tail_add_rmsnorm_bindings(c, *tail, ys[0], wg, what)) bind.push_back(b);
   }
-  const auto& p = d.pipeline(std::string(tail ? "qmatvec_direct_tail" : "qmatvec_direct") + (x16 ? "_x16" : ""),
+  if (head) {
+    if (head->a.rows() != x.rows() || head->a.cols() != x.cols() || head->gain.numel() != x.cols())
+      fail("{}: addend [{}, {}] and gain [{}] do not fit the residual [{}, {}]", what, head->a.rows(), head->a.cols(),
+           head->gain.numel(), x.rows(), x.cols());
+    head->s = Tensor::device(d, x.rows(), x.cols());
+    bind.insert(bind.end(), {head->a.buffer(d), head->gain.buffer(d), head->s.buffer_mut(d)});
+  }
+  const auto& p = d.pipeline(std::string(tail ? "qmatvec_direct_tail" : head ? "qmatvec_direct_norm" : "qmatvec_direct") +
+                                 (x16 ? "_x16" : ""),
                              {{0, wg}, {1, type[0]}, {2, rows}, {3, upl}, {4, K / 4}, {5, x_global},
                               {6, d.info().min_subgroup_size}, {7, u32(int64_t(ws.size()))}, {8, type[1]}, {9, type[2]},
                               {10, type[3]}, {11, d.profile().get(tn + "diag", 0)}},

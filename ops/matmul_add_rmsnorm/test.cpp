@@ -30,16 +30,5 @@ TEST_CASE("vk ops: matmul_add_rmsnorm under other tunings, calls back to back", 
 }
 
 TEST_CASE("vk ops: matmul_add_rmsnorm refuses a residual or gain that does not fit", "[vk][ops][matmul_add_rmsnorm]") {
-  std::mt19937_64 g(72);
-  const gpu::OpDef& op = gpu::Registry::get().op("matmul_add_rmsnorm");
-  const gpu::OpArgs a = op.cases(gpu::Scale::Test).at(0).inputs(g);
-  gpu::WeightStore ws(&device());
-  gpu::VariantCtx ctx{&device(), &ws};
-  const auto& v = gpu::Registry::get().variant("matmul_add_rmsnorm", "vulkan:fused_decode");
-  gpu::OpArgs bad_x = a;
-  bad_x.set("x", Tensor::from(randn(g, 1, 100)));
-  CHECK_THROWS_WITH(v.run(ctx, bad_x), Catch::Contains("do not fit"));
-  gpu::OpArgs bad_gain = a;
-  bad_gain.w.at("gain") = weight("gain", randn(g, 1, 7));
-  CHECK_THROWS_WITH(v.run(ctx, bad_gain), Catch::Contains("do not fit"));
+  check_refuses_misfit("matmul_add_rmsnorm", "vulkan:fused_decode", "x", 72);
 }

@@ -8,9 +8,12 @@
 namespace hl::gpu {
 
 // Declared in fused.h.
-Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail) {
+Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail, HeadAddNorm* head) {
   Device& d = c.device();
-  const std::string what = tail ? "moe_block_add_rmsnorm vulkan:fused_decode" : "moe_block vulkan:fused_decode";
+  const std::string what = tail ? "moe_block_add_rmsnorm vulkan:fused_decode"
+                           : head ? "add_rmsnorm_moe_block vulkan:fused_decode"
+                                  : "moe_block vulkan:fused_decode";
+  if (tail && head) fail("{}: an add and norm folded in front and behind at once", what);
   const Tensor& x = a.in("x");
   const int64_t T = x.rows(), H = x.cols(), E = a.iparam("n_experts"), k = a.iparam("k");
   const WeightRef &router = a.weight("router"), &gate = a.weight("gate"), &up = a.weight("up"), &down = a.weight("down");
@@ -48,7 +51,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail) {
     uint32_t T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw;
     float eps;
   } pc{u32(T), u32(H), u32(E), u32(F), u32(Fs), u32(k), 0, rb(router), rb(gate), rb(up), rb(down), rb(sgate), rb(sup), rb(sdown),
-       rb(gw), tail ? tail->eps : 0.0f};
+       rb(gw), tail ? tail->eps : head ? head->eps : 0.0f};
   // x16: x, hmid and hs as 16-bit fixed point and integer dot products (moe_block_*_x16.comp) where the routed and shared
   // experts are K-quants and the device has integer dot products.
   const auto kquant = [&](const WeightRef& r) { return type(r) >= uint32_t(quant::Type::Q4_K) && type(r) <= uint32_t(quant::Type::Q6_K); };
@@ -56,13 +59,26 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail) {
   const bool x16_gate_up = x16 && kquant(gate) && kquant(up), x16_down = x16 && kquant(down) && kquant(sdown);
   Tensor logits = Tensor::device(d, T, E), hs = Tensor::device(d, T, Fs), sg = Tensor::device(d, T, 1);
   pc.blocks = u32((E + Fs + 1 + rx - 1) / rx);
-  const auto& p1 = d.pipeline("moe_block_x", {{0, wg}, {1, rx}, {2, type(router)}, {3, type(sgate)}, {4, type(sup)}, {5, type(gw)},
+  std::vector<BufferPtr> bind1{x.buffer(d), w[0].buffer(d), w[4].buffer(d), w[5].buffer(d), w[7].buffer(d), logits.buffer_mut(d),
+                               hs.buffer_mut(d), sg.buffer_mut(d)};
+  // With the add and norm in front, step 1 stages rmsnorm(x + a) * gain and writes it for steps 2 and 3, which read it as x.
+  Tensor xn = x;
+  if (head) {
+    if (head->a.rows() != T || head->a.cols() != H || head->gain.numel() != H)
+      fail("{}: addend [{}, {}] and gain [{}] do not fit the residual [{}, {}]", what, head->a.rows(), head->a.cols(),
+           head->gain.numel(), T, H);
+    if (uint64_t(H) * 4 + 4096 > d.info().max_shared_memory)
+      fail("{}: a row of {} values does not fit {} bytes of shared memory", what, H, d.info().max_shared_memory);
+    head->s = Tensor::device(d, T, H);
+    xn = Tensor::device(d, T, H);
+    bind1.insert(bind1.end(), {head->a.buffer(d), head->gain.buffer(d), head->s.buffer_mut(d), xn.buffer_mut(d)});
+  }
+  const auto& p1 = d.pipeline(head ? "moe_block_x_norm" : "moe_block_x",
+                              {{0, wg}, {1, rx}, {2, type(router)}, {3, type(sgate)}, {4, type(sup)}, {5, type(gw)},
                                {6, u32(H / 32)}, {7, sg_min}, {8, d.tune(tn + "router16")}},
-                              8, sizeof pc);
+                              uint32_t(bind1.size()), sizeof pc);
   Grid g = grid(uint64_t(T) * pc.blocks);
-  if (!(diag & 1u))
-    d.dispatch(p1, {x.buffer(d), w[0].buffer(d), w[4].buffer(d), w[5].buffer(d), w[7].buffer(d), logits.buffer_mut(d),
-                  hs.buffer_mut(d), sg.buffer_mut(d)}, pc, g.x, g.y);
+  if (!(diag & 1u)) d.dispatch(p1, bind1, pc, g.x, g.y);
   Tensor hmid = Tensor::device(d, T * k, F), expert = Tensor::device(d, T, k, Tensor::Type::I32), weight = Tensor::device(d, T, k);
   pc.blocks = u32((F + rg - 1) / rg);
   const auto& p2 = d.pipeline(x16_gate_up ? "moe_block_gate_up_x16" : "moe_block_gate_up",
@@ -71,7 +87,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail) {
                               7, sizeof pc);
   g = grid(uint64_t(T * k) * pc.blocks);
   if (!(diag & 2u))
-    d.dispatch(p2, {x.buffer(d), logits.buffer(d), w[1].buffer(d), w[2].buffer(d), hmid.buffer_mut(d), expert.buffer_mut(d),
+    d.dispatch(p2, {xn.buffer(d), logits.buffer(d), w[1].buffer(d), w[2].buffer(d), hmid.buffer_mut(d), expert.buffer_mut(d),
                   weight.buffer_mut(d)}, pc, g.x, g.y);
   Tensor y = Tensor::device(d, T, H);
   pc.blocks = u32((H + rd - 1) / rd);
@@ -90,7 +106,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail) {
 
 namespace {
 
-void fused_decode(VariantCtx& c, OpArgs& a) { a.set("y", moe_block_fused(c, a, nullptr)); }
+void fused_decode(VariantCtx& c, OpArgs& a) { a.set("y", moe_block_fused(c, a, nullptr, nullptr)); }
 
 }  // namespace
 

@@ -39,24 +39,25 @@ template <class Ex> class Forward {
     if (tokens.empty()) fail("forward: empty token chunk");
     if (phase == Phase::Decode && tokens.size() != 1) fail("forward: decode takes one token, got {}", tokens.size());
     ex_.begin_step(phase);
-    Tensor x = ex_.embed(w_.embed, tokens);
-    notify(0, x);
+    Stream s{ex_.embed(w_.embed, tokens), {}, std::nullopt};
+    notify(0, s.x);
     // Each residual add is followed by a norm (the post-attention norm, the next layer's input norm, the final
-    // norm): add_norm runs the pair as one op where the executor can.
-    Tensor h;
+    // norm): add_norm runs the pair as one op where the executor can, or the op that reads the norm folds them in.
     for (int i = 0; i < c_.n_layers; ++i) {
       const LayerWeights& L = w_.layers[size_t(i)];
       ex_.begin_layer(i, L.kind);
-      if (i == 0) h = ex_.rmsnorm(x, L.input_norm, c_.rms_eps);
-      const Projection a = L.kind == LayerKind::FullAttention ? attention_block(L.attn, state_[size_t(i)], h, phase)
-                                                              : deltanet_block(L.gdn, state_[size_t(i)], h, phase);
-      std::tie(x, h) = project_add_norm(x, a, L.post_norm, phase);
-      const WeightRef& next_norm = i + 1 < c_.n_layers ? w_.layers[size_t(i) + 1].input_norm : w_.final_norm;
-      std::tie(x, h) = moe_add_norm(L.moe, x, h, next_norm, phase, i + 1 == c_.n_layers);
-      notify(i + 1, x);
+      if (i == 0) s.h = ex_.rmsnorm(s.x, L.input_norm, c_.rms_eps);
+      const Projection a = L.kind == LayerKind::FullAttention ? attention_block(L.attn, state_[size_t(i)], s, L.input_norm, phase)
+                                                              : deltanet_block(L.gdn, state_[size_t(i)], s, L.input_norm, phase);
+      project_add_norm(s, a, L.post_norm, L.moe, phase);
+      const bool last = i + 1 == c_.n_layers;
+      const WeightRef& next_norm = last ? w_.final_norm : w_.layers[size_t(i) + 1].input_norm;
+      moe_add_norm(L.moe, s, L.post_norm, next_norm, last ? nullptr : &w_.layers[size_t(i) + 1], phase);
+      if (observe_) normed(s, next_norm);  // the observer sees the stream with every add done
+      notify(i + 1, s.x);
     }
     ex_.begin_layer(-1, LayerKind::LinearAttention);
-    if (c_.n_layers == 0) h = ex_.rmsnorm(x, w_.final_norm, c_.rms_eps);
+    Tensor h = c_.n_layers == 0 ? ex_.rmsnorm(s.x, w_.final_norm, c_.rms_eps) : normed(s, w_.final_norm);
     notify(c_.n_layers + 1, h);
     pos_ += int64_t(tokens.size());
     // Norms are per row, so the last row of the normed stream is the norm of the last row.
@@ -88,10 +89,26 @@ template <class Ex> class Forward {
     const WeightRef* w;
   };
 
+  // The residual stream between a layer's parts: x, and either h, the norm of x that the next part reads, or `a`, an addend
+  // whose add and norm the next part folds in front of itself (where the executor defers them: defers_add_rmsnorm).
+  struct Stream {
+    Tensor x, h;
+    std::optional<Tensor> a;
+  };
+
+  // s.h, the norm of the stream with `gain`: the deferred add and norm run first where one is pending.
+  const Tensor& normed(Stream& s, const WeightRef& gain) {
+    if (s.a) {
+      std::tie(s.x, s.h) = add_norm(s.x, *s.a, gain);
+      s.a.reset();
+    }
+    return s.h;
+  }
+
   // SPEC 4.5: gated softmax attention.
-  Projection attention_block(const AttentionWeights& w, State& st, const Tensor& h, Phase phase) {
+  Projection attention_block(const AttentionWeights& w, State& st, Stream& s, const WeightRef& norm, Phase phase) {
     const int D = c_.head_dim;
-    const auto [qg, k0, v] = projections<3>(h, {w.q, w.k, w.v}, phase);  // qg per head: D query columns, then D gate columns
+    const auto [qg, k0, v] = projections<3>(s, norm, {w.q, w.k, w.v}, phase);  // qg per head: D query columns, then D gate columns
     // An executor that runs the slices, norms, ropes and attention of a decode token as one op (the plan executor, when its
     // plan picks an attention_decode variant) does.
     if constexpr (requires { ex_.fuses_attention_decode(phase); })
@@ -108,8 +125,8 @@ template <class Ex> class Forward {
   }
 
   // SPEC 4.4: Gated DeltaNet.
-  Projection deltanet_block(const DeltaNetWeights& w, State& st, const Tensor& h, Phase phase) {
-    const auto [qkv, b, a, z] = projections<4>(h, {w.qkv, w.b, w.a, w.z}, phase);
+  Projection deltanet_block(const DeltaNetWeights& w, State& st, Stream& s, const WeightRef& norm, Phase phase) {
+    const auto [qkv, b, a, z] = projections<4>(s, norm, {w.qkv, w.b, w.a, w.z}, phase);
     // An executor that runs a decode token's preparation and output stages as one op (the plan executor, when its plan
     // picks a gdn_decode variant on top of fused gdn_prep and gdn_output) does.
     if constexpr (requires { ex_.fuses_gdn_decode(phase); })
@@ -121,8 +138,25 @@ template <class Ex> class Forward {
     return {gdn_output(w, st, p, z, phase), &w.out};
   }
 
-  // The projections of one input, h w_i^T: as one op where the executor fuses them (the plan executor in decode,
-  // when its plan picks a matmul_group variant), else a matmul each.
+  // The projections of the stream's norm with gain `norm`, h w_i^T: with a deferred add, the add and norm folded in front of
+  // them where the executor can (the plan executor in decode, when its plan picks an add_rmsnorm_matmul_group variant that
+  // takes the weights); else as one op where the executor fuses them (the plan executor in decode, when its plan picks
+  // a matmul_group variant), else a matmul each.
+  template <size_t N>
+  std::array<Tensor, N> projections(Stream& s, const WeightRef& norm, const std::array<WeightRef, N>& ws, Phase phase) {
+    if constexpr (requires { ex_.fuses_add_rmsnorm_matmul_group(std::vector<WeightRef>{}, phase); }) {
+      const std::vector<WeightRef> v(ws.begin(), ws.end());
+      if (s.a && ex_.fuses_add_rmsnorm_matmul_group(v, phase)) {
+        auto r = ex_.add_rmsnorm_matmul_group(s.x, *s.a, norm, c_.rms_eps, v);
+        s.x = std::move(r.sum);
+        s.a.reset();
+        std::array<Tensor, N> y;
+        for (size_t i = 0; i < N; ++i) y[i] = std::move(r.ys[i]);
+        return y;
+      }
+    }
+    return projections(normed(s, norm), ws, phase);
+  }
   template <size_t N> std::array<Tensor, N> projections(const Tensor& h, const std::array<WeightRef, N>& ws, Phase phase) {
     std::array<Tensor, N> y;
     if constexpr (requires { ex_.fuses_matmul_group(std::vector<WeightRef>{}, phase); }) {
@@ -176,33 +210,74 @@ template <class Ex> class Forward {
     return {ex_.moe_experts(h, routes, w), ex_.shared_expert(h, w)};
   }
 
-  // x + a.in a.w^T and its rmsnorm with gain: one op where the executor fuses the output projection with the add and norm
-  // after it (the plan executor in decode, when its plan picks a matmul_add_rmsnorm variant that takes the weight), else
-  // the projection, then add_norm.
-  std::pair<Tensor, Tensor> project_add_norm(const Tensor& x, const Projection& a, const WeightRef& gain, Phase phase) {
+  // The stream plus the output projection a.in a.w^T, and its rmsnorm with gain: the add and norm left to the MoE block
+  // where the executor folds them in front of it (the plan executor in decode, when its plan picks an
+  // add_rmsnorm_moe_block variant that takes the block's weights); else one op where the executor fuses the output
+  // projection with the add and norm after it (a matmul_add_rmsnorm variant that takes the weight); else the projection,
+  // then add_norm.
+  void project_add_norm(Stream& s, const Projection& a, const WeightRef& gain, const MoeWeights& moe, Phase phase) {
+    if constexpr (requires { ex_.fuses_add_rmsnorm_moe_block(moe, phase); })
+      if (ex_.fuses_add_rmsnorm_moe_block(moe, phase)) {
+        s.a = ex_.matmul(a.in, *a.w);
+        return;
+      }
     if constexpr (requires { ex_.fuses_matmul_add_rmsnorm(*a.w, phase); })
       if (ex_.fuses_matmul_add_rmsnorm(*a.w, phase)) {
-        auto r = ex_.matmul_add_rmsnorm(a.in, x, *a.w, gain, c_.rms_eps);
-        return {r.sum, r.normed};
+        auto r = ex_.matmul_add_rmsnorm(a.in, s.x, *a.w, gain, c_.rms_eps);
+        s.x = std::move(r.sum), s.h = std::move(r.normed);
+        return;
       }
-    return add_norm(x, ex_.matmul(a.in, *a.w), gain);
+    std::tie(s.x, s.h) = add_norm(s.x, ex_.matmul(a.in, *a.w), gain);
   }
 
-  // The MoE block of the normed stream h, added to the residual x, and its rmsnorm with gain (the next layer's input norm
-  // or, after the last layer, the final norm: its ops count as model-level). One op where the executor fuses them (the
-  // plan executor in decode, when its plan picks a moe_block_add_rmsnorm variant that takes the weights), else moe_block,
-  // then add_norm.
-  std::pair<Tensor, Tensor> moe_add_norm(const MoeWeights& w, const Tensor& x, const Tensor& h, const WeightRef& gain, Phase phase,
-                                         bool last) {
-    if constexpr (requires { ex_.fuses_moe_block_add_rmsnorm(w, phase); })
-      if (ex_.fuses_moe_block_add_rmsnorm(w, phase)) {
-        auto r = ex_.moe_block_add_rmsnorm(h, x, w, c_.top_k, gain, c_.rms_eps);
-        if (last) ex_.begin_layer(-1, LayerKind::LinearAttention);
-        return {r.sum, r.normed};
+  // Whether the add and norm after this MoE block are left to the next layer's projections (next: that layer, or none
+  // after the last one, whose final norm feeds the lm_head).
+  bool defers_to(const LayerWeights* next, Phase phase) {
+    if constexpr (requires { ex_.fuses_add_rmsnorm_matmul_group(std::vector<WeightRef>{}, phase); }) {
+      if (!next) return false;
+      const std::vector<WeightRef> ws = next->kind == LayerKind::FullAttention
+                                            ? std::vector<WeightRef>{next->attn.q, next->attn.k, next->attn.v}
+                                            : std::vector<WeightRef>{next->gdn.qkv, next->gdn.b, next->gdn.a, next->gdn.z};
+      return ex_.fuses_add_rmsnorm_matmul_group(ws, phase);
+    }
+    return false;
+  }
+
+  // The MoE block of the stream's norm (post_norm), added to the stream, and its rmsnorm with gain (the next layer's input
+  // norm or, after the last layer, the final norm: its ops count as model-level). With the add and norm before the block
+  // deferred (project_add_norm), the block folds them in front of itself (add_rmsnorm_moe_block). The add and norm after
+  // it: deferred where the next layer's projections fold them in (defers_to); else one op where the executor fuses them
+  // with the block (the plan executor in decode, when its plan picks a moe_block_add_rmsnorm variant that takes the
+  // weights); else moe_block, then add_norm.
+  void moe_add_norm(const MoeWeights& w, Stream& s, const WeightRef& post_norm, const WeightRef& gain, const LayerWeights* next,
+                    Phase phase) {
+    const bool defer = defers_to(next, phase), last = next == nullptr;
+    Tensor routed;
+    std::optional<Tensor> shared;
+    bool folded = false;
+    if constexpr (requires { ex_.fuses_add_rmsnorm_moe_block(w, phase); })
+      if (s.a && ex_.fuses_add_rmsnorm_moe_block(w, phase)) {
+        auto r = ex_.add_rmsnorm_moe_block(s.x, *s.a, post_norm, c_.rms_eps, w, c_.top_k);
+        s.x = std::move(r.sum), routed = std::move(r.y);
+        s.a.reset();
+        folded = true;
       }
-    const auto [routed, shared] = moe_block(w, h, phase);
+    if (!folded) {
+      if constexpr (requires { ex_.fuses_moe_block_add_rmsnorm(w, phase); })
+        if (!defer && ex_.fuses_moe_block_add_rmsnorm(w, phase)) {
+          auto r = ex_.moe_block_add_rmsnorm(normed(s, post_norm), s.x, w, c_.top_k, gain, c_.rms_eps);
+          if (last) ex_.begin_layer(-1, LayerKind::LinearAttention);
+          s.x = std::move(r.sum), s.h = std::move(r.normed);
+          return;
+        }
+      std::tie(routed, shared) = moe_block(w, normed(s, post_norm), phase);
+    }
     if (last) ex_.begin_layer(-1, LayerKind::LinearAttention);  // -1: model-level ops (the final norm)
-    return add_norm(x, routed, gain, shared ? &*shared : nullptr);
+    if (defer && !shared) {
+      s.a = std::move(routed);
+      return;
+    }
+    std::tie(s.x, s.h) = add_norm(s.x, routed, gain, shared ? &*shared : nullptr);
   }
 
   // x + a (x + (a + b) with a second addend b) and its rmsnorm with gain: one op where the executor fuses them

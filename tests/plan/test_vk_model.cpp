@@ -1,5 +1,6 @@
 // The whole tiny model through Vulkan plans: against transformers' goldens, validate mode, plan errors.
 #include "plan/argmax.h"
+#include "ops/matmul/quant_rows.h"
 #include "plan/executor.h"
 #include "io/safetensors.h"
 #include "model/runner.h"
@@ -181,7 +182,8 @@ TEST_CASE("vk model: plan errors are one-line and name the valid choices", "[vk]
 // attention layer (a live step of the replay); with a planned context (72 rows) the cache never grows.
 TEST_CASE("vk model: decode replay equals stepping, bit for bit", "[vk][model]") {
   const auto& g = golden();
-  for (const char* spec : {"*=vulkan", "*=vulkan,add_rmsnorm=reference,gdn_prep=reference"}) {
+  for (const char* spec : {"*=vulkan", "*=vulkan,add_rmsnorm=reference,gdn_prep=reference",
+                           "*=vulkan,add_rmsnorm_matmul_group=vulkan:fused_decode,add_rmsnorm_moe_block=vulkan:fused_decode"}) {
     INFO("plan " << spec);
     const gpu::Plan plan = gpu::Plan::parse(spec, &device());
     const std::vector<int32_t> prompt(g.ids.begin(), g.ids.begin() + 20);
@@ -230,13 +232,18 @@ TEST_CASE("vk model: the fused MoE block in decode against the oracle", "[vk][mo
   o.prefill_chunk = 8;
   o.decode_from = 16;
   const Mat<float> want = run_reference(w, ids, o);
-  for (auto [spec, fused] : {std::pair{"*=vulkan", true}, {"*=vulkan,moe_block=reference", false}}) {
+  // The third plan folds every add and norm of a decode step but the final one into the op that reads the norm.
+  const std::string folds_in = "*=vulkan,add_rmsnorm_matmul_group=vulkan:fused_decode,add_rmsnorm_moe_block=vulkan:fused_decode";
+  for (auto [spec, fused] : {std::pair{std::string("*=vulkan"), true}, {"*=vulkan,moe_block=reference", false}, {folds_in, true}}) {
     INFO("plan " << spec);
     const gpu::Plan plan = gpu::Plan::parse(spec, &device());
     gpu::PlanExecutor ex(plan, &device());
     const Mat<float> got = run_with(ex, w, ids, o);
     CHECK(rel_l2(got, want) < 1e-4);
     CHECK((ex.usage_report().find("moe_block") != std::string::npos) == fused);
+    if (spec == folds_in) {
+      CHECK_THAT(ex.usage_report(), Catch::Contains("add_rmsnorm_matmul_group") && Catch::Contains("add_rmsnorm_moe_block"));
+    }
     CHECK_THAT(ex.usage_report(), Catch::Contains("moe_experts"));  // prefill always runs the parts
     // Replayed decode steps give the stepped ones' logits bit for bit.
     gpu::PlanExecutor rx(plan, &device());
@@ -251,10 +258,18 @@ TEST_CASE("vk model: the fused MoE block in decode against the oracle", "[vk][mo
     }
   }
   // Validate mode shadows the fused block with its reference (the parts composed) and holds it to its tolerance.
-  const gpu::Plan all = gpu::Plan::parse("*=vulkan", &device());
-  gpu::PlanExecutor vx(all, &device(), {}, true);
-  run_with(vx, w, ids, o);
-  CHECK_THAT(vx.validation_report(), Catch::Contains("moe_block"));
+  for (const std::string& spec : {std::string("*=vulkan"), folds_in}) {
+    const gpu::Plan all = gpu::Plan::parse(spec, &device());
+    gpu::PlanExecutor vx(all, &device(), {}, true);
+    run_with(vx, w, ids, o);
+    CHECK_THAT(vx.validation_report(), Catch::Contains("moe_block"));
+    if (spec == folds_in) {
+      for (const char* op : {"add_rmsnorm_matmul_group", "add_rmsnorm_moe_block"}) {
+        INFO(op << ": worst rel L2 " << vx.validation().at(op).max_rel_l2);
+        CHECK(vx.validation().at(op).max_rel_l2 <= gpu::kX16Tolerance);
+      }
+    }
+  }
   require_no_validation_messages();
 }
 
@@ -272,8 +287,11 @@ TEST_CASE("vk model: a decode token's dispatches with the decode fusions and wit
   // (one key split at this context), matmul, add_rmsnorm, 3, add_rmsnorm).
   const std::string off = "attention_decode=reference,gdn_decode=reference,matmul_add_rmsnorm=reference,moe_block_add_rmsnorm=reference";
   const std::string folds = "matmul_add_rmsnorm=vulkan:fused_decode,moe_block_add_rmsnorm=vulkan:fused_decode";
+  // Folded in front of their consumers instead (add_rmsnorm_matmul_group, add_rmsnorm_moe_block): 6 per layer, the last
+  // layer's add and norm after its MoE block (the final norm, read by the lm_head) a dispatch of its own.
+  const std::string folds_in = "add_rmsnorm_matmul_group=vulkan:fused_decode,add_rmsnorm_moe_block=vulkan:fused_decode";
   for (auto [spec, want] : {std::pair{std::string("*=vulkan"), 8 * 4 + 3}, {"*=vulkan," + folds, 6 * 4 + 3},
-                            {"*=vulkan," + off, 3 * 9 + 15 + 3}}) {
+                            {"*=vulkan," + folds_in, 6 * 4 + 3 + 1}, {"*=vulkan," + off, 3 * 9 + 15 + 3}}) {
     INFO("plan " << spec);
     const gpu::Plan plan = gpu::Plan::parse(spec, &device());  // the executor keeps a reference
     gpu::PlanExecutor ex(plan, &device());

@@ -1,0 +1,36 @@
+// add_rmsnorm_matmul_group on Vulkan: vulkan:fused_decode, matmul_group's qmatvec_direct dispatch built as
+// qmatvec_direct_norm.comp: every workgroup stages rmsnorm(x + a) * gain where it would stage x, workgroup 0 writes
+// x + a (ops/matmul/qmatvec_direct.glsl, QMV_NORM).
+#include "ops/matmul/quant_rows.h"
+#include "ops/matmul_group/group.h"
+
+namespace hl::gpu {
+
+OpArgs add_rmsnorm_matmul_group_projections(const OpArgs& a, const Tensor& x);  // op.cpp
+
+namespace {
+
+void fused_decode(VariantCtx& c, OpArgs& a) {
+  const std::string what = "add_rmsnorm_matmul_group vulkan:fused_decode";
+  const OpArgs g = add_rmsnorm_matmul_group_projections(a, a.in("x"));
+  const std::vector<WeightRef> ws = matmul_group_weights(g, what);
+  if (!matmul_group_takes(ws)) fail("{}: its weights must be f32, f16 or ggml blocks of whole 32-value units", what);
+  HeadAddNorm head{a.in("a"), c.weights->device(a.weight("gain")), float(a.param("eps")), {}};
+  // matmul_group's qmatvec_direct tunables: the same kernel as the unfolded projections'.
+  const auto ys = qmatvec_direct_group(c, a.in("x"), ws, "matmul_group", what, nullptr, &head);
+  a.set("s", head.s);
+  for (size_t i = 0; i < ys.size(); ++i) a.set(fmt::format("y{}", i), ys[i]);
+}
+
+}  // namespace
+
+void register_add_rmsnorm_matmul_group_vulkan(Registry& r) {
+  Variant v = vulkan_variant("add_rmsnorm_matmul_group", "vulkan:fused_decode",
+                             "matmul_group's qmatvec_direct (its tunables), every workgroup staging rmsnorm(x + a) * gain "
+                             "instead of x: one dispatch",
+                             fused_decode);
+  v.precision_tolerance = kX16Tolerance;  // matmul_group.qmatvec_direct.x16: the normed row as 16-bit fixed point
+  r.add_variant(std::move(v));
+}
+
+}  // namespace hl::gpu

@@ -1,0 +1,125 @@
+// moe_block (vulkan:fused_decode), step 1 of 3: everything that needs only x, in one dispatch. Row r of the
+// combined output: r < E, the router's logit (router_r . x); E <= r < E + Fs, the shared expert's
+// silu(sgate_f . x) * (sup_f . x); r = E + Fs, its gate sigmoid(gate_w . x). ROWS rows per workgroup, a
+// subgroup per row (uniform: each row's kind is the subgroup's), its lanes over 32-value units, subgroupAdd.
+// MB_NORM (moe_block_x_norm.comp: add_rmsnorm_moe_block's vulkan:fused_decode): the residual add and rmsnorm in front:
+// x is the residual stream, every workgroup stages its token's rmsnorm(x + a) * gain in shared memory and reads it
+// from there, and its token's first workgroup writes x + a and the normed row (steps 2 and 3 read that).
+// Included by moe_block_x.comp and moe_block_x_norm.comp.
+#ifndef HL_MOE_BLOCK_X_GLSL
+#define HL_MOE_BLOCK_X_GLSL
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 128;
+layout(constant_id = 1) const uint ROWS = 8;
+layout(constant_id = 2) const uint TYPE_R = 0;    // ggml type ids: router, shared gate and up, gate_w
+layout(constant_id = 3) const uint TYPE_SG = 12;
+layout(constant_id = 4) const uint TYPE_SU = 12;
+layout(constant_id = 5) const uint TYPE_GW = 0;
+layout(constant_id = 6) const uint UH = 64;   // 32-value units per row: H / 32
+layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
+layout(constant_id = 8) const uint ROUTER16 = 1;  // f32 router rows read 16 bytes at a time (0: word by word)
+#define HL_WORKGROUP_SUM_SIZE WG
+#include "common.glsl"
+
+layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };    // [T, H]
+layout(std430, binding = 1) readonly buffer R { uint rq[]; };    // raw rows [E, H]
+layout(std430, binding = 1) readonly buffer R4 { uvec4 rq4[]; };  // the same, 16 bytes at a time
+layout(std430, binding = 2) readonly buffer SGate { uint sgq[]; };  // raw rows [Fs, H]
+layout(std430, binding = 3) readonly buffer SU { uint suq[]; };  // raw rows [Fs, H]
+layout(std430, binding = 4) readonly buffer GW { uint gwq[]; };  // raw row [1, H]
+layout(std430, binding = 5) writeonly buffer L { float logits[]; };  // [T, E]
+layout(std430, binding = 6) writeonly buffer HS { float hs[]; };     // [T, Fs]
+layout(std430, binding = 7) writeonly buffer S { float sg[]; };      // [T]
+#ifdef MB_NORM
+layout(std430, binding = 8) readonly buffer A { vec4 a4[]; };       // [T, H]: the addend
+layout(std430, binding = 9) readonly buffer Gain { vec4 gain4[]; };  // [H]
+layout(std430, binding = 10) writeonly buffer Sum { vec4 s4[]; };    // [T, H]: x + a
+layout(std430, binding = 11) writeonly buffer N { vec4 n4[]; };      // [T, H]: its rmsnorm, steps 2 and 3's x
+shared vec4 xs[UH * 8u];
+#define XV(i) xs[i]
+#else
+#define XV(i) x4[xrow + (i)]
+#endif
+layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw; float eps; } pc;
+
+// Words, not 16-byte units: the decoder reads one word at a time, and a 16-byte load per word measured slower.
+#define HLQ_WORD(buf, i) ((buf) == 0u ? rq[i] : (buf) == 1u ? sgq[i] : (buf) == 2u ? suq[i] : gwq[i])
+#include "quant_blocks.glsl"
+
+// This lane's part of (row at byte `row` of source `buf`) . x_t, over units lane, lane + gl_SubgroupSize, ...: a constant
+// trip count, so the compiler unrolls it and issues every step's loads before the arithmetic.
+float row_dot(uint type, uint buf, uint row, uint xrow, uint lane) {
+  float acc = 0.0;
+  for (uint i = 0u; i < (UH + SGS - 1u) / SGS; ++i) {
+    const uint ui = lane + i * gl_SubgroupSize, u = min(ui, UH - 1u);  // past the row: clamped, weighted 0
+    const uvec2 runs = hlq_unit_runs(type, u) >> 2u;
+    vec4 xv[8], q[8], ms;
+    for (uint i = 0u; i < 4u; ++i) {
+      xv[i] = XV(runs.x + i);
+      xv[i + 4u] = XV(runs.y + i);
+    }
+    if (type == HLQ_F32 && buf == 0u && ROUTER16 == 1u) {  // rows of whole 128-byte units: 16-byte aligned
+      for (uint k = 0u; k < 8u; ++k) q[k] = uintBitsToFloat(rq4[(row + u * 128u) / 16u + k]);
+      ms = vec4(1.0, 0.0, 1.0, 0.0);
+    } else {
+      hlq_unit(type, buf, row, u, q, ms);
+    }
+    acc += ui < UH ? hlq_unit_dot(q, ms, xv, hlq_run_sums(xv)) : 0.0;
+  }
+  return acc;
+}
+
+#ifdef MB_NORM
+// Token t's x + a and its rmsnorm with the gain into xs (a constant count of vec4s per invocation: every load in flight at
+// once, the gain with them); `first`: this workgroup also writes both rows.
+const uint NV4 = UH * 8u, VPI = (NV4 + WG - 1u) / WG;
+void stage_normed(uint xrow, bool first) {
+  vec4 v[VPI], g[VPI];
+  float ss = 0.0;
+  for (uint j = 0u; j < VPI; ++j) {
+    const uint i = gl_LocalInvocationID.x + j * WG;
+    v[j] = i < NV4 ? x4[xrow + i] + a4[xrow + i] : vec4(0.0);
+    g[j] = i < NV4 ? gain4[i] : vec4(0.0);
+    ss += dot(v[j], v[j]);
+  }
+  const float inv = 1.0 / sqrt(hl_workgroup_sum(ss) / float(pc.H) + pc.eps);
+  for (uint j = 0u; j < VPI; ++j) {
+    const uint i = gl_LocalInvocationID.x + j * WG;
+    if (i >= NV4) continue;
+    const vec4 n = v[j] * inv * g[j];
+    xs[i] = n;
+    if (first) {
+      s4[xrow + i] = v[j];
+      n4[xrow + i] = n;
+    }
+  }
+  barrier();
+}
+#endif
+
+void main() {
+  const uint g = hl_group_index();
+  if (g >= pc.T * pc.blocks) return;  // uniform per workgroup
+  const uint t = g / pc.blocks, r0 = (g % pc.blocks) * ROWS, xrow = t * (pc.H >> 2u);
+#ifdef MB_NORM
+  stage_normed(xrow, g % pc.blocks == 0u);
+#endif
+  const uint rows = min(r0 + ROWS, pc.E + pc.Fs + 1u);
+  const uint lane = gl_SubgroupInvocationID;
+  for (uint r = r0 + gl_SubgroupID; r < rows; r += hl_num_subgroups()) {  // uniform per subgroup
+    if (r < pc.E) {
+      const float l = subgroupAdd(row_dot(TYPE_R, 0u, r * pc.rb_r, xrow, lane));
+      if (subgroupElect()) logits[t * pc.E + r] = l;
+    } else if (r < pc.E + pc.Fs) {
+      const uint f = r - pc.E;
+      const float ga = subgroupAdd(row_dot(TYPE_SG, 1u, f * pc.rb_sg, xrow, lane));
+      const float ua = subgroupAdd(row_dot(TYPE_SU, 2u, f * pc.rb_su, xrow, lane));
+      if (subgroupElect()) hs[t * pc.Fs + f] = (ga / (1.0 + exp(-ga))) * ua;
+    } else {
+      const float s = subgroupAdd(row_dot(TYPE_GW, 3u, 0u, xrow, lane));
+      if (subgroupElect()) sg[t] = 1.0 / (1.0 + exp(-s));
+    }
+  }
+}
+
+#endif
