@@ -13,11 +13,10 @@ TEST_CASE("vk ops: add_rmsnorm_matmul_group under other tunings", "[vk][ops][add
   auto& prof = device().ctx().profile();
   const gpu::OpDef& op = gpu::Registry::get().op("add_rmsnorm_matmul_group");
   for (const auto& [wg, rows, groups, x16] : {std::tuple{32u, 1u, 0u, 1u}, {128u, 4u, 1u, 1u}, {64u, 2u, 0u, 0u}}) {
-    const vk::ScopedTuning scope(prof, {{"matmul_group.qmatvec_direct.wg", wg},
-                                        {"matmul_group.qmatvec_direct.rows", rows},
-                                        {"matmul_group.qmatvec_direct.groups", groups},
-                                        {"matmul_group.qmatvec_direct.x16", x16},
-                                        {"matmul_group.qmatvec_direct.x_global", 1}});  // refused for the norm: staged
+    const vk::ScopedTuning scope(prof, {{"add_rmsnorm_matmul_group.qmatvec_direct.wg", wg},
+                                        {"add_rmsnorm_matmul_group.qmatvec_direct.rows", rows},
+                                        {"add_rmsnorm_matmul_group.qmatvec_direct.groups", groups},
+                                        {"add_rmsnorm_matmul_group.qmatvec_direct.x16", x16}});
     for (const auto& c : op.cases(gpu::Scale::Test)) {
       INFO("wg " << wg << ", rows " << rows << ", groups " << groups << ", x16 " << x16 << ", " << c.label);
       std::mt19937_64 g(73);

@@ -16,8 +16,7 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
   const std::vector<WeightRef> ws = matmul_group_weights(g, what);
   if (!matmul_group_takes(ws)) fail("{}: its weights must be f32, f16 or ggml blocks of whole 32-value units", what);
   HeadAddNorm head{a.in("a"), c.weights->device(a.weight("gain")), float(a.param("eps")), {}};
-  // matmul_group's qmatvec_direct tunables: the same kernel as the unfolded projections'.
-  const auto ys = qmatvec_direct_group(c, a.in("x"), ws, "matmul_group", what, nullptr, &head);
+  const auto ys = qmatvec_direct_group(c, a.in("x"), ws, "add_rmsnorm_matmul_group", what, nullptr, &head);
   a.set("s", head.s);
   for (size_t i = 0; i < ys.size(); ++i) a.set(fmt::format("y{}", i), ys[i]);
 }
@@ -29,7 +28,11 @@ void register_add_rmsnorm_matmul_group_vulkan(Registry& r) {
                              "matmul_group's qmatvec_direct (its tunables), every workgroup staging rmsnorm(x + a) * gain "
                              "instead of x: one dispatch",
                              fused_decode);
-  v.precision_tolerance = kX16Tolerance;  // matmul_group.qmatvec_direct.x16: the normed row as 16-bit fixed point
+  // matmul_group's qmatvec_direct tunables, its own (x_global does not apply: the row is staged).
+  v.tunables = {{"add_rmsnorm_matmul_group.qmatvec_direct.wg", 256}, {"add_rmsnorm_matmul_group.qmatvec_direct.rows", 2},
+                {"add_rmsnorm_matmul_group.qmatvec_direct.units", 1}, {"add_rmsnorm_matmul_group.qmatvec_direct.groups", 0},
+                {"add_rmsnorm_matmul_group.qmatvec_direct.x16", 1}};
+  v.precision_tolerance = kX16Tolerance;  // x16: the row as 16-bit fixed point
   r.add_variant(std::move(v));
 }
 

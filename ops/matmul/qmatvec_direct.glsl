@@ -19,8 +19,10 @@
 // QMV_TAIL (qmatvec_direct_tail.comp: matmul_add_rmsnorm's vulkan:fused_decode): one weight, and the residual add and
 // rmsnorm of its output done by the last workgroup to finish (ops/shaders/tail_add_rmsnorm.glsl).
 // QMV_NORM (qmatvec_direct_norm.comp: add_rmsnorm_matmul_group's vulkan:fused_decode): the residual add and rmsnorm
-// in front instead: x is the residual stream, every workgroup stages rmsnorm(x + a) * gain (one workgroup sum on top
-// of the staging it does anyway) and workgroup 0 writes x + a, so no dispatch of its own sits before the projections.
+// in front instead: x is the residual stream, every workgroup stages (x + a) * gain where it stages x, and workgroup 0
+// writes x + a, so no dispatch of its own sits before the projections. The norm's 1 / rms is one factor per row of
+// products, applied at the store: the sum of squares rides on the staging's barrier (subgroup partials in shared
+// memory), no barrier or round trip is added before the weights' loads.
 // Included by qmatvec_direct{,_tail,_norm}{,_x16}.comp.
 #ifndef HL_QMATVEC_DIRECT_GLSL
 #define HL_QMATVEC_DIRECT_GLSL
@@ -106,7 +108,8 @@ void store(uint seg, uint i, float v) {
 }
 
 // One subgroup pass: rows r0 .. r0 + R - 1 of segment `seg` (of `type`, N rows) for token t.
-void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes) {
+// scale: a factor for the whole row's sum (QMV_NORM's 1 / rms; 1 otherwise).
+void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes, float scale) {
   // The unit loop's trip count is a constant (units = K / 32 from XV, at least SGS lanes): the compiler unrolls it
   // and issues every step's loads together instead of one dependent round per step.
   const uint lanes = gl_SubgroupSize, lane = gl_SubgroupInvocationID, units = XV / 8u;
@@ -157,41 +160,46 @@ void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes) {
     }
   }
   for (uint r = 0u; r < R; ++r) {
-    const float s = subgroupAdd(acc[r]);
+    const float s = subgroupAdd(acc[r]) * scale;
     if (subgroupElect() && r0 + r < N) store(seg, t * N + r0 + r, s);
   }
 }
 
 #ifdef QMV_NORM
-// Token t's x + a and its rmsnorm with the gain, staged as the plain kernel stages x: each invocation takes runs of 16
-// values (4 vec4s; a constant count, so every load is in flight at once), the gain loaded with them.
+// Token t's x + a times the gain, staged as the plain kernel stages x: each invocation takes runs of 16 values (4 vec4s;
+// a constant count, so every load is in flight at once), the gain loaded with them; each subgroup's part of the sum of
+// squares of x + a into qmv_ss (read after the caller's barrier: norm_scale).
 const uint NRUN = (XV + 3u) / 4u, RPI = (NRUN + WG - 1u) / WG;  // runs of the row; runs per invocation
+shared float qmv_ss[WG];  // a partial per subgroup (at most WG of them)
 void stage_normed(uint t) {
   const uint base = t * (pc.K / 4u);
-  vec4 v[RPI][4], g[RPI][4];
   float ss = 0.0;
-  for (uint j = 0u; j < RPI; ++j)
-    for (uint k = 0u; k < 4u; ++k) {
-      const uint i = 4u * (gl_LocalInvocationID.x + j * WG) + k;
-      v[j][k] = i < XV ? x4[base + i] + a4[base + i] : vec4(0.0);
-      g[j][k] = i < XV ? gain4[i] : vec4(0.0);
-      ss += dot(v[j][k], v[j][k]);
-    }
-  const float inv = 1.0 / sqrt(hl_workgroup_sum(ss) / float(pc.K) + pc.eps);
   for (uint j = 0u; j < RPI; ++j) {
     const uint r = gl_LocalInvocationID.x + j * WG;
+    vec4 v[4];
     for (uint k = 0u; k < 4u; ++k) {
       const uint i = 4u * r + k;
-      if (i < XV && hl_group_index() == 0u) s4[base + i] = v[j][k];
-      v[j][k] *= inv * g[j][k];
+      v[k] = i < XV ? x4[base + i] + a4[base + i] : vec4(0.0);
+      const vec4 g = i < XV ? gain4[i] : vec4(0.0);
+      ss += dot(v[k], v[k]);
+      if (i < XV && hl_group_index() == 0u) s4[base + i] = v[k];
+      v[k] *= g;
 #ifndef QMV_X16
-      if (i < XV) xs[i] = v[j][k];
+      if (i < XV) xs[i] = v[k];
 #endif
     }
 #ifdef QMV_X16
-    if (r < NRUN) hlx_stage(r, v[j]);
+    if (r < NRUN) hlx_stage(r, v);
 #endif
   }
+  ss = subgroupAdd(ss);
+  if (subgroupElect()) qmv_ss[gl_SubgroupID] = ss;
+}
+// 1 / rms of the row staged last, from the subgroups' partials (after the barrier that follows stage_normed).
+float norm_scale() {
+  float ss = 0.0;
+  for (uint i = 0u; i < hl_num_subgroups(); ++i) ss += qmv_ss[i];
+  return 1.0 / sqrt(ss / float(pc.K) + pc.eps);
 }
 #endif
 
@@ -200,10 +208,12 @@ void main() {
   const uint first = (hl_group_index() * nsg + gl_SubgroupID) * R;
   const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * nsg * R;
   for (uint t = 0u; t < pc.T; ++t) {
+    float scale = 1.0;
 #if defined(QMV_NORM)
     barrier();  // the previous token's x is no longer read
     stage_normed(t);
     barrier();
+    scale = norm_scale();
 #elif defined(QMV_X16)
     barrier();  // the previous token's x is no longer read
     for (uint r = gl_LocalInvocationID.x; r < pc.K / 16u; r += WG) {
@@ -220,10 +230,10 @@ void main() {
     }
 #endif
     for (uint r0 = first; r0 < pc.end; r0 += stride) {  // uniform per subgroup
-      if (NSEG == 1u || r0 < pc.first.y) pass(0u, TYPE, t, r0, pc.N.x, pc.row_bytes.x);
-      else if (NSEG == 2u || r0 < pc.first.z) pass(1u, TYPE1, t, r0 - pc.first.y, pc.N.y, pc.row_bytes.y);
-      else if (NSEG == 3u || r0 < pc.first.w) pass(2u, TYPE2, t, r0 - pc.first.z, pc.N.z, pc.row_bytes.z);
-      else pass(3u, TYPE3, t, r0 - pc.first.w, pc.N.w, pc.row_bytes.w);
+      if (NSEG == 1u || r0 < pc.first.y) pass(0u, TYPE, t, r0, pc.N.x, pc.row_bytes.x, scale);
+      else if (NSEG == 2u || r0 < pc.first.z) pass(1u, TYPE1, t, r0 - pc.first.y, pc.N.y, pc.row_bytes.y, scale);
+      else if (NSEG == 3u || r0 < pc.first.w) pass(2u, TYPE2, t, r0 - pc.first.z, pc.N.z, pc.row_bytes.z, scale);
+      else pass(3u, TYPE3, t, r0 - pc.first.w, pc.N.w, pc.row_bytes.w, scale);
     }
   }
 #ifdef QMV_TAIL

@@ -64,7 +64,7 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
   const std::string tn = tune_op + ".qmatvec_direct.";
   if (ws.empty() || ws.size() > 4) fail("{}: {} weights; one dispatch takes 1 to 4", what, ws.size());
   const uint64_t smem = d.info().max_shared_memory;
-  const uint32_t x_global = d.tune(tn + "x_global") && !head ? 1u : 0u;  // the folded norm stages its row
+  const uint32_t x_global = !head && d.tune(tn + "x_global") ? 1u : 0u;  // the folded norm stages its row
   const uint32_t K = u32(x.cols());
   if (!x_global && uint64_t(K) * 4 > smem)
     fail("{}: x of {} values does not fit {} bytes of shared memory; use vulkan:qmatvec or x_global", what, K, smem);

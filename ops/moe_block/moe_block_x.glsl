@@ -3,8 +3,9 @@
 // silu(sgate_f . x) * (sup_f . x); r = E + Fs, its gate sigmoid(gate_w . x). ROWS rows per workgroup, a
 // subgroup per row (uniform: each row's kind is the subgroup's), its lanes over 32-value units, subgroupAdd.
 // MB_NORM (moe_block_x_norm.comp: add_rmsnorm_moe_block's vulkan:fused_decode): the residual add and rmsnorm in front:
-// x is the residual stream, every workgroup stages its token's rmsnorm(x + a) * gain in shared memory and reads it
-// from there, and its token's first workgroup writes x + a and the normed row (steps 2 and 3 read that).
+// x is the residual stream, every workgroup stages its token's (x + a) * gain in shared memory and reads it from there,
+// the norm's 1 / rms applied to each row's sum (the sum of squares rides on the staging's barrier), and its token's
+// first workgroup writes x + a and the normed row (steps 2 and 3 read that).
 // Included by moe_block_x.comp and moe_block_x_norm.comp.
 #ifndef HL_MOE_BLOCK_X_GLSL
 #define HL_MOE_BLOCK_X_GLSL
@@ -18,7 +19,6 @@ layout(constant_id = 5) const uint TYPE_GW = 0;
 layout(constant_id = 6) const uint UH = 64;   // 32-value units per row: H / 32
 layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
 layout(constant_id = 8) const uint ROUTER16 = 1;  // f32 router rows read 16 bytes at a time (0: word by word)
-#define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };    // [T, H]
@@ -70,30 +70,30 @@ float row_dot(uint type, uint buf, uint row, uint xrow, uint lane) {
 }
 
 #ifdef MB_NORM
-// Token t's x + a and its rmsnorm with the gain into xs (a constant count of vec4s per invocation: every load in flight at
-// once, the gain with them); `first`: this workgroup also writes both rows.
+// Token t's x + a times the gain into xs (a constant count of vec4s per invocation: every load in flight at once, the
+// gain with them); returns its 1 / rms. `first`: this workgroup also writes x + a and the normed row.
 const uint NV4 = UH * 8u, VPI = (NV4 + WG - 1u) / WG;
-void stage_normed(uint xrow, bool first) {
-  vec4 v[VPI], g[VPI];
+shared float mb_ss[WG];  // a partial sum of squares per subgroup
+float stage_normed(uint xrow, bool first) {
   float ss = 0.0;
   for (uint j = 0u; j < VPI; ++j) {
     const uint i = gl_LocalInvocationID.x + j * WG;
-    v[j] = i < NV4 ? x4[xrow + i] + a4[xrow + i] : vec4(0.0);
-    g[j] = i < NV4 ? gain4[i] : vec4(0.0);
-    ss += dot(v[j], v[j]);
-  }
-  const float inv = 1.0 / sqrt(hl_workgroup_sum(ss) / float(pc.H) + pc.eps);
-  for (uint j = 0u; j < VPI; ++j) {
-    const uint i = gl_LocalInvocationID.x + j * WG;
-    if (i >= NV4) continue;
-    const vec4 n = v[j] * inv * g[j];
-    xs[i] = n;
-    if (first) {
-      s4[xrow + i] = v[j];
-      n4[xrow + i] = n;
+    const vec4 v = i < NV4 ? x4[xrow + i] + a4[xrow + i] : vec4(0.0);
+    ss += dot(v, v);
+    if (i < NV4) {
+      xs[i] = v * gain4[i];
+      if (first) s4[xrow + i] = v;
     }
   }
+  ss = subgroupAdd(ss);
+  if (subgroupElect()) mb_ss[gl_SubgroupID] = ss;
   barrier();
+  ss = 0.0;
+  for (uint i = 0u; i < hl_num_subgroups(); ++i) ss += mb_ss[i];
+  const float inv = 1.0 / sqrt(ss / float(pc.H) + pc.eps);
+  if (first)
+    for (uint i = gl_LocalInvocationID.x; i < NV4; i += WG) n4[xrow + i] = xs[i] * inv;
+  return inv;
 }
 #endif
 
@@ -102,21 +102,23 @@ void main() {
   if (g >= pc.T * pc.blocks) return;  // uniform per workgroup
   const uint t = g / pc.blocks, r0 = (g % pc.blocks) * ROWS, xrow = t * (pc.H >> 2u);
 #ifdef MB_NORM
-  stage_normed(xrow, g % pc.blocks == 0u);
+  const float scale = stage_normed(xrow, g % pc.blocks == 0u);
+#else
+  const float scale = 1.0;
 #endif
   const uint rows = min(r0 + ROWS, pc.E + pc.Fs + 1u);
   const uint lane = gl_SubgroupInvocationID;
   for (uint r = r0 + gl_SubgroupID; r < rows; r += hl_num_subgroups()) {  // uniform per subgroup
     if (r < pc.E) {
-      const float l = subgroupAdd(row_dot(TYPE_R, 0u, r * pc.rb_r, xrow, lane));
+      const float l = subgroupAdd(row_dot(TYPE_R, 0u, r * pc.rb_r, xrow, lane)) * scale;
       if (subgroupElect()) logits[t * pc.E + r] = l;
     } else if (r < pc.E + pc.Fs) {
       const uint f = r - pc.E;
-      const float ga = subgroupAdd(row_dot(TYPE_SG, 1u, f * pc.rb_sg, xrow, lane));
-      const float ua = subgroupAdd(row_dot(TYPE_SU, 2u, f * pc.rb_su, xrow, lane));
+      const float ga = subgroupAdd(row_dot(TYPE_SG, 1u, f * pc.rb_sg, xrow, lane)) * scale;
+      const float ua = subgroupAdd(row_dot(TYPE_SU, 2u, f * pc.rb_su, xrow, lane)) * scale;
       if (subgroupElect()) hs[t * pc.Fs + f] = (ga / (1.0 + exp(-ga))) * ua;
     } else {
-      const float s = subgroupAdd(row_dot(TYPE_GW, 3u, 0u, xrow, lane));
+      const float s = subgroupAdd(row_dot(TYPE_GW, 3u, 0u, xrow, lane)) * scale;
       if (subgroupElect()) sg[t] = 1.0 / (1.0 + exp(-s));
     }
   }
