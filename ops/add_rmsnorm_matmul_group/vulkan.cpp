@@ -25,9 +25,10 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
 
 void register_add_rmsnorm_matmul_group_vulkan(Registry& r) {
   Variant v = vulkan_variant("add_rmsnorm_matmul_group", "vulkan:fused_decode",
-                             "matmul_group's qmatvec_direct (its tunables), every workgroup staging rmsnorm(x + a) * gain "
-                             "instead of x: one dispatch",
-                             fused_decode);
+                             "decode: matmul_group's qmatvec_direct dispatch, every workgroup staging (x + a) * gain "
+                             "instead of x, 1/rms applied at the store; workgroup 0 writes x + a",
+                             fused_decode, /*family_default=*/true);
+  v.status = "default";
   // matmul_group's qmatvec_direct tunables, its own (x_global does not apply: the row is staged).
   v.tunables = {{"add_rmsnorm_matmul_group.qmatvec_direct.wg", 256}, {"add_rmsnorm_matmul_group.qmatvec_direct.rows", 2},
                 {"add_rmsnorm_matmul_group.qmatvec_direct.units", 1}, {"add_rmsnorm_matmul_group.qmatvec_direct.groups", 0},

@@ -20,9 +20,10 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
 
 void register_add_rmsnorm_moe_block_vulkan(Registry& r) {
   Variant v = vulkan_variant("add_rmsnorm_moe_block", "vulkan:fused_decode",
-                             "moe_block's three dispatches (its tunables), the first staging rmsnorm(x + a) * gain in every "
-                             "workgroup and writing it for the other two",
-                             fused_decode);
+                             "decode: moe_block's three dispatches (its tunables), the first staging (x + a) * gain in every "
+                             "workgroup, 1/rms applied per row, and writing x + a and the normed row for the other two",
+                             fused_decode, /*family_default=*/true);
+  v.status = "default";
   v.precision_tolerance = kX16Tolerance;  // moe_block's gate/up with x as 16-bit fixed point (moe_block.fused_decode.x16)
   r.add_variant(std::move(v));
 }

@@ -39,13 +39,14 @@ TEST_CASE("vk model: '*=vulkan' matches transformers in chunked prefill and deco
   const auto& g = golden();
   // '*=vulkan' runs the GDN preparation fused (gdn_prep=vulkan:fused); 'gdn_prep=reference' keeps the separate
   // ops (ssm_conv, slice, l2norm, ssm_gates), each on its Vulkan variant. Likewise the residual adds with the
-  // norms after them (add_rmsnorm=vulkan:fused; 'add_rmsnorm=reference': add, then rmsnorm; in decode the output
-  // projections fold the add and norm after them too unless matmul_add_rmsnorm=reference).
+  // norms after them (add_rmsnorm=vulkan:fused; 'add_rmsnorm=reference': add, then rmsnorm; in decode the ops that
+  // read the norm fold the add and norm in front of them where they take the weights: add_rmsnorm_matmul_group,
+  // add_rmsnorm_moe_block).
   // Whether the usage report has a row for an op (rows start with the op's name and a space).
   const auto ran_op = [](const std::string& report, const std::string& op) { return report.find("\n" + op + " ") != std::string::npos; };
   for (auto [spec, ran, skipped] : {std::tuple{"*=vulkan", "gdn_prep", "ssm_conv"},
                                     {"*=vulkan,gdn_prep=reference", "ssm_conv", "gdn_prep"},
-                                    {"*=vulkan,add_rmsnorm=reference,matmul_add_rmsnorm=reference", "add", "add_rmsnorm"}}) {
+                                    {"*=vulkan,add_rmsnorm=reference,add_rmsnorm_matmul_group=reference", "add", "add_rmsnorm"}}) {
     const gpu::Plan plan = gpu::Plan::parse(spec, &device());
     RunOptions o;
     o.prefill_chunk = 100;
@@ -232,9 +233,11 @@ TEST_CASE("vk model: the fused MoE block in decode against the oracle", "[vk][mo
   o.prefill_chunk = 8;
   o.decode_from = 16;
   const Mat<float> want = run_reference(w, ids, o);
-  // The third plan folds every add and norm of a decode step but the final one into the op that reads the norm.
-  const std::string folds_in = "*=vulkan,add_rmsnorm_matmul_group=vulkan:fused_decode,add_rmsnorm_moe_block=vulkan:fused_decode";
-  for (auto [spec, fused] : {std::pair{std::string("*=vulkan"), true}, {"*=vulkan,moe_block=reference", false}, {folds_in, true}}) {
+  // '*=vulkan' folds every add and norm of a decode step but the final one into the op that reads the norm; the third
+  // plan runs them as add_rmsnorm dispatches.
+  const std::string folds_in = "*=vulkan";
+  const std::string folds_off = "*=vulkan,add_rmsnorm_matmul_group=reference,add_rmsnorm_moe_block=reference";
+  for (auto [spec, fused] : {std::pair{folds_in, true}, {"*=vulkan,moe_block=reference", false}, {folds_off, true}}) {
     INFO("plan " << spec);
     const gpu::Plan plan = gpu::Plan::parse(spec, &device());
     gpu::PlanExecutor ex(plan, &device());
@@ -258,7 +261,7 @@ TEST_CASE("vk model: the fused MoE block in decode against the oracle", "[vk][mo
     }
   }
   // Validate mode shadows the fused block with its reference (the parts composed) and holds it to its tolerance.
-  for (const std::string& spec : {std::string("*=vulkan"), folds_in}) {
+  for (const std::string& spec : {folds_off, folds_in}) {
     const gpu::Plan all = gpu::Plan::parse(spec, &device());
     gpu::PlanExecutor vx(all, &device(), {}, true);
     run_with(vx, w, ids, o);
@@ -278,20 +281,20 @@ TEST_CASE("vk model: a decode token's dispatches with the decode fusions and wit
   c.expert_ffn = 64, c.shared_ffn = 96;         // whole 32-value units: the MoE block fuses
   const ModelWeights w = synthetic_weights(c, 7);
   const std::vector<int32_t> prompt{5, 17, 29, 41, 53, 65, 77, 89};
-  // '*=vulkan': every layer is 8 dispatches: its projections (matmul_group), gdn_decode or attention_decode, the output
-  // projection, the add and norm, the MoE block's three, the add and norm; the token adds embed, the first layer's input
-  // norm and lm_head. With the add and norm folded into the output projection and the MoE block's last dispatch
+  // '*=vulkan': every layer is 6 dispatches: the add and norm with its projections (add_rmsnorm_matmul_group; the first
+  // layer: matmul_group after the input norm), gdn_decode or attention_decode, the output projection, the add and norm
+  // with the MoE block's three (add_rmsnorm_moe_block); the token adds embed, the first layer's input norm, the last
+  // layer's add and norm (the final norm, read by the lm_head) and lm_head. With the add and norm as dispatches of their
+  // own (folds_off) 8 per layer, and the token embed, the input norm and lm_head; folded behind their producers instead
   // (matmul_add_rmsnorm, moe_block_add_rmsnorm: experimental, slower on the H200) 6. Unfused (the four decode composites
   // on their parts): a Gated DeltaNet layer 9 (matmul_group, gdn_prep, gdn_output, matmul, add_rmsnorm, moe_block's 3,
   // add_rmsnorm), the attention layer 15 (matmul_group, 2 slices, 2 norms, 2 ropes, the cache append and the attention
   // (one key split at this context), matmul, add_rmsnorm, 3, add_rmsnorm).
-  const std::string off = "attention_decode=reference,gdn_decode=reference,matmul_add_rmsnorm=reference,moe_block_add_rmsnorm=reference";
-  const std::string folds = "matmul_add_rmsnorm=vulkan:fused_decode,moe_block_add_rmsnorm=vulkan:fused_decode";
-  // Folded in front of their consumers instead (add_rmsnorm_matmul_group, add_rmsnorm_moe_block): 6 per layer, the last
-  // layer's add and norm after its MoE block (the final norm, read by the lm_head) a dispatch of its own.
-  const std::string folds_in = "add_rmsnorm_matmul_group=vulkan:fused_decode,add_rmsnorm_moe_block=vulkan:fused_decode";
-  for (auto [spec, want] : {std::pair{std::string("*=vulkan"), 8 * 4 + 3}, {"*=vulkan," + folds, 6 * 4 + 3},
-                            {"*=vulkan," + folds_in, 6 * 4 + 3 + 1}, {"*=vulkan," + off, 3 * 9 + 15 + 3}}) {
+  const std::string folds_off = "add_rmsnorm_matmul_group=reference,add_rmsnorm_moe_block=reference";
+  const std::string off = "attention_decode=reference,gdn_decode=reference," + folds_off;
+  const std::string folds = folds_off + ",matmul_add_rmsnorm=vulkan:fused_decode,moe_block_add_rmsnorm=vulkan:fused_decode";
+  for (auto [spec, want] : {std::pair{std::string("*=vulkan"), 6 * 4 + 4}, {"*=vulkan," + folds_off, 8 * 4 + 3},
+                            {"*=vulkan," + folds, 6 * 4 + 3}, {"*=vulkan," + off, 3 * 9 + 15 + 3}}) {
     INFO("plan " << spec);
     const gpu::Plan plan = gpu::Plan::parse(spec, &device());  // the executor keeps a reference
     gpu::PlanExecutor ex(plan, &device());
