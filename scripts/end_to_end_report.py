@@ -60,8 +60,8 @@ def rows_by_test(rows):
     return out
 
 GROUPS = [
-    ("projections", {"matmul", "lm_head", "matmul_group", "matmul_add_rmsnorm"}),
-    ("MoE", {"moe_router", "moe_experts", "shared_expert", "moe_block", "moe_block_add_rmsnorm"}),
+    ("projections", {"matmul", "lm_head", "matmul_group", "matmul_add_rmsnorm", "add_rmsnorm_matmul_group"}),
+    ("MoE", {"moe_router", "moe_experts", "shared_expert", "moe_block", "moe_block_add_rmsnorm", "add_rmsnorm_moe_block"}),
     ("Gated DeltaNet", {"gdn_prep", "ssm_conv", "l2norm", "ssm_gates", "ssm_scan", "gated_rmsnorm", "gdn_output", "gdn_decode"}),
     ("attention", {"attention", "rope", "slice", "attention_decode"}),
     ("norms, residual", {"rmsnorm", "add", "add_rmsnorm"}),
