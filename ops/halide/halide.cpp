@@ -9,6 +9,7 @@
 
 #include <omp.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -419,11 +420,16 @@ class Io {
   Io& operator=(const Io&) = delete;
   bool vulkan() const { return on_ == On::Vulkan; }
 
-  // An input tensor (f32 or i32) as a buffer of `dims`, innermost first.
-  template <class T> Buffer<T> in(const Tensor& t, std::vector<int> dims) {
+  // An input tensor (f32 or i32) as a buffer of `dims`, innermost first, indexed from `mins` (default 0). The mins are
+  // set before the buffer is wrapped: Halide's Buffer drops a device allocation when its mins change.
+  template <class T> Buffer<T> in(const Tensor& t, std::vector<int> dims, std::vector<int> mins = {}) {
     keep_.push_back(t);
-    if (!vulkan()) return view(host_data<T>(t), std::move(dims));
-    return wrap<T>(t.buffer(c_.device()), std::move(dims));
+    if (!vulkan()) {
+      Buffer<T> hb = view(host_data<T>(t), std::move(dims));
+      if (!mins.empty()) hb.set_min(mins);
+      return hb;
+    }
+    return wrap<T>(t.buffer(c_.device()), std::move(dims), std::move(mins));
   }
   // A weight in f32: the store's host copy, or its resident device copy (dequantized once).
   Buffer<float> weight(const WeightRef& w, std::vector<int> dims) {
@@ -482,8 +488,9 @@ class Io {
   }
 
  private:
-  template <class T> Buffer<T> wrap(const BufferPtr& b, std::vector<int> dims) {
+  template <class T> Buffer<T> wrap(const BufferPtr& b, std::vector<int> dims, std::vector<int> mins = {}) {
     Buffer<T> hb(static_cast<T*>(nullptr), dims);
+    if (!mins.empty()) hb.set_min(mins);
 #ifdef HYBRIDLAB_HALIDE_VULKAN
     if (hb.number_of_elements() == 0) return hb;  // never handed to a pipeline
     if (hb.size_in_bytes() > b->size()) fail("halide: a buffer of {} bytes viewed as {} bytes", b->size(), hb.size_in_bytes());
@@ -544,8 +551,26 @@ std::function<void(VariantCtx&, OpArgs&)> add_rmsnorm(AddNormFn one, AddNormFn t
   };
 }
 
-// The angles' cosines and sines per (token, pair) are formed on the host in double, as the reference's (on Vulkan
-// uploaded with the call: T x rot/2 values each); the pipeline rotates.
+// The cosines and sines of rope's angles at positions [p0, p0 + rows), [rows, half], formed on the host in double as the
+// reference's.
+std::pair<Mat<float>, Mat<float>> rope_angles(double theta, int64_t R, int64_t p0, int64_t rows) {
+  const int64_t half = R / 2;
+  Mat<float> cs(rows, half), sn(rows, half);
+  for (int64_t t = 0; t < rows; ++t)
+    for (int64_t i = 0; i < half; ++i) {
+      const double ang = double(p0 + t) * std::pow(theta, -2.0 * double(i) / double(R));
+      cs(t, i) = float(std::cos(ang));
+      sn(t, i) = float(std::sin(ang));
+    }
+  return {std::move(cs), std::move(sn)};
+}
+
+// The pipeline rotates by cosines and sines per (token, pair) formed on the host in double, as the reference's. On the
+// CPU they are formed for the call's positions; on Vulkan the weight store keeps tables of positions [0, rows) (rows a
+// power of two past the call's last position, up to kRopeTablePositions; past it, the call's own, uploaded) on the
+// device, uploaded once, and the call's buffers are those tables translated by pos0 (Halide indexes them from -pos0),
+// so a step uploads nothing.
+constexpr int64_t kRopeTablePositions = 65536;
 std::function<void(VariantCtx&, OpArgs&)> rope(RopeFn fn, On on, std::string what) {
   return [=](VariantCtx& c, OpArgs& a) {
     const Tensor& x = a.in("x");
@@ -558,18 +583,24 @@ std::function<void(VariantCtx&, OpArgs&)> rope(RopeFn fn, On on, std::string wha
       return;
     }
     const double theta = a.param("theta");
-    Mat<float> cs(x.rows(), half), sn(x.rows(), half);
-    for (int64_t t = 0; t < x.rows(); ++t)
-      for (int64_t i = 0; i < half; ++i) {
-        const double ang = double(pos0 + t) * std::pow(theta, -2.0 * double(i) / double(R));
-        cs(t, i) = float(std::cos(ang));
-        sn(t, i) = float(std::sin(ang));
-      }
+    if (pos0 < 0 || pos0 > (int64_t(1) << 30)) fail("rope: position {} is outside [0, 2^30]", pos0);
     Io io(on, c);
     const int T = dim(x.rows(), "tokens"), H = dim(x.cols() / D, "heads"), iD = dim(D, "head dim"), ih = dim(half, "pairs");
-    Tensor y;
-    auto xb = io.in<float>(x, {iD, H, T}), cb = io.in<float>(Tensor::from(std::move(cs)), {ih, T});
-    auto sb = io.in<float>(Tensor::from(std::move(sn)), {ih, T}), yb = io.out<float>(y, T, x.cols(), {iD, H, T});
+    Tensor y, ct, st;
+    int64_t first = pos0, rows = T;  // the tables' first position and rows
+    if (io.vulkan() && pos0 + T <= kRopeTablePositions) {
+      first = 0, rows = std::max<int64_t>(64, int64_t(std::bit_ceil(uint64_t(pos0 + T))));
+      const std::string key = fmt::format("halide.rope.{}.{}.{}", theta, R, rows);
+      ct = c.weights->constant(key + ".cos", [&] { return Tensor::from(rope_angles(theta, R, 0, rows).first); });
+      st = c.weights->constant(key + ".sin", [&] { return Tensor::from(rope_angles(theta, R, 0, rows).second); });
+    } else {
+      auto [cs, sn] = rope_angles(theta, R, pos0, T);
+      ct = Tensor::from(std::move(cs)), st = Tensor::from(std::move(sn));
+    }
+    // Token t reads position pos0 + t: the tables indexed from first - pos0.
+    const std::vector<int> table{ih, dim(rows, "positions")}, mins{0, int(first - pos0)};
+    auto xb = io.in<float>(x, {iD, H, T}), cb = io.in<float>(ct, table, mins), sb = io.in<float>(st, table, mins);
+    auto yb = io.out<float>(y, T, x.cols(), {iD, H, T});
     io.run(what, [&] { return fn(xb, cb, sb, yb); });
     a.set("y", y);
   };
@@ -1017,9 +1048,10 @@ void register_halide_variants(Registry& r) {
   add(r, On::Vulkan, "add_rmsnorm", "gpu_tuned", addnorm_how + "the sum a thread per value (blocks of 128), the norm a block of "
       "128 threads per row (partial sums in shared memory)",
       add_rmsnorm(hl_add_rmsnorm_gpu_tuned, hl_add_rmsnorm_gpu_tuned_two, On::Vulkan, "hl_add_rmsnorm_gpu_tuned"));
-  add(r, On::Vulkan, "rope", "gpu_plain", rope_how + "one thread per value, blocks of 64",
+  const std::string rope_gpu_how = "cosines and sines formed on the host in double, tables of positions kept on the device; ";
+  add(r, On::Vulkan, "rope", "gpu_plain", rope_gpu_how + "one thread per value, blocks of 64",
          rope(hl_rope_gpu_plain, On::Vulkan, "hl_rope_gpu_plain"));
-  add(r, On::Vulkan, "rope", "gpu_tuned", rope_how + "one thread per value, blocks of 256",
+  add(r, On::Vulkan, "rope", "gpu_tuned", rope_gpu_how + "one thread per value, blocks of 256",
          rope(hl_rope_gpu_tuned, On::Vulkan, "hl_rope_gpu_tuned"));
   add(r, On::Vulkan, "slice", "gpu_plain", "one thread per value, blocks of 64", slice(hl_slice_gpu_plain, On::Vulkan, "hl_slice_gpu_plain"));
   add(r, On::Vulkan, "slice", "gpu_tuned", "one thread per value, blocks of 256", slice(hl_slice_gpu_tuned, On::Vulkan, "hl_slice_gpu_tuned"));
