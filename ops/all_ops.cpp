@@ -11,7 +11,6 @@ void register_matmul(Registry& r);  // matmul and lm_head
 void register_matmul_group(Registry& r);  // composite: projections of one input
 void register_add_rmsnorm_matmul_group(Registry& r);  // composite, decode: the add + norm in front of the projections
 void register_add(Registry& r);
-void register_matmul_add_rmsnorm(Registry& r);  // composite, decode: an output projection and the add + norm after it
 void register_slice(Registry& r);
 void register_rope(Registry& r);
 void register_attention(Registry& r);
@@ -28,18 +27,16 @@ void register_moe_router(Registry& r);
 void register_moe_experts(Registry& r);
 void register_shared_expert(Registry& r);
 void register_moe_block(Registry& r);  // composite: router, routes, routed and shared experts
-void register_moe_block_add_rmsnorm(Registry& r);  // composite, decode: the MoE block and the add + norm after it
 void register_add_rmsnorm_moe_block(Registry& r);  // composite, decode: the add + norm in front of the MoE block
 void register_halide_variants(Registry& r);  // halide:*, halide-vulkan:* (ops/halide/; none without HYBRIDLAB_HALIDE)
 
 const Registry& Registry::get() {
   static const Registry r = [] {
     Registry r;
-    for (auto* reg : {register_embed, register_rmsnorm, register_add_rmsnorm, register_matmul, register_matmul_group, register_add_rmsnorm_matmul_group, register_add, register_matmul_add_rmsnorm, register_slice,
+    for (auto* reg : {register_embed, register_rmsnorm, register_add_rmsnorm, register_matmul, register_matmul_group, register_add_rmsnorm_matmul_group, register_add, register_slice,
                       register_rope, register_attention, register_attention_decode, register_ssm_conv, register_l2norm, register_ssm_gates,
                       register_gdn_prep, register_ssm_scan, register_gated_rmsnorm, register_gdn_output, register_gdn_decode, register_moe_router,
-                      register_moe_experts, register_shared_expert, register_moe_block, register_moe_block_add_rmsnorm,
-                      register_add_rmsnorm_moe_block})
+                      register_moe_experts, register_shared_expert, register_moe_block, register_add_rmsnorm_moe_block})
       reg(r);
     register_halide_variants(r);
     return r;

@@ -24,7 +24,7 @@ WeightRef random_weight(std::mt19937_64& g, const std::string& name, int64_t row
 WeightRef random_quantized(std::mt19937_64& g, const std::string& name, int64_t rows, int64_t cols, quant::Type t, double std);
 // Every head of d columns scaled to norm `scale` (the l2-normalised q and k of the delta rule).
 Mat<float> unit_heads(Mat<float> m, int64_t d, float scale);
-// The cases of an op with a residual add and rmsnorm folded in (add_rmsnorm_matmul_group, moe_block_add_rmsnorm, ...):
+// The cases of an op with a residual add and rmsnorm folded in (add_rmsnorm_matmul_group, add_rmsnorm_moe_block):
 // each of `part`'s cases (T rows of `width` values, from its shape keys "T" and width_key), its inputs plus `addend`
 // [T, width] (fresh random values), a gain [width] around 1 and eps; bytes: the addend read, `rows_written` more rows
 // of width written (the sum, the norm), the gain.

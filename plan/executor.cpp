@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "ops/matmul_add_rmsnorm/fused.h"
 #include "ops/matmul_group/group.h"
 #include "ops/moe_block/fused.h"
 
@@ -192,18 +191,6 @@ PlanExecutor::AddNorm PlanExecutor::add_rmsnorm(const Tensor& x, const Tensor& a
   return {a.t.at("y"), a.t.at("n")};
 }
 
-bool PlanExecutor::fuses_matmul_add_rmsnorm(const WeightRef& w, Phase phase) const {
-  if (phase != Phase::Decode || !fuses("matmul_add_rmsnorm")) return false;
-  return plan_.variant("matmul_add_rmsnorm").name != "vulkan:fused_decode" || matmul_add_rmsnorm_fused_takes(w);
-}
-
-PlanExecutor::AddNorm PlanExecutor::matmul_add_rmsnorm(const Tensor& h, const Tensor& x, const WeightRef& w,
-                                                       const WeightRef& gain, double eps) {
-  OpArgs a{{{"h", h}, {"x", x}}, {{"w", w}, {"gain", gain}}, {{"eps", eps}}};
-  run("matmul_add_rmsnorm", a);
-  return {a.t.at("y"), a.t.at("n")};
-}
-
 Tensor PlanExecutor::last_row(const Tensor& x) {
   if (x.device_current() && dev_) {
     Tensor y = Tensor::device(*dev_, 1, x.cols());
@@ -338,23 +325,6 @@ Tensor PlanExecutor::moe_experts(const Tensor& x, const Routes& r, const MoeWeig
 bool PlanExecutor::fuses_moe_block(const MoeWeights& w, Phase phase) const {
   if (phase != Phase::Decode || !fuses("moe_block")) return false;
   return plan_.variant("moe_block").name != "vulkan:fused_decode" || moe_block_fused_takes(w.router, w.experts, w.shared);
-}
-
-bool PlanExecutor::fuses_moe_block_add_rmsnorm(const MoeWeights& w, Phase phase) const {
-  // On top of a fused block only: 'moe_block=reference' runs the block's parts, and the add and norm after them.
-  if (!fuses("moe_block_add_rmsnorm") || !fuses_moe_block(w, phase)) return false;
-  return plan_.variant("moe_block_add_rmsnorm").name != "vulkan:fused_decode" ||
-         moe_block_fused_takes(w.router, w.experts, w.shared);
-}
-
-PlanExecutor::AddNorm PlanExecutor::moe_block_add_rmsnorm(const Tensor& x, const Tensor& res, const MoeWeights& w, int k,
-                                                          const WeightRef& gain, double eps) {
-  OpArgs a{{{"x", x}, {"res", res}},
-           {{"router", w.router}, {"gate", w.experts.gate}, {"up", w.experts.up}, {"down", w.experts.down},
-            {"sgate", w.shared.gate}, {"sup", w.shared.up}, {"sdown", w.shared.down}, {"gate_w", w.shared_gate}, {"gain", gain}},
-           {{"k", k}, {"n_experts", w.n_experts}, {"eps", eps}}};
-  run("moe_block_add_rmsnorm", a);
-  return {a.t.at("y"), a.t.at("n")};
 }
 
 Tensor PlanExecutor::moe_block(const Tensor& x, const MoeWeights& w, int k) {

@@ -89,13 +89,6 @@ class PlanExecutor {
     Tensor sum, normed;
   };
   AddNorm add_rmsnorm(const Tensor& x, const Tensor& a, const WeightRef& gain, double eps, const Tensor* b = nullptr);
-  // matmul_add_rmsnorm (an output projection, then add_rmsnorm) as one op: in decode, where its variant takes the weight.
-  bool fuses_matmul_add_rmsnorm(const WeightRef& w, Phase phase) const;
-  AddNorm matmul_add_rmsnorm(const Tensor& h, const Tensor& x, const WeightRef& w, const WeightRef& gain, double eps);
-  // moe_block_add_rmsnorm (the MoE block, then add_rmsnorm) as one op: in decode, where the block itself fuses
-  // (fuses_moe_block) and its variant takes the weights.
-  bool fuses_moe_block_add_rmsnorm(const MoeWeights& w, Phase phase) const;
-  AddNorm moe_block_add_rmsnorm(const Tensor& x, const Tensor& res, const MoeWeights& w, int k, const WeightRef& gain, double eps);
   // The add and norm folded in front of their consumer instead (in decode, where the consumer's variant takes the
   // weights): add_rmsnorm_matmul_group (the next layer's input norm and its projections) and add_rmsnorm_moe_block
   // (the post-attention norm and the MoE block). The forward pass then leaves the add to the consumer (defers_add_rmsnorm).

@@ -16,7 +16,7 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
   const std::vector<WeightRef> ws = matmul_group_weights(g, what);
   if (!matmul_group_takes(ws)) fail("{}: its weights must be f32, f16 or ggml blocks of whole 32-value units", what);
   HeadAddNorm head{a.in("a"), c.weights->device(a.weight("gain")), float(a.param("eps")), {}};
-  const auto ys = qmatvec_direct_group(c, a.in("x"), ws, "add_rmsnorm_matmul_group", what, nullptr, &head);
+  const auto ys = qmatvec_direct_group(c, a.in("x"), ws, "add_rmsnorm_matmul_group", what, &head);
   a.set("s", head.s);
   for (size_t i = 0; i < ys.size(); ++i) a.set(fmt::format("y{}", i), ys[i]);
 }

@@ -12,7 +12,7 @@ namespace {
 void fused_decode(VariantCtx& c, OpArgs& a) {
   OpArgs block = add_rmsnorm_moe_block_block(a, a.in("x"));
   HeadAddNorm head{a.in("a"), c.weights->device(a.weight("gain")), float(a.param("eps")), {}};
-  a.set("y", moe_block_fused(c, block, nullptr, &head));
+  a.set("y", moe_block_fused(c, block, &head));
   a.set("s", head.s);
 }
 

@@ -16,14 +16,12 @@
 // segments' rows (each segment's rows padded to whole passes, so a pass lies in one segment and the branch
 // on it is uniform), so any subgroup size works. A dispatch per decode step saved is worth a few microseconds
 // of dependent latency; the small projections (b, a: 32 rows) would leave the GPU idle alone.
-// QMV_TAIL (qmatvec_direct_tail.comp: matmul_add_rmsnorm's vulkan:fused_decode): one weight, and the residual add and
-// rmsnorm of its output done by the last workgroup to finish (ops/shaders/tail_add_rmsnorm.glsl).
 // QMV_NORM (qmatvec_direct_norm.comp: add_rmsnorm_matmul_group's vulkan:fused_decode): the residual add and rmsnorm
-// in front instead: x is the residual stream, every workgroup stages (x + a) * gain where it stages x, and workgroup 0
+// in front: x is the residual stream, every workgroup stages (x + a) * gain where it stages x, and workgroup 0
 // writes x + a, so no dispatch of its own sits before the projections. The norm's 1 / rms is one factor per row of
 // products, applied at the store: the sum of squares rides on the staging's barrier (subgroup partials in shared
 // memory), no barrier or round trip is added before the weights' loads.
-// Included by qmatvec_direct{,_tail,_norm}{,_x16}.comp.
+// Included by qmatvec_direct{,_norm}{,_x16}.comp.
 #ifndef HL_QMATVEC_DIRECT_GLSL
 #define HL_QMATVEC_DIRECT_GLSL
 layout(local_size_x_id = 0) in;
@@ -41,7 +39,6 @@ layout(constant_id = 10) const uint TYPE3 = 12;
 // Diagnosis only (results wrong): 1 loads each unit and its block header as always but skips the decode and the
 // products (a word of the unit stands in): what the arithmetic costs beside the loads.
 layout(constant_id = 11) const uint DIAG = 0;
-#define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };   // [T, K]
@@ -49,12 +46,7 @@ layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };   // [T, K]
 // Unused segments are bound to segment 0's buffers and never read.
 layout(std430, binding = 1) readonly buffer W0 { uint wq0[]; };
 layout(std430, binding = 2) readonly buffer W40 { uvec4 wv0[]; };
-#ifdef QMV_TAIL
-layout(std430, binding = 3) coherent writeonly buffer Y0 { float y0[]; };  // read back by the tail's last workgroup
-#else
 layout(std430, binding = 3) writeonly buffer Y0 { float y0[]; };
-#endif
-#ifndef QMV_TAIL  // segments 1..3 (the tail takes one weight; its own bindings follow segment 0's)
 layout(std430, binding = 4) readonly buffer W1 { uint wq1[]; };
 layout(std430, binding = 5) readonly buffer W41 { uvec4 wv1[]; };
 layout(std430, binding = 6) writeonly buffer Y1 { float y1[]; };
@@ -64,7 +56,6 @@ layout(std430, binding = 9) writeonly buffer Y2 { float y2[]; };
 layout(std430, binding = 10) readonly buffer W3 { uint wq3[]; };
 layout(std430, binding = 11) readonly buffer W43 { uvec4 wv3[]; };
 layout(std430, binding = 12) writeonly buffer Y3 { float y3[]; };
-#endif
 #ifdef QMV_NORM  // the addend, the norm's gain and the sum x + a written by workgroup 0, all [T, K] (gain [K])
 layout(std430, binding = 13) readonly buffer A { vec4 a4[]; };
 layout(std430, binding = 14) readonly buffer Gain { vec4 gain4[]; };
@@ -74,18 +65,9 @@ layout(std430, binding = 15) writeonly buffer S { vec4 s4[]; };
 layout(push_constant) uniform Push { uint T, K, end; uvec4 N, row_bytes, first; float eps; } pc;  // eps: the folded norm's
 
 // buf is a constant at every call (pass() is called with literal segments), so these fold to one buffer.
-#ifdef QMV_TAIL
-#define HLQ_WORD(buf, i) wq0[i]
-#define HLQ_UVEC4(buf, i) wv0[i]
-#else
 #define HLQ_WORD(buf, i) ((buf) == 0u ? wq0[i] : (buf) == 1u ? wq1[i] : (buf) == 2u ? wq2[i] : wq3[i])
 #define HLQ_UVEC4(buf, i) ((buf) == 0u ? wv0[i] : (buf) == 1u ? wv1[i] : (buf) == 2u ? wv2[i] : wv3[i])
-#endif
 #include "quant_blocks.glsl"
-#ifdef QMV_TAIL
-#define HL_TAIL_BINDING 4
-#include "tail_add_rmsnorm.glsl"
-#endif
 
 #ifdef QMV_X16
 // x as 16-bit fixed point (ops/shaders/x16.glsl), every segment a K-quant: integer dot products, no float x staged.
@@ -97,14 +79,10 @@ shared vec4 xs[XG != 0u ? 1u : XV];
 #endif
 
 void store(uint seg, uint i, float v) {
-#ifdef QMV_TAIL
-  y0[i] = v;
-#else
   if (seg == 0u) y0[i] = v;
   else if (seg == 1u) y1[i] = v;
   else if (seg == 2u) y2[i] = v;
   else y3[i] = v;
-#endif
 }
 
 // One subgroup pass: rows r0 .. r0 + R - 1 of segment `seg` (of `type`, N rows) for token t.
@@ -236,9 +214,6 @@ void main() {
       else pass(3u, TYPE3, t, r0 - pc.first.w, pc.N.w, pc.row_bytes.w, scale);
     }
   }
-#ifdef QMV_TAIL
-  hl_tail_add_rmsnorm(pc.T, pc.N.x, pc.eps);  // segment 0 is the only one
-#endif
 }
 
 #endif

@@ -15,14 +15,6 @@ Tensor vk_quant_rows(VariantCtx& c, const WeightRef& w, const std::string& what)
 
 namespace hl::gpu {
 
-// The residual add and rmsnorm after a mat-vec, folded into it (ops/shaders/tail_add_rmsnorm.glsl): s = x + y,
-// n = rmsnorm(s) * gain over each row of y.
-struct TailAddNorm {
-  Tensor x, gain;  // the residual [T, N]; the gain [N], on the device
-  float eps;
-  Tensor s, n;     // written by the call
-};
-
 // The residual add and rmsnorm in front of a mat-vec, folded into it (qmatvec_direct_norm*.comp): the kernel's x is
 // the residual stream, its products read rmsnorm(x + a) * gain, and it writes s = x + a.
 struct HeadAddNorm {
@@ -31,22 +23,12 @@ struct HeadAddNorm {
   Tensor s;        // written by the call
 };
 
-// The six buffers a producer kernel that includes tail_add_rmsnorm.glsl binds after its own, for its output y [T, N]:
-// the ticket counter (one per weight store, 0 between dispatches), y again, the residual, the gain, and tail.s and
-// tail.n, allocated here. Checks that the residual and gain fit y, and that a row fits the tail's registers at workgroup
-// size `wg` (16 values per invocation).
-std::vector<BufferPtr> tail_add_rmsnorm_bindings(VariantCtx& c, TailAddNorm& tail, const Tensor& y, uint32_t wg,
-                                                 const std::string& what);
-
 // y_s = x w_s^T for up to four weights that share x, as one dispatch of qmatvec_direct.comp (each weight a segment
 // with its own block type): matmul's and lm_head's vulkan:qmatvec_direct (one weight) and matmul_group's. Tunables
-// "<tune_op>.qmatvec_direct.*"; `what` names the caller in errors. With `tail` (one weight): qmatvec_direct_tail.comp,
-// the residual add and rmsnorm of y by the last workgroup (matmul_add_rmsnorm's vulkan:fused_decode). With `head`:
-// qmatvec_direct_norm.comp, x the residual and the products on rmsnorm(x + head.a) * head.gain (add_rmsnorm_matmul_group's
-// vulkan:fused_decode).
+// "<tune_op>.qmatvec_direct.*"; `what` names the caller in errors. With `head`: qmatvec_direct_norm.comp, x the residual
+// and the products on rmsnorm(x + head.a) * head.gain (add_rmsnorm_matmul_group's vulkan:fused_decode).
 std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const std::vector<WeightRef>& ws,
-                                         const std::string& tune_op, const std::string& what, TailAddNorm* tail = nullptr,
-                                         HeadAddNorm* head = nullptr);
+                                         const std::string& tune_op, const std::string& what, HeadAddNorm* head = nullptr);
 
 // The relative L2 held to by kernels that take x as 16-bit fixed point (ops/shaders/x16.glsl; tunables "*.x16"): each x
 // value within 2^-16 of its run's largest, up to ~10x more on a row through K-quants' offsets (mul q - sub: the two

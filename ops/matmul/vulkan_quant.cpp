@@ -34,33 +34,14 @@ Tensor vk_quant_rows(VariantCtx& c, const WeightRef& w, const std::string& what)
 }
 
 // Declared in quant_rows.h.
-std::vector<BufferPtr> tail_add_rmsnorm_bindings(VariantCtx& c, TailAddNorm& tail, const Tensor& y, uint32_t wg,
-                                                 const std::string& what) {
-  Device& d = c.device();
-  if (y.cols() > 16 * int64_t(wg))
-    fail("{}: rows of {} values; the folded add and norm hold at most 16 per invocation ({} at workgroup size {})", what,
-         y.cols(), 16 * int64_t(wg), wg);
-  if (tail.x.rows() != y.rows() || tail.x.cols() != y.cols() || tail.gain.numel() != y.cols())
-    fail("{}: residual [{}, {}] and gain [{}] do not fit the output [{}, {}]", what, tail.x.rows(), tail.x.cols(),
-         tail.gain.numel(), y.rows(), y.cols());
-  Tensor counter = c.weights->constant("tail_add_rmsnorm.counter", [] { return Tensor::from_i32(IMat::Zero(1, 4)); });
-  tail.s = Tensor::device(d, y.rows(), y.cols());
-  tail.n = Tensor::device(d, y.rows(), y.cols());
-  return {counter.buffer_mut(d), y.buffer(d), tail.x.buffer(d), tail.gain.buffer(d), tail.s.buffer_mut(d), tail.n.buffer_mut(d)};
-}
-
-// Declared in quant_rows.h.
 const double kX16Tolerance = 2e-4;
 
 // x staged in shared memory, each subgroup R rows per pass with every unit's words loaded straight into
 // registers, no barrier after the staging (qmatvec_direct.comp). Also reads f32 rows of whole 32-value units.
 // Declared in quant_rows.h.
 std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const std::vector<WeightRef>& ws,
-                                         const std::string& tune_op, const std::string& what, TailAddNorm* tail,
-                                         HeadAddNorm* head) {
+                                         const std::string& tune_op, const std::string& what, HeadAddNorm* head) {
   Device& d = c.device();
-  if (tail && ws.size() != 1) fail("{}: the folded add and norm take one weight, not {}", what, ws.size());
-  if (tail && head) fail("{}: an add and norm folded in front and behind at once", what);
   const std::string tn = tune_op + ".qmatvec_direct.";
   if (ws.empty() || ws.size() > 4) fail("{}: {} weights; one dispatch takes 1 to 4", what, ws.size());
   const uint64_t smem = d.info().max_shared_memory;
@@ -78,7 +59,7 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
     uint32_t T, K, end, pad0;
     uint32_t N[4], row_bytes[4], first[4];
     float eps;
-  } pc{u32(x.rows()), K, 0, 0, {}, {}, {}, tail ? tail->eps : head ? head->eps : 0.0f};
+  } pc{u32(x.rows()), K, 0, 0, {}, {}, {}, head ? head->eps : 0.0f};
   uint32_t type[4] = {};
   std::vector<Tensor> ys;
   std::vector<BufferPtr> bind{x.buffer(d)};
@@ -99,14 +80,10 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
       bind.insert(bind.end(), {bind[1], bind[2], bind[3]});
     }
   }
-  // x16: x as 16-bit fixed point and integer dot products (qmatvec_direct{,_tail}_x16.comp) where every weight is a
+  // x16: x as 16-bit fixed point and integer dot products (qmatvec_direct{,_norm}_x16.comp) where every weight is a
   // K-quant and the device has integer dot products.
   bool x16 = d.tune(tn + "x16") && d.info().integer_dot_product;
   for (size_t s = 0; s < ws.size(); ++s) x16 = x16 && type[s] >= uint32_t(quant::Type::Q4_K) && type[s] <= uint32_t(quant::Type::Q6_K);
-  if (tail) {
-    bind.resize(4);  // segment 0's; the tail's own follow
-    for (const BufferPtr& b : tail_add_rmsnorm_bindings(c, *tail, ys[0], wg, what)) bind.push_back(b);
-  }
   if (head) {
     if (head->a.rows() != x.rows() || head->a.cols() != x.cols() || head->gain.numel() != x.cols())
       fail("{}: addend [{}, {}] and gain [{}] do not fit the residual [{}, {}]", what, head->a.rows(), head->a.cols(),
@@ -114,7 +91,7 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
     head->s = Tensor::device(d, x.rows(), x.cols());
     bind.insert(bind.end(), {head->a.buffer(d), head->gain.buffer(d), head->s.buffer_mut(d)});
   }
-  const auto& p = d.pipeline(std::string(tail ? "qmatvec_direct_tail" : head ? "qmatvec_direct_norm" : "qmatvec_direct") +
+  const auto& p = d.pipeline(std::string(head ? "qmatvec_direct_norm" : "qmatvec_direct") +
                                  (x16 ? "_x16" : ""),
                              {{0, wg}, {1, type[0]}, {2, rows}, {3, upl}, {4, K / 4}, {5, x_global},
                               {6, d.info().min_subgroup_size}, {7, u32(int64_t(ws.size()))}, {8, type[1]}, {9, type[2]},

@@ -3,9 +3,7 @@
 // over (slot, 32-value unit) pairs of the routed rows (F = 512: 16 units, 8 slots: 128 pairs), then over
 // the shared row's units; two subgroupAdds. The token's expert ids are read once into shared memory and the
 // loops have constant trip counts, so each lane's loads issue together instead of one dependent round per step.
-// MBD_TAIL (moe_block_down_tail.comp: moe_block_add_rmsnorm's vulkan:fused_decode): the residual add and rmsnorm of y
-// done by the last workgroup to finish (ops/shaders/tail_add_rmsnorm.glsl). Included by moe_block_down.comp and
-// moe_block_down_tail.comp.
+// Included by moe_block_down.comp and moe_block_down_x16.comp.
 #ifndef HL_MOE_BLOCK_DOWN_GLSL
 #define HL_MOE_BLOCK_DOWN_GLSL
 layout(local_size_x_id = 0) in;
@@ -26,21 +24,12 @@ layout(std430, binding = 2) readonly buffer D { uint dq[]; };      // raw rows [
 layout(std430, binding = 3) readonly buffer HS { vec4 hs4[]; };    // [T, Fs]
 layout(std430, binding = 4) readonly buffer SD { uint sdq[]; };    // raw rows [H, Fs]
 layout(std430, binding = 5) readonly buffer S { float sg[]; };     // [T]
-#ifdef MBD_TAIL
-layout(std430, binding = 6) coherent writeonly buffer Y { float y[]; };  // [T, H], read back by the tail
-#else
 layout(std430, binding = 6) writeonly buffer Y { float y[]; };     // [T, H]
-#endif
-// eps: MBD_TAIL's norm.
 layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw; float eps; } pc;
 
 // Words, not 16-byte units: the decoder reads one word at a time, and a 16-byte load per word measured slower.
 #define HLQ_WORD(buf, i) ((buf) == 0u ? dq[i] : sdq[i])
 #include "quant_blocks.glsl"
-#ifdef MBD_TAIL
-#define HL_TAIL_BINDING 7
-#include "tail_add_rmsnorm.glsl"
-#endif
 #ifdef MBD_X16
 // hmid's K rows and hs as 16-bit fixed point (ops/shaders/x16.glsl), staged by the workgroup; both downs K-quants.
 #define HLX_RUNS (2u * (K * UF + US))
@@ -113,9 +102,6 @@ void main() {
       if (subgroupElect()) y[t * pc.H + h] = acc + sg[t] * sacc;
     }
   }
-#ifdef MBD_TAIL
-  hl_tail_add_rmsnorm(pc.T, pc.H, pc.eps);
-#endif
 }
 
 #endif

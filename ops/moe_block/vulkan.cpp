@@ -8,12 +8,9 @@
 namespace hl::gpu {
 
 // Declared in fused.h.
-Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail, HeadAddNorm* head) {
+Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
   Device& d = c.device();
-  const std::string what = tail ? "moe_block_add_rmsnorm vulkan:fused_decode"
-                           : head ? "add_rmsnorm_moe_block vulkan:fused_decode"
-                                  : "moe_block vulkan:fused_decode";
-  if (tail && head) fail("{}: an add and norm folded in front and behind at once", what);
+  const std::string what = head ? "add_rmsnorm_moe_block vulkan:fused_decode" : "moe_block vulkan:fused_decode";
   const Tensor& x = a.in("x");
   const int64_t T = x.rows(), H = x.cols(), E = a.iparam("n_experts"), k = a.iparam("k");
   const WeightRef &router = a.weight("router"), &gate = a.weight("gate"), &up = a.weight("up"), &down = a.weight("down");
@@ -51,7 +48,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail, HeadAddNorm*
     uint32_t T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw;
     float eps;
   } pc{u32(T), u32(H), u32(E), u32(F), u32(Fs), u32(k), 0, rb(router), rb(gate), rb(up), rb(down), rb(sgate), rb(sup), rb(sdown),
-       rb(gw), tail ? tail->eps : head ? head->eps : 0.0f};
+       rb(gw), head ? head->eps : 0.0f};
   // x16: x, hmid and hs as 16-bit fixed point and integer dot products (moe_block_*_x16.comp) where the routed and shared
   // experts are K-quants and the device has integer dot products.
   const auto kquant = [&](const WeightRef& r) { return type(r) >= uint32_t(quant::Type::Q4_K) && type(r) <= uint32_t(quant::Type::Q6_K); };
@@ -93,9 +90,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail, HeadAddNorm*
   pc.blocks = u32((H + rd - 1) / rd);
   std::vector<BufferPtr> bind{hmid.buffer(d), expert.buffer(d), w[3].buffer(d), hs.buffer(d), w[6].buffer(d), sg.buffer(d),
                               y.buffer_mut(d)};
-  if (tail)  // the residual add and norm by the last workgroup (ops/shaders/tail_add_rmsnorm.glsl)
-    for (const BufferPtr& b : tail_add_rmsnorm_bindings(c, *tail, y, wg, what)) bind.push_back(b);
-  const auto& p3 = d.pipeline(std::string(tail ? "moe_block_down_tail" : "moe_block_down") + (x16_down ? "_x16" : ""),
+  const auto& p3 = d.pipeline(std::string("moe_block_down") + (x16_down ? "_x16" : ""),
                               {{0, wg}, {1, rd}, {2, type(down)}, {3, type(sdown)}, {4, u32(k)}, {5, u32(F / 32)},
                                {6, u32(Fs / 32)}, {7, sg_min}},
                               uint32_t(bind.size()), sizeof pc);
@@ -106,7 +101,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, TailAddNorm* tail, HeadAddNorm*
 
 namespace {
 
-void fused_decode(VariantCtx& c, OpArgs& a) { a.set("y", moe_block_fused(c, a, nullptr, nullptr)); }
+void fused_decode(VariantCtx& c, OpArgs& a) { a.set("y", moe_block_fused(c, a, nullptr)); }
 
 }  // namespace
 

@@ -212,19 +212,11 @@ template <class Ex> class Forward {
 
   // The stream plus the output projection a.in a.w^T, and its rmsnorm with gain: the add and norm left to the MoE block
   // where the executor folds them in front of it (the plan executor in decode, when its plan picks an
-  // add_rmsnorm_moe_block variant that takes the block's weights); else one op where the executor fuses the output
-  // projection with the add and norm after it (a matmul_add_rmsnorm variant that takes the weight); else the projection,
-  // then add_norm.
+  // add_rmsnorm_moe_block variant that takes the block's weights); else the projection, then add_norm.
   void project_add_norm(Stream& s, const Projection& a, const WeightRef& gain, const MoeWeights& moe, Phase phase) {
     if constexpr (requires { ex_.fuses_add_rmsnorm_moe_block(moe, phase); })
       if (ex_.fuses_add_rmsnorm_moe_block(moe, phase)) {
         s.a = ex_.matmul(a.in, *a.w);
-        return;
-      }
-    if constexpr (requires { ex_.fuses_matmul_add_rmsnorm(*a.w, phase); })
-      if (ex_.fuses_matmul_add_rmsnorm(*a.w, phase)) {
-        auto r = ex_.matmul_add_rmsnorm(a.in, s.x, *a.w, gain, c_.rms_eps);
-        s.x = std::move(r.sum), s.h = std::move(r.normed);
         return;
       }
     std::tie(s.x, s.h) = add_norm(s.x, ex_.matmul(a.in, *a.w), gain);
@@ -243,37 +235,27 @@ template <class Ex> class Forward {
     return false;
   }
 
-  // The MoE block of the stream's norm (post_norm), added to the stream, and its rmsnorm with gain (the next layer's input
-  // norm or, after the last layer, the final norm: its ops count as model-level). With the add and norm before the block
-  // deferred (project_add_norm), the block folds them in front of itself (add_rmsnorm_moe_block). The add and norm after
-  // it: deferred where the next layer's projections fold them in (defers_to); else one op where the executor fuses them
-  // with the block (the plan executor in decode, when its plan picks a moe_block_add_rmsnorm variant that takes the
-  // weights); else moe_block, then add_norm.
-  void moe_add_norm(const MoeWeights& w, Stream& s, const WeightRef& post_norm, const WeightRef& gain, const LayerWeights* next,
-                    Phase phase) {
-    const bool defer = defers_to(next, phase), last = next == nullptr;
-    Tensor routed;
-    std::optional<Tensor> shared;
-    bool folded = false;
+  // The MoE block of the stream's norm with post_norm: with the add and norm before it deferred (project_add_norm), the
+  // block folds them in front of itself (add_rmsnorm_moe_block); else moe_block on the norm.
+  std::pair<Tensor, std::optional<Tensor>> moe_block_in(const MoeWeights& w, Stream& s, const WeightRef& post_norm, Phase phase) {
     if constexpr (requires { ex_.fuses_add_rmsnorm_moe_block(w, phase); })
       if (s.a && ex_.fuses_add_rmsnorm_moe_block(w, phase)) {
         auto r = ex_.add_rmsnorm_moe_block(s.x, *s.a, post_norm, c_.rms_eps, w, c_.top_k);
-        s.x = std::move(r.sum), routed = std::move(r.y);
+        s.x = std::move(r.sum);
         s.a.reset();
-        folded = true;
+        return {std::move(r.y), std::nullopt};
       }
-    if (!folded) {
-      if constexpr (requires { ex_.fuses_moe_block_add_rmsnorm(w, phase); })
-        if (!defer && ex_.fuses_moe_block_add_rmsnorm(w, phase)) {
-          auto r = ex_.moe_block_add_rmsnorm(normed(s, post_norm), s.x, w, c_.top_k, gain, c_.rms_eps);
-          if (last) ex_.begin_layer(-1, LayerKind::LinearAttention);
-          s.x = std::move(r.sum), s.h = std::move(r.normed);
-          return;
-        }
-      std::tie(routed, shared) = moe_block(w, normed(s, post_norm), phase);
-    }
-    if (last) ex_.begin_layer(-1, LayerKind::LinearAttention);  // -1: model-level ops (the final norm)
-    if (defer && !shared) {
+    return moe_block(w, normed(s, post_norm), phase);
+  }
+
+  // The MoE block (moe_block_in) added to the stream, and its rmsnorm with gain (the next layer's input norm or, after the
+  // last layer, the final norm: its ops count as model-level): deferred where the next layer's projections fold them in
+  // (defers_to), else add_norm.
+  void moe_add_norm(const MoeWeights& w, Stream& s, const WeightRef& post_norm, const WeightRef& gain, const LayerWeights* next,
+                    Phase phase) {
+    auto [routed, shared] = moe_block_in(w, s, post_norm, phase);
+    if (!next) ex_.begin_layer(-1, LayerKind::LinearAttention);  // -1: model-level ops (the final norm)
+    if (!shared && defers_to(next, phase)) {
       s.a = std::move(routed);
       return;
     }

@@ -52,7 +52,7 @@ TEST_CASE("halide model: '*=halide' picks the tuned CPU schedules and matches tr
                          "lm_head", "ssm_conv", "ssm_scan", "attention", "moe_router", "moe_experts", "shared_expert"})
     CHECK(plan.variant(op).name == std::string("halide:") + op + ":tuned");
   // Composite ops have no Halide variant of their own: on the reference, the forward pass runs their parts (in Halide).
-  for (const char* op : {"moe_block", "matmul_group", "gdn_output", "attention_decode", "matmul_add_rmsnorm", "moe_block_add_rmsnorm", "gdn_decode"})
+  for (const char* op : {"moe_block", "matmul_group", "gdn_output", "attention_decode", "add_rmsnorm_matmul_group", "add_rmsnorm_moe_block", "gdn_decode"})
     CHECK(plan.variant(op).name == "reference");
   check_plan("*=halide", nullptr);
 }
