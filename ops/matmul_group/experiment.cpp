@@ -1,7 +1,8 @@
 // The matmul_group experiment: a layer's decode projections of one input, as one dispatch (vulkan:qmatvec_direct)
 // against one dispatch per weight (vulkan:per_weight, what the unfused forward pass runs), at the model's shapes
-// (the Gated DeltaNet's qkv, b, a, z; the attention's q, k, v), with qmatvec_direct's tunables swept. Memory bound:
-// the bytes are the weights'.
+// (the Gated DeltaNet's qkv, b, a, z; the attention's q, k, v), with qmatvec_direct's tunables swept; and with the
+// residual add and norm folded in front (add_rmsnorm_matmul_group: what the decode step runs). Memory bound: the bytes
+// are the weights'.
 #include "experiments/harness.h"
 
 namespace hl::exp {
@@ -15,13 +16,19 @@ std::vector<Part> parts(const Context& cx) {
                 {"matmul_group.qmatvec_direct.x_global", {0, 1}}, {"matmul_group.qmatvec_direct.wg", {64, 128, 256}}};
     out.push_back(std::move(p));
   }
+  for (Part& p : op_parts("add_rmsnorm_matmul_group", cx)) {
+    p.sweeps = {{"add_rmsnorm_matmul_group.qmatvec_direct.rows", {1, 2, 4}},
+                {"add_rmsnorm_matmul_group.qmatvec_direct.wg", {128, 256}}};
+    out.push_back(std::move(p));
+  }
   return out;
 }
 
 }  // namespace
 
 Experiment matmul_group_experiment() {
-  return {"matmul_group", "a layer's decode projections of one input (qkv, b, a, z; q, k, v): one dispatch against one per weight",
+  return {"matmul_group", "a layer's decode projections of one input (qkv, b, a, z; q, k, v): one dispatch against one per weight, and with the "
+          "add and norm in front",
           parts, {}};
 }
 

@@ -1,6 +1,7 @@
 // The moe experiment: one MoE layer of the model, each op's own cases: the router (softmax over 256 experts,
 // top-8), the routed experts (SwiGLU, width 512, hidden 2048; f32 and q4_K/q6_K experts) and the gated shared
-// expert, for T = 1..512 tokens; and the whole block fused (moe_block, router to output) for decode.
+// expert, for T = 1..512 tokens; and the whole block fused (moe_block, router to output) for decode, alone and with the
+// residual add and norm folded in front of it (add_rmsnorm_moe_block: what the decode step runs).
 #include "experiments/harness.h"
 
 namespace hl::exp {
@@ -8,10 +9,10 @@ namespace hl::exp {
 Experiment moe_experiment() {
   return {"moe",
           "one MoE layer: router (256 experts, top-8), routed experts (width 512, hidden 2048; f32 and q4_K/q6_K), shared "
-          "expert; T = 1..512; the whole block (moe_block) for decode",
+          "expert; T = 1..512; the whole block (moe_block, add_rmsnorm_moe_block) for decode",
           [](const Context& cx) {
             std::vector<Part> parts;
-            for (const char* op : {"moe_router", "moe_experts", "shared_expert", "moe_block"})
+            for (const char* op : {"moe_router", "moe_experts", "shared_expert", "moe_block", "add_rmsnorm_moe_block"})
               for (Part& p : op_parts(op, cx)) {
                 // The cooperative-matrix grouped GEMM's grid of subgroups (32 x 32 blocks of gate and up each).
                 if (std::string(op) == "moe_experts")
