@@ -19,7 +19,10 @@ Experiment attention_experiment() {
                               {"attention.flash_coopmat.split_min_keys", {64, 128, 256, 512}},
                               {"attention.flash_coopmat.min_groups", {1024, 4096}}};
             // The decode step fused from the projections on (attention_decode: q/k norms, rope, append, attention).
-            for (Part& p : op_parts("attention_decode", cx)) parts.push_back(std::move(p));
+            for (Part& p : op_parts("attention_decode", cx)) {
+              p.sweeps = {{"attention_decode.fused_decode.pv_full", {0, 1}}, {"attention_decode.fused_decode.block", {16, 32, 64}}};
+              parts.push_back(std::move(p));
+            }
             return parts;
           },
           {}};

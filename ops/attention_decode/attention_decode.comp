@@ -16,6 +16,9 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint D = 256;     // head dim
 layout(constant_id = 2) const uint BLOCK = 32;  // keys per step; a power of two <= WG
+// 1: the block's P V sums run BLOCK steps (a constant count: unrolled, every value load issued together), the keys past
+// the block's end adding exact zeros; 0: as many steps as the block has keys.
+layout(constant_id = 3) const uint PV_FULL = 0;
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
 #include "rope_angle.glsl"
@@ -127,13 +130,27 @@ void main() {
     // The block's sums first, then into the running totals (as attention_flash.comp).
     float lb = 0.0, ab[DPI];
     [[unroll]] for (uint r = 0u; r < DPI; ++r) ab[r] = 0.0;
-    for (uint j = 0u; j < nb; ++j) {
-      const float pj = ps[j];
-      const uint kj = b0 + j;
-      lb += pj;
-      [[unroll]] for (uint r = 0u; r < DPI; ++r) {
-        const uint d = lid + r * WG;
-        if (d < D) ab[r] += pj * (kj == pc.kv_len ? vs[d] : vc[kj * W + kv + d]);
+    if (PV_FULL != 0u) {
+      [[unroll]] for (uint j = 0u; j < BLOCK; ++j) {
+        const bool live = j < nb;
+        const float pj = ps[min(j, nb - 1u)];
+        const uint kj = b0 + min(j, nb - 1u);  // a key of the block: its value is finite, and weighted out
+        lb += live ? pj : 0.0;
+        [[unroll]] for (uint r = 0u; r < DPI; ++r) {
+          const uint d = lid + r * WG;
+          const float v = d < D ? (kj == pc.kv_len ? vs[d] : vc[kj * W + kv + d]) : 0.0;
+          ab[r] += live ? pj * v : 0.0;
+        }
+      }
+    } else {
+      for (uint j = 0u; j < nb; ++j) {
+        const float pj = ps[j];
+        const uint kj = b0 + j;
+        lb += pj;
+        [[unroll]] for (uint r = 0u; r < DPI; ++r) {
+          const uint d = lid + r * WG;
+          if (d < D) ab[r] += pj * (kj == pc.kv_len ? vs[d] : vc[kj * W + kv + d]);
+        }
       }
     }
     const float alpha = exp(mx - mb);

@@ -47,7 +47,8 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
     float eps, scale;
   } pc{u32(nq), u32(nq / nkv), u32(kv_len), u32(pos), u32(R / 2), splits, u32(keys), float(a.param("eps")),
        float(1.0 / std::sqrt(double(D)))};
-  const auto& p = d.pipeline("attention_decode", {{0, wg}, {1, u32(D)}, {2, block}}, 11, sizeof pc);
+  const auto& p = d.pipeline("attention_decode", {{0, wg}, {1, u32(D)}, {2, block}, {3, d.tune("attention_decode.fused_decode.pv_full")}},
+                             11, sizeof pc);
   const Grid g = grid(uint64_t(nq) * splits);
   d.dispatch(p, {qg.buffer(d), k.buffer(d), v.buffer(d), qn.buffer(d), kn.buffer(d), freq.buffer(d), kc.buffer_mut(d),
                  vc.buffer_mut(d), part.buffer_mut(d), o.buffer_mut(d), tickets.buffer_mut(d)},
@@ -65,7 +66,10 @@ void register_attention_decode_vulkan(Registry& r) {
   // Invocations per workgroup, keys per scoring step, key splits per query head (as attention.decode_split's).
   v.tunables = {{"attention_decode.fused_decode.wg", 128},
                 {"attention_decode.fused_decode.block", 32},
-                {"attention_decode.fused_decode.splits", 64}};
+                {"attention_decode.fused_decode.splits", 64},
+                // 1: each block's P V sums over BLOCK keys, unrolled (the value loads issued together), the keys past the
+                // block's end adding zeros; 0: a loop over the block's keys. Untimed on a GPU so far.
+                {"attention_decode.fused_decode.pv_full", 0}};
   r.add_variant(std::move(v));
 }
 
