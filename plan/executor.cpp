@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "ops/matmul/quant_rows.h"
 #include "ops/matmul_group/group.h"
 #include "ops/moe_block/fused.h"
+#include "plan/prefetch.h"
 
 namespace hl::gpu {
 
@@ -169,6 +171,19 @@ std::vector<Tensor> PlanExecutor::matmul_group(const Tensor& x, const std::vecto
   std::vector<Tensor> ys;
   for (size_t i = 0; i < ws.size(); ++i) ys.push_back(a.t.at(fmt::format("y{}", i)));
   return ys;
+}
+
+void PlanExecutor::prefetch(const Tensor& after, const std::vector<WeightRef>& ws, Phase phase) {
+  if (phase != Phase::Decode || !dev_ || validate_ || !after.device_current() || dev_->profile().get("decode.prefetch", 1) == 0)
+    return;
+  std::vector<PrefetchRange> ranges;
+  for (const WeightRef& w : ws)
+    if (vk_quant_decodes(w)) {
+      const Tensor raw = weights_.device_raw(w);
+      ranges.push_back({raw.buffer(*dev_), 0, uint64_t(raw.bytes())});
+    }
+  if (ranges.empty()) return;
+  gpu::prefetch(*dev_, after.buffer(*dev_), ranges);
 }
 
 Tensor PlanExecutor::lm_head(const Tensor& x, const WeightRef& w) {

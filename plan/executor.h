@@ -124,6 +124,10 @@ class PlanExecutor {
   Tensor gdn_decode(const Tensor& x, const Tensor& b, const Tensor& a, const Tensor& z, const WeightRef& conv, const WeightRef& A,
                     const WeightRef& dt_bias, const WeightRef& gain, LayerState& st, int nk, int dk, double scale,
                     double l2_eps, bool tiled, double eps);
+  // Decode prefetch (plan/prefetch.h): the raw rows of `ws` read by a dispatch placed beside the consumers of `after`,
+  // so that the op reading `ws` next finds them in the last-level cache. In decode on a Vulkan device only, where the
+  // profile's decode.prefetch is not 0, and only weights the decode kernels read as raw rows; not in validate mode.
+  void prefetch(const Tensor& after, const std::vector<WeightRef>& ws, Phase phase);
   Routes moe_router(const Tensor& logits, int k);
   Tensor moe_experts(const Tensor& x, const Routes& r, const MoeWeights& w);
   Tensor shared_expert(const Tensor& x, const MoeWeights& w);

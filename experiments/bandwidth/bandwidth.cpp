@@ -4,6 +4,7 @@
 // Buffers are far larger than any cache (1 GiB; QUICK: 64 MiB). Median of 20 timed runs after warm-up.
 #include "experiments/harness.h"
 #include "ops/vulkan_variant.h"
+#include "plan/prefetch.h"
 
 namespace hl::exp {
 
@@ -20,6 +21,7 @@ void run(Context& cx, nlohmann::json& report) {
   const uint32_t n = uint32_t(bytes / 16), wg = 256;
   const uint32_t groups = std::min<uint32_t>(n / wg, d.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? 64 : 8192);
   gpu::BufferPtr src = d.alloc(bytes), dst = d.alloc(bytes), partial = d.alloc(size_t(groups) * 4);
+  gpu::BufferPtr sink_prev = d.alloc(1024);  // bw_read's unread binding 2 where no read comes before
   // Fill the source (non-zero) with the copy kernel's help: one upload of 1 MiB, then doubling copies.
   {
     std::vector<float> chunk(1 << 18);
@@ -31,7 +33,7 @@ void run(Context& cx, nlohmann::json& report) {
   struct Push {
     uint32_t n, groups, base;
   } pc{n, groups, 0};
-  const auto& rd = d.pipeline("bw_read", {{0, wg}}, 2, sizeof pc);
+  const auto& rd = d.pipeline("bw_read", {{0, wg}}, 3, sizeof pc);
   const auto& cp = d.pipeline("bw_copy", {{0, wg}}, 2, sizeof pc);
   auto time = [&](auto&& rec) {
     for (int i = 0; i < 3; ++i) d.time_ns(rec);
@@ -39,7 +41,7 @@ void run(Context& cx, nlohmann::json& report) {
     for (int i = 0; i < cx.opt.runs; ++i) ns.push_back(d.time_ns(rec));
     return median_of(ns);
   };
-  const double t_read = time([&] { d.dispatch(rd, {src, partial}, pc, groups); });
+  const double t_read = time([&] { d.dispatch(rd, {src, partial, sink_prev}, pc, groups); });
   const double t_copy = time([&] { d.dispatch(cp, {src, dst}, pc, groups); });
   // Compute: enough invocations to fill any GPU, enough rounds to dwarf launch cost.
   const uint32_t fma_groups = d.info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? 64 : 16384;
@@ -77,27 +79,38 @@ void run(Context& cx, nlohmann::json& report) {
   // coalesced read achieves at that size, chained as a decode stream chains its kernels (kChain reads of distinct
   // regions in one submission, a barrier between each two; each run's regions after the previous run's, so that
   // they come from memory, not the last level cache). Per read: the chain's time / kChain, the barrier included.
+  // Then the same chain with each read's region prefetched beside the read before it (plan/prefetch.h, as the decode
+  // step prefetches an op's weights beside the op before it): the cache's part in a chained read of that size.
   constexpr uint32_t kChain = 16;
+  gpu::BufferPtr part[3] = {partial, d.alloc(size_t(groups) * 4), d.alloc(size_t(groups) * 4)};
   nlohmann::json small = nlohmann::json::array();
   for (size_t mib = 1; mib * kChain <= (bytes >> 20) && mib <= 64; mib *= 2) {
     const uint32_t ns = uint32_t((mib << 20) / 16), gs = std::min<uint32_t>(ns / wg, groups);
-    uint32_t next = 0;  // region index, rotating through the buffer
     const uint32_t regions = uint32_t(bytes / (mib << 20));
-    auto chain = [&] {
+    uint32_t next = 0;  // region index, rotating through the buffer
+    // Read j writes its partials to part[j % 3] and binds read j - 1's as its unread binding 2, so each read waits
+    // for the one before it; a prefetch placed after part[(j - 1) % 3] runs beside read j.
+    auto chain = [&](bool prefetched) {
       for (uint32_t j = 0; j < kChain; ++j, next = (next + 1) % regions) {
+        const gpu::BufferPtr& before = j == 0 ? sink_prev : part[(j + 2) % 3];
+        if (prefetched && j + 1 < kChain)  // the next read's region, beside this read
+          gpu::prefetch(d, before, {{src, uint64_t((next + 1) % regions) * ns * 16, uint64_t(ns) * 16}});
         Push sp{ns, gs, next * ns};
-        d.dispatch(rd, {src, partial}, sp, gs);
+        d.dispatch(rd, {src, part[j % 3], before}, sp, gs);
       }
     };
-    const double t = time(chain) / kChain;
-    const double gbps = double(mib << 20) / t;
-    small.push_back({{"MiB", mib}, {"time_us", t * 1e-3}, {"GBps", gbps}, {"of_read_ceiling", gbps / read}});
-    std::printf("  read %zu MiB, %u chained: %.2f us per read, %.1f GB/s (%.0f%% of the read ceiling)\n", mib, kChain,
-                t * 1e-3, gbps, 100 * gbps / read);
+    const double t = time([&] { chain(false); }) / kChain, tp = time([&] { chain(true); }) / kChain;
+    const double gbps = double(mib << 20) / t, gbps_p = double(mib << 20) / tp;
+    small.push_back({{"MiB", mib}, {"time_us", t * 1e-3}, {"GBps", gbps}, {"of_read_ceiling", gbps / read},
+                     {"prefetched_time_us", tp * 1e-3}, {"prefetched_GBps", gbps_p}});
+    std::printf("  read %zu MiB, %u chained: %.2f us per read, %.1f GB/s (%.0f%% of the read ceiling); prefetched beside "
+                "the read before: %.2f us\n", mib, kChain, t * 1e-3, gbps, 100 * gbps / read, tp * 1e-3);
   }
   report["decode_size_reads"] = {{"chain", kChain},
                                  {"method", "per read: time of kChain chained reads of distinct regions (a barrier between "
-                                            "each two) / kChain; regions rotate through the buffer across runs"},
+                                            "each two) / kChain; regions rotate through the buffer across runs; "
+                                            "prefetched: each region also read by plan/prefetch.h's kernel (a word per "
+                                            "32-byte sector) beside the read before it (the first read is not)"},
                                  {"reads", small}};
   std::printf("%s: read %.1f GB/s, copy %.1f GB/s (read + write), f32 FMA %.2f TFLOP/s, f16 matrix %.1f TFLOP/s (%zu MiB buffers)\n",
               d.info().name.c_str(), read, copy, tflops, f16, bytes >> 20);

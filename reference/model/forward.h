@@ -8,6 +8,7 @@
 #include <optional>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "model/weights.h"
 #include "ops/ssm_scan/reference.h"
@@ -47,10 +48,12 @@ template <class Ex> class Forward {
       const LayerWeights& L = w_.layers[size_t(i)];
       ex_.begin_layer(i, L.kind);
       if (i == 0) s.h = ex_.rmsnorm(s.x, L.input_norm, c_.rms_eps);
-      const Projection a = L.kind == LayerKind::FullAttention ? attention_block(L.attn, state_[size_t(i)], s, L.input_norm, phase)
-                                                              : deltanet_block(L.gdn, state_[size_t(i)], s, L.input_norm, phase);
+      const Projection a = L.kind == LayerKind::FullAttention
+                               ? attention_block(L.attn, state_[size_t(i)], s, L.input_norm, L.moe, phase)
+                               : deltanet_block(L.gdn, state_[size_t(i)], s, L.input_norm, L.moe, phase);
       project_add_norm(s, a, L.post_norm, L.moe, phase);
       const bool last = i + 1 == c_.n_layers;
+      if (!last) prefetch(newest(s), projection_weights(w_.layers[size_t(i) + 1]), phase);  // beside the MoE block's start
       const WeightRef& next_norm = last ? w_.final_norm : w_.layers[size_t(i) + 1].input_norm;
       moe_add_norm(L.moe, s, L.post_norm, next_norm, last ? nullptr : &w_.layers[size_t(i) + 1], phase);
       if (observe_) normed(s, next_norm);  // the observer sees the stream with every add done
@@ -105,9 +108,33 @@ template <class Ex> class Forward {
     return s.h;
   }
 
-  // SPEC 4.5: gated softmax attention.
-  Projection attention_block(const AttentionWeights& w, State& st, Stream& s, const WeightRef& norm, Phase phase) {
+  // The newest tensor of the stream: the one its next part reads first.
+  static const Tensor& newest(const Stream& s) { return s.a ? *s.a : s.h; }
+
+  // A layer's input projections, as projections() takes them.
+  static std::vector<WeightRef> projection_weights(const LayerWeights& L) {
+    return L.kind == LayerKind::FullAttention ? std::vector<WeightRef>{L.attn.q, L.attn.k, L.attn.v}
+                                              : std::vector<WeightRef>{L.gdn.qkv, L.gdn.b, L.gdn.a, L.gdn.z};
+  }
+
+  // What a layer reads after its mixer: the output projection `out` and the MoE block's weights read before its routes
+  // are known (router, shared expert).
+  static std::vector<WeightRef> tail_weights(const WeightRef& out, const MoeWeights& m) {
+    return {out, m.router, m.shared_gate, m.shared.gate, m.shared.up, m.shared.down};
+  }
+
+  // A hint that `ws` are read soon after the consumers of `after`: an executor that can warm the device's cache with
+  // them beside those consumers (the plan executor in decode: plan/prefetch.h) does; the others have nothing to do.
+  void prefetch(const Tensor& after, const std::vector<WeightRef>& ws, Phase phase) {
+    if constexpr (requires { ex_.prefetch(after, ws, phase); }) ex_.prefetch(after, ws, phase);
+  }
+
+  // SPEC 4.5: gated softmax attention. The layer's tail weights are prefetched beside its projections (its attention is
+  // recorded afresh each replayed step, apart from the rest).
+  Projection attention_block(const AttentionWeights& w, State& st, Stream& s, const WeightRef& norm, const MoeWeights& moe,
+                             Phase phase) {
     const int D = c_.head_dim;
+    prefetch(newest(s), tail_weights(w.o, moe), phase);
     const auto [qg, k0, v] = projections<3>(s, norm, {w.q, w.k, w.v}, phase);  // qg per head: D query columns, then D gate columns
     // An executor that runs the slices, norms, ropes and attention of a decode token as one op (the plan executor, when its
     // plan picks an attention_decode variant) does.
@@ -124,9 +151,11 @@ template <class Ex> class Forward {
     return {ex_.attention(q, k, v, gate, st, c_.n_q_heads, c_.n_kv_heads), &w.o};
   }
 
-  // SPEC 4.4: Gated DeltaNet.
-  Projection deltanet_block(const DeltaNetWeights& w, State& st, Stream& s, const WeightRef& norm, Phase phase) {
+  // SPEC 4.4: Gated DeltaNet. The layer's tail weights are prefetched beside its recurrence (a few workgroups).
+  Projection deltanet_block(const DeltaNetWeights& w, State& st, Stream& s, const WeightRef& norm, const MoeWeights& moe,
+                            Phase phase) {
     const auto [qkv, b, a, z] = projections<4>(s, norm, {w.qkv, w.b, w.a, w.z}, phase);
+    prefetch(qkv, tail_weights(w.out, moe), phase);
     // An executor that runs a decode token's preparation and output stages as one op (the plan executor, when its plan
     // picks a gdn_decode variant on top of fused gdn_prep and gdn_output) does.
     if constexpr (requires { ex_.fuses_gdn_decode(phase); })
@@ -226,11 +255,7 @@ template <class Ex> class Forward {
   // after the last one, whose final norm feeds the lm_head).
   bool defers_to(const LayerWeights* next, Phase phase) {
     if constexpr (requires { ex_.fuses_add_rmsnorm_matmul_group(std::vector<WeightRef>{}, phase); }) {
-      if (!next) return false;
-      const std::vector<WeightRef> ws = next->kind == LayerKind::FullAttention
-                                            ? std::vector<WeightRef>{next->attn.q, next->attn.k, next->attn.v}
-                                            : std::vector<WeightRef>{next->gdn.qkv, next->gdn.b, next->gdn.a, next->gdn.z};
-      return ex_.fuses_add_rmsnorm_matmul_group(ws, phase);
+      return next && ex_.fuses_add_rmsnorm_matmul_group(projection_weights(*next), phase);
     }
     return false;
   }

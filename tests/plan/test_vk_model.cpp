@@ -288,19 +288,30 @@ TEST_CASE("vk model: a decode token's dispatches with the decode fusions and wit
   // on their parts): a Gated DeltaNet layer 9 (matmul_group, gdn_prep, gdn_output, matmul, add_rmsnorm, moe_block's 3,
   // add_rmsnorm), the attention layer 15 (matmul_group, 2 slices, 2 norms, 2 ropes, the cache append and the attention
   // (one key split at this context), matmul, add_rmsnorm, 3, add_rmsnorm).
+  // The decode prefetch (plan/prefetch.h) adds two dispatches per layer but the last (its tail weights beside its
+  // mixer, the next layer's projections beside the MoE block) and no barrier: they run beside others.
   const std::string folds_off = "add_rmsnorm_matmul_group=reference,add_rmsnorm_moe_block=reference";
   const std::string off = "attention_decode=reference,gdn_decode=reference," + folds_off;
   for (auto [spec, want] : {std::pair{std::string("*=vulkan"), 6 * 4 + 4}, {"*=vulkan," + folds_off, 8 * 4 + 3},
                             {"*=vulkan," + off, 3 * 9 + 15 + 3}}) {
     INFO("plan " << spec);
     const gpu::Plan plan = gpu::Plan::parse(spec, &device());  // the executor keeps a reference
-    gpu::PlanExecutor ex(plan, &device());
-    Forward<gpu::PlanExecutor> fwd(ex, w);
-    fwd.step(prompt, Phase::Prefill);
-    fwd.step({3}, Phase::Decode).f32();  // the first decode step (caches grown), waited for
-    const uint64_t d0 = device().stats().dispatches;
-    fwd.step({9}, Phase::Decode).f32();
-    CHECK(int(device().stats().dispatches - d0) == want);
+    std::array<uint64_t, 2> barriers{};
+    std::array<Mat<float>, 2> logits;
+    for (int prefetch : {0, 1}) {
+      INFO("decode.prefetch " << prefetch);
+      const vk::ScopedTuning tune(device().ctx().profile(), {{"decode.prefetch", uint32_t(prefetch)}});
+      gpu::PlanExecutor ex(plan, &device());
+      Forward<gpu::PlanExecutor> fwd(ex, w);
+      fwd.step(prompt, Phase::Prefill);
+      fwd.step({3}, Phase::Decode).f32();  // the first decode step (caches grown), waited for
+      const gpu::DeviceStats s0 = device().stats();
+      logits[size_t(prefetch)] = fwd.step({9}, Phase::Decode).f32();
+      CHECK(int(device().stats().dispatches - s0.dispatches) == want + prefetch * (2 * 4 - 1));
+      barriers[size_t(prefetch)] = device().stats().barriers - s0.barriers;
+    }
+    CHECK(barriers[1] == barriers[0]);
+    CHECK(std::memcmp(logits[0].data(), logits[1].data(), size_t(logits[0].size()) * 4) == 0);
   }
 }
 
