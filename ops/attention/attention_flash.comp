@@ -10,6 +10,7 @@
 // With one split the workgroup writes o = acc / l * sigmoid(gate); otherwise it writes [acc (D), max, sum]
 // for attention_merge.comp.
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint D = 256;     // head dim
@@ -31,6 +32,7 @@ layout(push_constant) uniform Push {
 } pc;
 
 const uint LPK = WG / BLOCK;  // lanes per key while scoring
+const uint DPL = (D + LPK - 1u) / LPK;  // head dims per lane while scoring
 const float NEG = -1e30;      // a finite "minus infinity": exp(NEG - m) is 0 without inf arithmetic
 
 shared float qs[D];
@@ -60,7 +62,10 @@ void main() {
     float dot = 0.0;
     if (key < nb) {
       const uint kr = (b0 + key) * W + kv;
-      for (uint d = lane; d < D; d += LPK) dot += qs[d] * kc[kr + d];
+      [[unroll]] for (uint i = 0u; i < DPL; ++i) {  // a constant trip count: the row's loads issued together
+        const uint d = lane + i * LPK;
+        if (d < D) dot += qs[d] * kc[kr + d];
+      }
     }
     part[lid] = dot;
     barrier();

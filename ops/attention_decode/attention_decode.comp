@@ -45,6 +45,7 @@ layout(push_constant) uniform Push {
 
 const uint DPI = (D + WG - 1u) / WG;  // head dims per invocation
 const uint LPK = WG / BLOCK;         // lanes per key while scoring
+const uint DPL = (D + LPK - 1u) / LPK;  // head dims per lane while scoring
 const float NEG = -1e30;             // a finite "minus infinity", as attention_flash.comp
 
 shared float qs[D], ks[D], vs[D], tmp[D];
@@ -109,11 +110,18 @@ void main() {
   [[unroll]] for (uint r = 0u; r < DPI; ++r) acc[r] = 0.0;
   for (uint b0 = k0; b0 < k1; b0 += BLOCK) {  // uniform: k0, k1 depend on the workgroup only
     const uint nb = min(BLOCK, k1 - b0), kk = b0 + key;
+    // A constant trip count, unrolled: every load of the key's row is issued before the first product waits on one.
     float dot = 0.0;
     if (key < nb && kk == pc.kv_len) {
-      for (uint d = lane; d < D; d += LPK) dot += qs[d] * ks[d];
+      [[unroll]] for (uint i = 0u; i < DPL; ++i) {
+        const uint d = lane + i * LPK;
+        if (d < D) dot += qs[d] * ks[d];
+      }
     } else if (key < nb) {
-      for (uint d = lane; d < D; d += LPK) dot += qs[d] * kc[kk * W + kv + d];
+      [[unroll]] for (uint i = 0u; i < DPL; ++i) {
+        const uint d = lane + i * LPK;
+        if (d < D) dot += qs[d] * kc[kk * W + kv + d];
+      }
     }
     part[lid] = dot;
     barrier();

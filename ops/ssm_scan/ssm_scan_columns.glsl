@@ -145,6 +145,9 @@ shared uint ticket;
 void prep() {
   const uint kh = kcol / DK, kd = pc.nk * DK, NC = 2u * DK + COLS;
   float sq2 = 0.0, sk2 = 0.0;
+  // The gates' inputs, loaded before the conv so that their latency hides behind it and the sums.
+  float gb = 0.0, ga = 0.0, gA = 0.0, gdt = 0.0;
+  if (gl_LocalInvocationID.x == 0u) gb = bpre[h], ga = apre[h], gA = Alog[h], gdt = dt_bias[h];
   for (uint e = gl_LocalInvocationID.x; e < NC; e += WG) {
     const uint c = e < DK ? kcol + e : e < 2u * DK ? kd + kcol + (e - DK) : 2u * kd + h * pc.dv + (e - 2u * DK);
     float win[KTAPS];  // [conv state; x] rows, oldest first
@@ -163,8 +166,8 @@ void prep() {
   for (uint i = gl_LocalInvocationID.x; i < DK; i += WG) put_kq(i, pu[DK + i] * fk, pu[i] * fq);
   for (uint j = gl_LocalInvocationID.x; j < COLS; j += WG) sv[j] = pu[2u * DK + j];
   if (gl_LocalInvocationID.x == 0u) {
-    sbeta[0] = 1.0 / (1.0 + exp(-bpre[h]));
-    sdecay[0] = exp(Alog[h] * softplus(apre[h] + dt_bias[h]));
+    sbeta[0] = 1.0 / (1.0 + exp(-gb));
+    sdecay[0] = exp(gA * softplus(ga + gdt));
     ticket = atomicAdd(tickets[kh], 1u);  // after every read of the key head's conv state here (the sums' barriers)
   }
   barrier();
@@ -198,6 +201,9 @@ void main() {
   if (CONTIG != 0u)  // entries past DK and the padding stay zero (stage writes only entries below DK)
     for (uint e = gl_LocalInvocationID.x; e < TCH * KSTR; e += WG) sk4[e] = sq4[e] = vec4(0.0);
 #ifdef SCAN_PREP
+  // NORM's gate and gain for the one token, loaded now: the step's end does not wait on them.
+  float zpre = 0.0, gpre = 0.0;
+  if (NORM != 0u && live && p == 0u) zpre = z[pc.t0 * ldv + h * pc.dv + j], gpre = gain[j];
   prep();  // one token (the host checks T = 1)
 #else
   fetch(0u);
@@ -243,8 +249,12 @@ void main() {
       } else {  // uniform: every invocation reaches the sum
         const float ms = hl_workgroup_sum(live && p == 0u ? ov * ov : 0.0) / float(pc.dv);
         if (live && p == 0u) {
-          const float zi = z[at];
-          o[at] = ov / sqrt(ms + pc.eps) * gain[j] * (zi / (1.0 + exp(-zi)));
+#ifdef SCAN_PREP
+          const float zi = zpre, gj = gpre;
+#else
+          const float zi = z[at], gj = gain[j];
+#endif
+          o[at] = ov / sqrt(ms + pc.eps) * gj * (zi / (1.0 + exp(-zi)));
         }
       }
     }
