@@ -126,7 +126,7 @@ class PlanExecutor {
                     double l2_eps, bool tiled, double eps);
   // Decode prefetch (plan/prefetch.h): the raw rows of `ws` read by a dispatch placed beside the consumers of `after`,
   // so that the op reading `ws` next finds them in the last-level cache. In decode on a Vulkan device only, where the
-  // profile's decode.prefetch is 1 (default 0: it lost on the H200, reports/nvidia-h200/decode-prefetch.md), and only weights
+  // profile's decode.prefetch is 1 (default 0: it lost on the H200, reports/nvidia-h200/decode-latency.md), and only weights
   // the decode kernels read as raw rows; not in validate mode.
   void prefetch(const Tensor& after, const std::vector<WeightRef>& ws, Phase phase);
   Routes moe_router(const Tensor& logits, int k);

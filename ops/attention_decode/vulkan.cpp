@@ -64,12 +64,14 @@ void register_attention_decode_vulkan(Registry& r) {
                              "(each workgroup forms the new key itself; each head's last split merges the head's splits)",
                              fused_decode, true);
   // Invocations per workgroup, keys per scoring step, key splits per query head (as attention.decode_split's).
+  // Blocks of 16 keys (8 lanes per key at wg 128: the scoring's loads in flight per lane halve) with whole-block P V sums:
+  // reports/nvidia-h200/decode-latency.md.
   v.tunables = {{"attention_decode.fused_decode.wg", 128},
-                {"attention_decode.fused_decode.block", 32},
+                {"attention_decode.fused_decode.block", 16},
                 {"attention_decode.fused_decode.splits", 64},
                 // 1: each block's P V sums over BLOCK keys, unrolled (the value loads issued together), the keys past the
-                // block's end adding zeros; 0: a loop over the block's keys. Untimed on a GPU so far.
-                {"attention_decode.fused_decode.pv_full", 0}};
+                // block's end adding zeros; 0: a loop over the block's keys.
+                {"attention_decode.fused_decode.pv_full", 1}};
   r.add_variant(std::move(v));
 }
 
