@@ -69,13 +69,18 @@ void main() {
     const uint t = g / pc.blocks, h0 = (g % pc.blocks) * ROWS, lane = gl_SubgroupInvocationID;
     for (uint j = gl_LocalInvocationID.x; j < K; j += WG) se[j] = uint(clamp(expert[t * K + j], 0, int(pc.E) - 1));
 #ifdef MBD_X16
-    for (uint r = gl_LocalInvocationID.x; r < 2u * (K * UF + US); r += WG) {  // runs: K hmid rows, then hs
-      vec4 v[4];
-      const bool routed = r < 2u * K * UF;
+    // Runs: K hmid rows, then hs. A constant count per invocation, so all its loads are in flight before the first
+    // stage waits on one (a loop bounded by the invocation's index waited a round trip per run).
+    const uint NR = 2u * (K * UF + US);
+    vec4 v[(NR + WG - 1u) / WG][4];
+    for (uint i = 0u; i < (NR + WG - 1u) / WG; ++i) {
+      const uint r = gl_LocalInvocationID.x + i * WG, rr = min(r, NR - 1u);
+      const bool routed = rr < 2u * K * UF;
       for (uint k = 0u; k < 4u; ++k)
-        v[k] = routed ? hmid4[t * K * (pc.F >> 2u) + 4u * r + k] : hs4[t * (pc.Fs >> 2u) + 4u * (r - 2u * K * UF) + k];
-      hlx_stage(r, v);
+        v[i][k] = routed ? hmid4[t * K * (pc.F >> 2u) + 4u * rr + k] : hs4[t * (pc.Fs >> 2u) + 4u * (rr - 2u * K * UF) + k];
     }
+    for (uint i = 0u; i < (NR + WG - 1u) / WG; ++i)
+      if (gl_LocalInvocationID.x + i * WG < NR) hlx_stage(gl_LocalInvocationID.x + i * WG, v[i]);
 #endif
     barrier();
     for (uint r = gl_SubgroupID; r < ROWS && h0 + r < pc.H; r += hl_num_subgroups()) {  // uniform per subgroup
