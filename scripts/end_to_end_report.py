@@ -158,7 +158,11 @@ def main():
                   f"at that floor ({100 * fl / t['ms_per_token']:.0f}%); the weights alone at the read ceiling take "
                   f"{bytes_tok / (read_gbps * 1e9) * 1e3:.2f} ms. The host spends {t.get('host_record_ms_per_token', float('nan')):.2f} ms "
                   "per token recording the step, overlapped with the GPU (the stream is submitted every "
-                  "device.stream.flush_dispatches dispatches).")
+                  "device.stream.flush_dispatches dispatches, a step's first segment at once).")
+                if "gpu_ms_per_token" in t:
+                    w(f"On the GPU a decode step takes {t['gpu_ms_per_token']:.3f} ms from its first command to its last, and "
+                      f"{t.get('gpu_gap_ms_between_tokens', float('nan')):.3f} ms pass from one step's end to the next one's "
+                      "start (the argmax, the id's download, the host's turnaround; Vulkan timestamps around each step).")
                 if t.get("replayed_dispatches"):
                     w(f"Decode replays the step recorded once: per token the host records "
                       f"{t['recorded_dispatches_per_token']:.1f} of the {t['dispatches_per_token']:.1f} dispatches the GPU runs "

@@ -123,6 +123,9 @@ struct RunResult {
   uint64_t barriers = 0;                  // compute barriers the GPU ran between dispatches (recorded and replayed)
   uint64_t replayed = 0;                 // run again from captured decode segments
   double record_s = 0;  // host time inside the forward steps: recording, flushing (and waiting past 16 lists in flight)
+  // tg on a device: GPU time from each step's first command to its last (Vulkan timestamps around the step), and
+  // from a step's end to the next one's start (the argmax, its id's download and the host's turnaround), summed.
+  double step_gpu_s = -1, between_steps_s = -1;
   std::vector<int32_t> generated;    // tg: the greedy tokens
 };
 
@@ -196,14 +199,25 @@ class Bench {
       // Replay (unless --no-replay, profiling, or an op on the host): step 0 as usual (it materialises anything
       // missing), step 1 captured, every later step a replay of it.
       const bool replay = !a_.no_replay && !profiling_ && ex_.can_capture();
+      std::vector<std::pair<uint32_t, uint32_t>> stamps;  // each step's first and last timestamps (not while profiling)
       for (int64_t i = 0; i < t.tokens; ++i) {
         const auto s0 = Clock::now();
+        const uint32_t b = dev_ && !profiling_ ? dev_->timestamp() : 0;
         const Tensor logits = !replay || i == 0 ? fwd.step({tok}, Phase::Decode)
                               : i == 1          ? fwd.capture_decode(tok)
                                                 : fwd.replay_decode(tok);
+        if (dev_ && !profiling_) stamps.emplace_back(b, dev_->timestamp());
         r.record_s += std::chrono::duration<double>(Clock::now() - s0).count();
         if (check_finite_ && i == 0) require_finite(logits, "the first decode step");
         r.generated.push_back(tok = next_token(logits));
+      }
+      if (!stamps.empty()) {
+        dev_->sync();
+        r.step_gpu_s = r.between_steps_s = 0;
+        for (size_t i = 0; i < stamps.size(); ++i) {
+          r.step_gpu_s += dev_->elapsed_ns(stamps[i].first, stamps[i].second) * 1e-9;
+          if (i + 1 < stamps.size()) r.between_steps_s += dev_->elapsed_ns(stamps[i].second, stamps[i + 1].first) * 1e-9;
+        }
       }
     }
     const uint32_t q1 = dev_ ? dev_->timestamp() : 0;
@@ -415,6 +429,7 @@ void cmd_bench(const BenchArgs& a) {
     std::vector<int32_t> generated;
     uint64_t dispatches = 0, submits = 0, replayed = 0, barriers = 0;
     std::vector<double> record_ms;  // host ms per token inside the steps, per run
+    std::vector<double> step_gpu_ms, between_ms;  // tg on a device: per token, per run
     for (int i = 0; i < a.runs; ++i) {
       const RunResult r = bench.run(t);
       tps.push_back(double(t.tokens) / r.wall_s);
@@ -422,6 +437,10 @@ void cmd_bench(const BenchArgs& a) {
       if (i == 0)
         generated = r.generated, dispatches = r.dispatches, submits = r.submits, replayed = r.replayed, barriers = r.barriers;
       record_ms.push_back(r.record_s * 1e3 / double(t.tokens));
+      if (r.step_gpu_s >= 0) {
+        step_gpu_ms.push_back(r.step_gpu_s * 1e3 / double(t.tokens));
+        if (t.tokens > 1) between_ms.push_back(r.between_steps_s * 1e3 / double(t.tokens - 1));
+      }
     }
     if (dev && !report.contains("resident")) {  // after the first warm-up: the weights are on the device
       const gpu::DeviceStats& st = dev->stats();
@@ -442,10 +461,20 @@ void cmd_bench(const BenchArgs& a) {
                {"submits", submits},
                {"host_record_ms_per_token", median(record_ms)}};
     if (!dev_tps.empty()) tj["device_tok_per_s"] = {{"median", median(dev_tps)}, {"runs", dev_tps}};
+    if (!step_gpu_ms.empty()) {
+      tj["gpu_ms_per_token"] = median(step_gpu_ms);
+      if (!between_ms.empty()) tj["gpu_gap_ms_between_tokens"] = median(between_ms);
+      tj["gpu_time_method"] = "Vulkan timestamps before and after each decode step: the step's GPU time (from its first "
+                              "command to its last), and the time from one step's end to the next one's start (the "
+                              "argmax, the id's download, the host's turnaround), medians over the timed runs";
+    }
     if (t.decode) tj["greedy_tokens"] = generated;  // the start token, then the greedy tokens of the first timed run
     if (!a.no_breakdown) tj["breakdown"] = bench.breakdown(t), breakdowns.emplace_back(t.label, tj["breakdown"]);
     std::printf("%-8s %12.2f %11.2f .. %-10.2f %14s\n", t.label.c_str(), median(tps), *lo, *hi,
                 dev_tps.empty() ? "-" : fmt::format("{:.2f}", median(dev_tps)).c_str());
+    if (!step_gpu_ms.empty() && !between_ms.empty())
+      std::printf("%-8s GPU %.3f ms per step, %.3f ms from a step's end to the next one's start\n", t.label.c_str(),
+                  median(step_gpu_ms), median(between_ms));
     std::fflush(stdout);
     report["tests"].push_back(tj);
   }

@@ -42,6 +42,9 @@ for t in vk["tests"]:
 assert vk["decode_replay"] is True and ref["decode_replay"] is False  # tg6: steps 2-5 replayed, checked below
 tg = vk["tests"][2]
 assert tg["replayed_dispatches"] > 0 and tg["recorded_dispatches_per_token"] < tg["dispatches_per_token"], tg
+# Each decode step timed on the device (timestamps around it), and the gap to the next step (argmax, download, host).
+assert tg["gpu_ms_per_token"] > 0 and tg["gpu_gap_ms_between_tokens"] > 0 and "gpu_time_method" in tg, tg
+assert "gpu_ms_per_token" not in ref["tests"][2] and "gpu_ms_per_token" not in vk["tests"][0]
 assert vk["resident"]["buffers"] > 0 and 1 <= vk["resident"]["blocks"] < vk["resident"]["buffers"]
 assert vk["dispatch_floor_us"] > 0 and vk["model"]["per_token"]["decode_bytes_per_token"] > 0
 assert "argmax (bench)" in {o["op"] for o in vk["tests"][2]["breakdown"]["ops"]}
