@@ -174,7 +174,7 @@ std::vector<Tensor> PlanExecutor::matmul_group(const Tensor& x, const std::vecto
 }
 
 void PlanExecutor::prefetch(const Tensor& after, const std::vector<WeightRef>& ws, Phase phase) {
-  if (phase != Phase::Decode || !dev_ || validate_ || !after.device_current() || dev_->profile().get("decode.prefetch", 0) == 0)
+  if (phase != Phase::Decode || !dev_ || validate_ || !after.device_current() || dev_->tune("decode.prefetch") == 0)
     return;
   std::vector<PrefetchRange> ranges;
   for (const WeightRef& w : ws)

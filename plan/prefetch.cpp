@@ -9,7 +9,7 @@ namespace hl::gpu {
 
 void prefetch(Device& d, const BufferPtr& after, const std::vector<PrefetchRange>& ranges) {
   constexpr uint32_t kWg = 256, kPer = 4, kRanges = 8;
-  const uint32_t stride = std::max<uint32_t>(4, d.profile().get("decode.prefetch.stride", 32)) / 4 * 4;
+  const uint32_t stride = std::max<uint32_t>(4, d.tune("decode.prefetch.stride")) / 4 * 4;
   struct {
     uint32_t first[kRanges], words[kRanges];
   } pc;

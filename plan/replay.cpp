@@ -39,7 +39,7 @@ Tensor DecodeGraph::replay(int32_t token, int64_t pos) {
   if (capturing_) fail("decode replay: the step is still being captured");
   // The GPU is idle until the step's first submission (the step before was waited for: its token feeds this one), so
   // the first segment goes at once, not when device.stream.flush_dispatches dispatches are queued.
-  bool first = dev_.profile().get("decode.replay.early_flush", 1) != 0;
+  bool first = dev_.tune("decode.replay.early_flush") != 0;
   for (auto& item : items_) {
     if (auto* seg = std::get_if<std::shared_ptr<Device::Segment>>(&item)) {
       dev_.submit(*seg);

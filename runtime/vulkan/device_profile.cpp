@@ -47,6 +47,12 @@ const Table& common() {
       {"device.pool.drain_mib", 256},
       // Weights are placed in blocks of this many MiB (Device::alloc_resident).
       {"device.arena.block_mib", 1024},
+      // A replayed decode step submits its first segment at once (plan/replay.cpp): the GPU idles until then.
+      {"decode.replay.early_flush", 1},
+      // Decode prefetch (plan/prefetch.h): 1 reads the next ops' weights beside the op before them (lost on the
+      // H200, so off); the bytes between two touched words.
+      {"decode.prefetch", 0},
+      {"decode.prefetch.stride", 32},
   };
   return t;
 }
