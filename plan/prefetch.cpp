@@ -12,10 +12,16 @@ void prefetch(Device& d, const BufferPtr& after, const std::vector<PrefetchRange
   const uint32_t stride = std::max<uint32_t>(4, d.tune("decode.prefetch.stride")) / 4 * 4;
   struct {
     uint32_t first[kRanges], words[kRanges];
+    uint32_t never;
   } pc;
-  const auto& p = d.pipeline("prefetch", {{0, kWg}, {1, stride / 4}, {2, kPer}}, 1 + kRanges, sizeof pc);
+  // Volatile loads (prefetch.comp) or plain loads whose xor a sink may take (prefetch_sink.comp: a sink per dispatch,
+  // so that no two prefetches are ordered by it).
+  const bool sink = d.tune("decode.prefetch.volatile") == 0;
+  const auto& p = d.pipeline(sink ? "prefetch_sink" : "prefetch", {{0, kWg}, {1, stride / 4}, {2, kPer}},
+                             1 + kRanges + (sink ? 1 : 0), sizeof pc);
   for (size_t r0 = 0; r0 < ranges.size(); r0 += kRanges) {
     pc = {};
+    pc.never = 0xffffffffu;
     std::vector<BufferPtr> bind{after};
     const size_t nr = std::min<size_t>(kRanges, ranges.size() - r0);
     uint64_t most = 0;
@@ -32,6 +38,7 @@ void prefetch(Device& d, const BufferPtr& after, const std::vector<PrefetchRange
     }
     const uint64_t per_group = uint64_t(kWg) * kPer * (stride / 4), groups = (most + per_group - 1) / per_group;
     if (groups == 0) continue;
+    if (sink) bind.push_back(d.alloc(kWg * 4));
     if (groups > d.info().max_workgroup_count[0]) fail("prefetch: {} words need {} workgroups, beyond the device's", most, groups);
     d.dispatch(p, bind, pc, u32(groups), u32(nr));
   }

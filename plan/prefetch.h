@@ -16,7 +16,8 @@ struct PrefetchRange {
 
 // Touches one word per `stride` bytes (the profile's decode.prefetch.stride, 32 by default) of each range, in
 // dispatches placed one level past the one that wrote `after` (so beside `after`'s consumers; `after` is bound, not
-// read). It writes nothing.
+// read). With the profile's decode.prefetch.volatile (1, the default) the loads are volatile and it writes nothing; at 0
+// they are plain loads whose xor each dispatch may write to a sink of its own (plan/prefetch_sink.comp).
 void prefetch(Device& d, const BufferPtr& after, const std::vector<PrefetchRange>& ranges);
 
 }  // namespace hl::gpu

@@ -155,10 +155,12 @@ def markdown(report, images):
         if small:
             lines += ["", f"Reads of decode sizes, {small['chain']} chained ({small['method']}): what a decode mat-vec of that "
                       "many bytes could take at best in a decode stream.", "",
-                      "| MiB | us per read | GB/s | of the read ceiling | prefetched: us per read | GB/s | one region: us per read |",
-                      "|---|---|---|---|---|---|---|"]
+                      "| MiB | us per read | GB/s | of the read ceiling | prefetched: us per read | GB/s | prefetched, plain loads: us "
+                      "| one region: us per read |",
+                      "|---|---|---|---|---|---|---|---|"]
             for r in small["reads"]:
                 pre = (f"{r['prefetched_time_us']:.2f} | {r['prefetched_GBps']:.0f}" if "prefetched_time_us" in r else " | ")
+                pre += f" | {r['prefetched_plain_time_us']:.2f}" if "prefetched_plain_time_us" in r else " | "
                 pre += f" | {r['cached_time_us']:.2f}" if "cached_time_us" in r else " | "
                 lines.append(f"| {r['MiB']} | {r['time_us']:.2f} | {r['GBps']:.0f} | {100 * r['of_read_ceiling']:.0f}% | {pre} |")
         return "\n".join(lines) + "\n"

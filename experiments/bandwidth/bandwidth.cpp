@@ -90,8 +90,11 @@ void run(Context& cx, nlohmann::json& report) {
     uint32_t next = 0;  // region index, rotating through the buffer
     // Read j writes its partials to part[j % 3] and binds read j - 1's as its unread binding 2, so each read waits
     // for the one before it; a prefetch placed after part[(j - 1) % 3] runs beside read j.
-    auto chain = [&](int mode) {  // 0 plain, 1 prefetched, 2 the same region every read (cached after the first)
-      const bool prefetched = mode == 1;
+    // 0 plain, 1 prefetched (volatile loads), 2 the same region every read (cached after the first), 3 prefetched with
+    // plain loads (plan/prefetch_sink.comp).
+    auto chain = [&](int mode) {
+      const bool prefetched = mode == 1 || mode == 3;
+      const vk::ScopedTuning kind(d.ctx().profile(), {{"decode.prefetch.volatile", mode == 3 ? 0u : 1u}});
       for (uint32_t j = 0; j < kChain; ++j, next = mode == 2 ? next : (next + 1) % regions) {
         const gpu::BufferPtr& before = j == 0 ? sink_prev : part[(j + 2) % 3];
         if (prefetched && j + 1 < kChain)  // the next read's region, beside this read
@@ -102,18 +105,20 @@ void run(Context& cx, nlohmann::json& report) {
     };
     const double t = time([&] { chain(0); }) / kChain, tp = time([&] { chain(1); }) / kChain;
     const double tc = time([&] { chain(2); next = (next + 1) % regions; }) / kChain;
+    const double ts = time([&] { chain(3); }) / kChain;
     const double gbps = double(mib << 20) / t, gbps_p = double(mib << 20) / tp;
     small.push_back({{"MiB", mib}, {"time_us", t * 1e-3}, {"GBps", gbps}, {"of_read_ceiling", gbps / read},
-                     {"prefetched_time_us", tp * 1e-3}, {"prefetched_GBps", gbps_p}, {"cached_time_us", tc * 1e-3}});
+                     {"prefetched_time_us", tp * 1e-3}, {"prefetched_GBps", gbps_p}, {"cached_time_us", tc * 1e-3},
+                     {"prefetched_plain_time_us", ts * 1e-3}});
     std::printf("  read %zu MiB, %u chained: %.2f us per read, %.1f GB/s (%.0f%% of the read ceiling); prefetched beside "
-                "the read before: %.2f us; one region every read: %.2f us\n", mib, kChain, t * 1e-3, gbps, 100 * gbps / read,
-                tp * 1e-3, tc * 1e-3);
+                "the read before: %.2f us (plain loads: %.2f); one region every read: %.2f us\n", mib, kChain, t * 1e-3, gbps,
+                100 * gbps / read, tp * 1e-3, ts * 1e-3, tc * 1e-3);
   }
   report["decode_size_reads"] = {{"chain", kChain},
                                  {"method", "per read: time of kChain chained reads of distinct regions (a barrier between "
                                             "each two) / kChain; regions rotate through the buffer across runs; "
                                             "prefetched: each region also read by plan/prefetch.h's kernel (a word per "
-                                            "32-byte sector) beside the read before it (the first read is not); one region: every read of the chain reads the "
+                                            "32-byte sector; volatile loads, or plain ones) beside the read before it (the first read is not); one region: every read of the chain reads the "
                                             "same region (all but the first from the last-level cache where it fits)"},
                                  {"reads", small}};
   std::printf("%s: read %.1f GB/s, copy %.1f GB/s (read + write), f32 FMA %.2f TFLOP/s, f16 matrix %.1f TFLOP/s (%zu MiB buffers)\n",

@@ -53,6 +53,8 @@ const Table& common() {
       // H200, so off); the bytes between two touched words.
       {"decode.prefetch", 0},
       {"decode.prefetch.stride", 32},
+      // 1: volatile loads (plan/prefetch.comp, what lost); 0: plain loads into a sink (plan/prefetch_sink.comp).
+      {"decode.prefetch.volatile", 1},
   };
   return t;
 }

@@ -1,6 +1,7 @@
 // The decode prefetch helper (plan/prefetch.h): where the stream places its dispatch (one level past the writer of
-// `after`, beside that tensor's consumers, with no barrier of its own), that it only reads, and its refusals. Whether it
-// leaves a model's decode unchanged is in test_vk_model.cpp (a decode step with and without it, bit for bit).
+// `after`, beside that tensor's consumers, with no barrier of its own), that it only reads, and its refusals; with
+// volatile loads and with plain loads into a sink per dispatch. Whether it leaves a model's decode unchanged is in
+// test_vk_model.cpp (a decode step with and without it, bit for bit).
 #include "variant_check.h"
 
 #include "plan/prefetch.h"
@@ -28,19 +29,23 @@ TEST_CASE("vk prefetch: placed beside the consumers of `after`, no barrier of it
     d.sync();
     return std::pair{d.stats().dispatches - s0.dispatches, d.stats().barriers - s0.barriers};
   };
-  const auto [n2, two] = chain([] {});
-  CHECK(n2 == 2u);
-  CHECK(two >= 1);
-  // After the first read's output: beside the second read, no barrier added; more ranges than one dispatch takes too.
-  std::vector<gpu::PrefetchRange> many;
-  for (uint64_t i = 0; i < 11; ++i) many.push_back({w, i * 4096, 4096});
-  CHECK(chain([&] { gpu::prefetch(d, p1, {{w, 4096, 8192}, {w, 0, 4}, {w, 64, 1 << 16}}); }) == std::pair{3ul, two});
-  CHECK(chain([&] { gpu::prefetch(d, p1, many); }) == std::pair{4ul, two});
-  // After the second read's output instead: a level of its own, one barrier more (the placement is real).
-  CHECK(chain([&] { gpu::prefetch(d, p2, {{w, 0, 1 << 16}}); }) == std::pair{3ul, two + 1});
-  std::vector<uint32_t> back(data.size());
-  d.download(w, back.data(), back.size() * 4);
-  CHECK(back == data);  // read only
+  for (uint32_t vol : {1u, 0u}) {  // volatile loads; plain loads into a sink per dispatch
+    INFO("decode.prefetch.volatile " << vol);
+    const vk::ScopedTuning kind(d.ctx().profile(), {{"decode.prefetch.volatile", vol}});
+    const auto [n2, two] = chain([] {});
+    CHECK(n2 == 2u);
+    CHECK(two >= 1);
+    // After the first read's output: beside the second read, no barrier added; more ranges than one dispatch takes too.
+    std::vector<gpu::PrefetchRange> many;
+    for (uint64_t i = 0; i < 11; ++i) many.push_back({w, i * 4096, 4096});
+    CHECK(chain([&] { gpu::prefetch(d, p1, {{w, 4096, 8192}, {w, 0, 4}, {w, 64, 1 << 16}}); }) == std::pair{3ul, two});
+    CHECK(chain([&] { gpu::prefetch(d, p1, many); }) == std::pair{4ul, two});
+    // After the second read's output instead: a level of its own, one barrier more (the placement is real).
+    CHECK(chain([&] { gpu::prefetch(d, p2, {{w, 0, 1 << 16}}); }) == std::pair{3ul, two + 1});
+    std::vector<uint32_t> back(data.size());
+    d.download(w, back.data(), back.size() * 4);
+    CHECK(back == data);  // read only
+  }
   require_no_validation_messages();
 }
 

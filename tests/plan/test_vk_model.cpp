@@ -296,22 +296,26 @@ TEST_CASE("vk model: a decode token's dispatches with the decode fusions and wit
                             {"*=vulkan," + off, 3 * 9 + 15 + 3}}) {
     INFO("plan " << spec);
     const gpu::Plan plan = gpu::Plan::parse(spec, &device());  // the executor keeps a reference
-    std::array<uint64_t, 2> barriers{};
-    std::array<Mat<float>, 2> logits;
-    for (int prefetch : {0, 1}) {
-      INFO("decode.prefetch " << prefetch);
-      const vk::ScopedTuning tune(device().ctx().profile(), {{"decode.prefetch", uint32_t(prefetch)}});
+    std::array<uint64_t, 3> barriers{};
+    std::array<Mat<float>, 3> logits;
+    for (int mode : {0, 1, 2}) {  // off; volatile loads; plain loads into sinks
+      const int prefetch = mode > 0 ? 1 : 0;
+      INFO("decode.prefetch " << prefetch << ", mode " << mode);
+      const vk::ScopedTuning tune(device().ctx().profile(), {{"decode.prefetch", uint32_t(prefetch)},
+                                                             {"decode.prefetch.volatile", mode == 2 ? 0u : 1u}});
       gpu::PlanExecutor ex(plan, &device());
       Forward<gpu::PlanExecutor> fwd(ex, w);
       fwd.step(prompt, Phase::Prefill);
       fwd.step({3}, Phase::Decode).f32();  // the first decode step (caches grown), waited for
       const gpu::DeviceStats s0 = device().stats();
-      logits[size_t(prefetch)] = fwd.step({9}, Phase::Decode).f32();
+      logits[size_t(mode)] = fwd.step({9}, Phase::Decode).f32();
       CHECK(int(device().stats().dispatches - s0.dispatches) == want + prefetch * (2 * 4 - 1));
-      barriers[size_t(prefetch)] = device().stats().barriers - s0.barriers;
+      barriers[size_t(mode)] = device().stats().barriers - s0.barriers;
     }
-    CHECK(barriers[1] == barriers[0]);
-    CHECK(std::memcmp(logits[0].data(), logits[1].data(), size_t(logits[0].size()) * 4) == 0);
+    for (size_t m : {1u, 2u}) {
+      CHECK(barriers[m] == barriers[0]);
+      CHECK(std::memcmp(logits[0].data(), logits[m].data(), size_t(logits[0].size()) * 4) == 0);
+    }
   }
 }
 
