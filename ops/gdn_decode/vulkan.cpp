@@ -41,7 +41,9 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
     fail("{}: heads of {} x {} need {} bytes of shared memory, the device has {}", what, dk, dv, shared, d.info().max_shared_memory);
   // One ticket counter per key head (0 between calls: each key head's last value head resets it).
   Tensor tickets = c.weights->constant(fmt::format("gdn_decode.tickets {}", nk), [&] { return Tensor::from_i32(IMat::Zero(1, nk)); });
-  const auto& p = d.pipeline("gdn_decode", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, 1u}, {5, 1u}, {6, contig}, {7, u32(K)}},
+  // diag (undeclared; diagnosis only, results wrong): parts of the step left out (ssm_scan_columns.glsl's DIAG).
+  const auto& p = d.pipeline("gdn_decode", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, 1u}, {5, 1u}, {6, contig}, {7, u32(K)},
+                                            {8, d.profile().get("gdn_decode.fused_decode.diag", 0)}},
                              12, 11 * 4);
   Tensor y = Tensor::device(d, 1, nv * dv);
   struct {

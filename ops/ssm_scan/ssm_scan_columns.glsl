@@ -33,6 +33,10 @@ layout(constant_id = 4) const uint TCH = 16;   // tokens staged in shared memory
 layout(constant_id = 5) const uint NORM = 0;   // 1: y = gated RMSNorm of o over the head (COLS = dv)
 layout(constant_id = 6) const uint CONTIG = 0; // 1: contiguous entries per invocation, k and q read as vec4 (above)
 layout(constant_id = 7) const uint KTAPS = 4;  // SCAN_PREP: conv taps
+// SCAN_PREP, diagnosis only (tunable gdn_decode.fused_decode.diag, results wrong): 1 the conv's loads left out
+// (constants instead), 2 no ticket (the key heads' conv channels not shifted), 4 no state loaded or stored, 8 no gated
+// norm (o written as it is): what each part of the step costs (the parts overlap; `experiment --time-failing`).
+layout(constant_id = 8) const uint DIAG = 0;
 #define GROUP SPLIT  // hl_group_sum sums over a column's invocations
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
@@ -151,15 +155,15 @@ void prep() {
   for (uint e = gl_LocalInvocationID.x; e < NC; e += WG) {
     const uint c = e < DK ? kcol + e : e < 2u * DK ? kd + kcol + (e - DK) : 2u * kd + h * pc.dv + (e - 2u * DK);
     float win[KTAPS];  // [conv state; x] rows, oldest first
-    for (uint j = 0u; j + 1u < KTAPS; ++j) win[j] = cstate[j * pc.C + c];
-    win[KTAPS - 1u] = xin[c];
+    for (uint j = 0u; j + 1u < KTAPS; ++j) win[j] = (DIAG & 1u) != 0u ? 0.5 : cstate[j * pc.C + c];
+    win[KTAPS - 1u] = (DIAG & 1u) != 0u ? 0.25 : xin[c];
     float acc = 0.0;  // taps summed oldest first, as the reference does
-    for (uint j = 0u; j < KTAPS; ++j) acc += convw[c * KTAPS + j] * win[j];
+    for (uint j = 0u; j < KTAPS; ++j) acc += ((DIAG & 1u) != 0u ? 0.125 : convw[c * KTAPS + j]) * win[j];
     const float u = acc / (1.0 + exp(-acc));
     pu[e] = u;
     if (e < DK) sq2 += u * u;
     else if (e < 2u * DK) sk2 += u * u;
-    else  // this head's own v channel: shift its state now (read above by this invocation alone)
+    else if ((DIAG & 1u) == 0u)  // this head's own v channel: shift its state now (read above by this invocation alone)
       for (uint j = 0u; j + 1u < KTAPS; ++j) cstate[j * pc.C + c] = win[j + 1u];
   }
   const float fq = pc.scale / sqrt(hl_workgroup_sum(sq2) + pc.l2eps), fk = 1.0 / sqrt(hl_workgroup_sum(sk2) + pc.l2eps);
@@ -168,10 +172,10 @@ void prep() {
   if (gl_LocalInvocationID.x == 0u) {
     sbeta[0] = 1.0 / (1.0 + exp(-gb));
     sdecay[0] = exp(gA * softplus(ga + gdt));
-    ticket = atomicAdd(tickets[kh], 1u);  // after every read of the key head's conv state here (the sums' barriers)
-  }
+    if ((DIAG & 2u) == 0u) ticket = atomicAdd(tickets[kh], 1u);  // after every read of the key head's conv state here
+  }                                                                 // (the sums' barriers)
   barrier();
-  if (ticket + 1u == pc.nv / pc.nk) {  // uniform: the key head's last value head shifts its q and k channels
+  if ((DIAG & 2u) == 0u && ticket + 1u == pc.nv / pc.nk) {  // uniform: the key head's last value head shifts its q and k channels
     for (uint e = gl_LocalInvocationID.x; e < 2u * DK; e += WG) {
       const uint c = e < DK ? kcol + e : kd + kcol + (e - DK);
       for (uint j = 0u; j + 2u < KTAPS; ++j) cstate[j * pc.C + c] = cstate[(j + 1u) * pc.C + c];
@@ -196,6 +200,12 @@ void main() {
   float s[R];
   [[unroll]] for (uint r = 0u; r < R; ++r) {
     const uint i = entry(p, r);
+#ifdef SCAN_PREP
+    if ((DIAG & 4u) != 0u) {
+      s[r] = 0.0;
+      continue;
+    }
+#endif
     s[r] = live && i < DK ? state[sbase + i * pc.dv] : 0.0;
   }
   if (CONTIG != 0u)  // entries past DK and the padding stay zero (stage writes only entries below DK)
@@ -244,7 +254,12 @@ void main() {
       }
       const float ov = dec * x.y + delta * x.z;
       const uint at = (pc.t0 + c0 + tt) * ldv + h * pc.dv + j;
-      if (NORM == 0u) {
+#ifdef SCAN_PREP
+      const bool plain = NORM == 0u || (DIAG & 8u) != 0u;
+#else
+      const bool plain = NORM == 0u;
+#endif
+      if (plain) {
         if (live && p == 0u) o[at] = ov;
       } else {  // uniform: every invocation reaches the sum
         const float ms = hl_workgroup_sum(live && p == 0u ? ov * ov : 0.0) / float(pc.dv);
@@ -261,6 +276,9 @@ void main() {
   }
   [[unroll]] for (uint r = 0u; r < R; ++r) {
     const uint i = entry(p, r);
+#ifdef SCAN_PREP
+    if ((DIAG & 4u) != 0u) continue;
+#endif
     if (live && i < DK) state[sbase + i * pc.dv] = s[r];
   }
 }
