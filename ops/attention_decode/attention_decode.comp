@@ -19,6 +19,10 @@ layout(constant_id = 2) const uint BLOCK = 32;  // keys per step; a power of two
 // 1: the block's P V sums run BLOCK steps (a constant count: unrolled, every value load issued together), the keys past
 // the block's end adding exact zeros; 0: as many steps as the block has keys.
 layout(constant_id = 3) const uint PV_FULL = 0;
+// Diagnosis only (tunable attention_decode.fused_decode.diag, results wrong): 1 the query's norm and rope left out (the
+// raw query staged), 2 the new key's likewise, 4 no scoring (no block of keys walked), 8 no merge of the splits: what
+// each part of the step costs (the parts overlap; `experiment --time-failing`).
+layout(constant_id = 4) const uint DIAG = 0;
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
 #include "rope_angle.glsl"
@@ -93,9 +97,18 @@ void main() {
   const bool has_new = k1 == pc.kv_len + 1u;               // this split ends with the new key
   const bool writer = s == 0u && n % pc.group == 0u;       // appends the KV head's new row
 
-  norm_rope(0u, n * 2u * D);
+  if ((DIAG & 1u) != 0u) {
+    for (uint d = lid; d < D; d += WG) qs[d] = qg[n * 2u * D + d];
+    barrier();
+  } else {
+    norm_rope(0u, n * 2u * D);
+  }
   if (has_new || writer) {  // uniform per workgroup
-    norm_rope(1u, kv);
+    if ((DIAG & 2u) != 0u) {
+      for (uint d = lid; d < D; d += WG) ks[d] = kn[kv + d];
+    } else {
+      norm_rope(1u, kv);
+    }
     for (uint d = lid; d < D; d += WG) vs[d] = vn[kv + d];
     barrier();
     if (writer)
@@ -108,7 +121,7 @@ void main() {
   const uint key = lid / LPK, lane = lid - key * LPK;
   float mx = NEG, l = 0.0, acc[DPI];
   [[unroll]] for (uint r = 0u; r < DPI; ++r) acc[r] = 0.0;
-  for (uint b0 = k0; b0 < k1; b0 += BLOCK) {  // uniform: k0, k1 depend on the workgroup only
+  for (uint b0 = k0; b0 < k1 && (DIAG & 4u) == 0u; b0 += BLOCK) {  // uniform: k0, k1 depend on the workgroup only
     const uint nb = min(BLOCK, k1 - b0), kk = b0 + key;
     // A constant trip count, unrolled: every load of the key's row is issued before the first product waits on one.
     float dot = 0.0;
@@ -177,7 +190,7 @@ void main() {
     o[g * (D + 2u) + D] = mx;
     o[g * (D + 2u) + D + 1u] = l;
   }
-  if (pc.splits == 1u) return;  // uniform
+  if (pc.splits == 1u || (DIAG & 8u) != 0u) return;  // uniform
   // The head's last split to finish merges: o = sum_s O_s e^(m_s - M) / sum_s l_s e^(m_s - M) * sigmoid(gate).
   memoryBarrierBuffer();
   barrier();

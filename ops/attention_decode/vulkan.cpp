@@ -47,7 +47,9 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
     float eps, scale;
   } pc{u32(nq), u32(nq / nkv), u32(kv_len), u32(pos), u32(R / 2), splits, u32(keys), float(a.param("eps")),
        float(1.0 / std::sqrt(double(D)))};
-  const auto& p = d.pipeline("attention_decode", {{0, wg}, {1, u32(D)}, {2, block}, {3, d.tune("attention_decode.fused_decode.pv_full")}},
+  // diag (undeclared; diagnosis only, results wrong): parts of the step left out (attention_decode.comp's DIAG).
+  const auto& p = d.pipeline("attention_decode", {{0, wg}, {1, u32(D)}, {2, block}, {3, d.tune("attention_decode.fused_decode.pv_full")},
+                                                  {4, d.profile().get("attention_decode.fused_decode.diag", 0)}},
                              11, sizeof pc);
   const Grid g = grid(uint64_t(nq) * splits);
   d.dispatch(p, {qg.buffer(d), k.buffer(d), v.buffer(d), qn.buffer(d), kn.buffer(d), freq.buffer(d), kc.buffer_mut(d),
