@@ -20,6 +20,16 @@ inline Grid grid(uint64_t n) {
 // One invocation per element of a flat range of n: the dispatch grid for workgroups of wg.
 inline Grid elements(uint64_t n, uint32_t wg) { return grid((n + wg - 1) / wg); }
 
+// The f32 output `name` [rows, cols] on the device: the tensor the caller preset in `a` where it has that shape (a replayed
+// decode step's live op writes straight into the tensor the step's later segments read: plan/replay.h), else a new one.
+inline Tensor output_tensor(Device& d, OpArgs& a, const std::string& name, int64_t rows, int64_t cols) {
+  const auto it = a.t.find(name);
+  if (it != a.t.end() && it->second.valid() && it->second.type() == Tensor::Type::F32 && it->second.rows() == rows &&
+      it->second.cols() == cols)
+    return it->second;
+  return Tensor::device(d, rows, cols);
+}
+
 inline uint32_t u32(int64_t v) {
   if (v < 0 || v > int64_t(UINT32_MAX)) fail("value {} does not fit a 32-bit kernel argument", v);
   return uint32_t(v);

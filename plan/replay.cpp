@@ -47,8 +47,11 @@ Tensor DecodeGraph::replay(int32_t token, int64_t pos) {
       continue;
     }
     Live& l = std::get<Live>(item);
+    rerun_into_ = &l.out;
     const Tensor y = l.rerun(token, pos);
-    dev_.copy(y.buffer(dev_), l.out.buffer_mut(dev_), l.out.bytes());  // buffer_mut: any host copy is stale now
+    rerun_into_ = nullptr;
+    if (y.id() == l.out.id()) l.out.buffer_mut(dev_);  // written in place: any host copy is stale now
+    else dev_.copy(y.buffer(dev_), l.out.buffer_mut(dev_), l.out.bytes());
   }
   dev_.flush();
   logits_.buffer_mut(dev_);  // rewritten by the last segment: a host copy from an earlier step is stale

@@ -1,7 +1,7 @@
 // Decode replay: a decode step recorded once as command-list segments, cut at the live ops (OpDef::live: they
-// depend on the token or the position), which are recorded afresh each step and copy their outputs into the
-// buffers the next segment reads. Everything else (projections, norms, MoE, the Gated DeltaNet with its states
-// updated in place) is replayed as recorded.
+// depend on the token or the position), which are recorded afresh each step and write their outputs into the buffers
+// the next segment reads (where their variant takes a preset output; else a copy follows). Everything else
+// (projections, norms, MoE, the Gated DeltaNet with its states updated in place) is replayed as recorded.
 #pragma once
 #include <functional>
 #include <memory>
@@ -30,6 +30,9 @@ class DecodeGraph {
   void end(const Tensor& logits);
   // One replayed step; returns its logits (the same tensor each step).
   Tensor replay(int32_t token, int64_t pos);
+  // While a live op reruns in replay(): the tensor the later segments read, which the executor presets as the op's
+  // output (a variant that takes a preset output writes there, and no copy follows); null otherwise.
+  const Tensor* rerun_into() const { return rerun_into_; }
 
  private:
   struct Live {
@@ -42,6 +45,7 @@ class DecodeGraph {
   std::vector<std::variant<std::shared_ptr<Device::Segment>, Live>> items_;  // in step order
   std::vector<std::shared_ptr<Device::Segment>> live_segments_;  // the capture step's own live commands
   Tensor logits_;
+  const Tensor* rerun_into_ = nullptr;
 };
 
 }  // namespace hl::gpu

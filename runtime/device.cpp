@@ -226,6 +226,7 @@ void Device::upload(const BufferPtr& dst, const void* data, size_t bytes, size_t
 
 void Device::copy(const BufferPtr& src, const BufferPtr& dst, size_t bytes, size_t src_offset, size_t dst_offset) {
   if (bytes == 0) return;
+  ++stats_.copies;
   hold(src);
   hold(dst);
   emit_window();

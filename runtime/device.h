@@ -33,6 +33,7 @@ struct DeviceStats {
   uint64_t resident_buffers = 0, resident_blocks = 0, resident_bytes = 0;  // alloc_resident's placements
   uint64_t replayed_dispatches = 0;  // dispatches run again by submitting captured segments (not in `dispatches`)
   uint64_t upload_bytes = 0, download_bytes = 0, uploads = 0, downloads = 0;
+  uint64_t copies = 0;  // buffer-to-buffer copies recorded (each between two transfer barriers)
 };
 
 class Device {

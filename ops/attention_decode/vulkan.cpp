@@ -38,7 +38,7 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
   if (shared > d.info().max_shared_memory)
     fail("attention_decode: head dim {} needs {} bytes of shared memory, the device has {}", D, shared, d.info().max_shared_memory);
   const Tensor freq = rope_freq_table(c, a.param("theta"), R);
-  Tensor o = Tensor::device(d, 1, nq * D);
+  Tensor o = output_tensor(d, a, "o", 1, nq * D);
   Tensor part = splits == 1 ? o : Tensor::device(d, nq * splits, D + 2);
   // One ticket counter per query head (0 between calls: each head's last split resets its own).
   Tensor tickets = c.weights->constant(fmt::format("attention_decode.tickets {}", nq), [&] { return Tensor::from_i32(IMat::Zero(1, nq)); });

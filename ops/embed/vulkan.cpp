@@ -14,7 +14,7 @@ void gather(VariantCtx& c, OpArgs& a) {
   struct {
     uint32_t T, H, V;
   } pc{u32(tok.cols()), u32(table.cols()), u32(table.rows())};
-  Tensor y = Tensor::device(d, pc.T, pc.H);
+  Tensor y = output_tensor(d, a, "y", pc.T, pc.H);
   const auto& p = d.pipeline("embed", {{0, d.tune("embed.gather.wg")}}, 3, sizeof pc);
   const Grid g = grid(pc.T);
   d.dispatch(p, {tok.buffer(d), table.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
