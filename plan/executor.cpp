@@ -62,8 +62,10 @@ void PlanExecutor::run(const std::string& op, OpArgs& a, const DecodeGraph::Reru
     graph_->live(a.t.at(def.outputs.at(0)), rerun);
     return;
   }
-  // A live op rerun by a replayed step: its output preset to the tensor the step's later segments read.
-  if (def.live && graph_ && graph_->rerun_into()) a.t.emplace(def.outputs.at(0), *graph_->rerun_into());
+  // A live op rerun by a replayed step: its output preset to the tensor the step's later segments read
+  // (decode.replay.in_place; 0: a copy after it, as before).
+  if (def.live && graph_ && graph_->rerun_into() && dev_->tune("decode.replay.in_place"))
+    a.t.emplace(def.outputs.at(0), *graph_->rerun_into());
   if (profiling_) return profiler_.time(dev_, op, v.needs_device, [&] { v.run(ctx_, a); });
   const auto run_variant = [&] {
     if (!dev_) return v.run(ctx_, a);

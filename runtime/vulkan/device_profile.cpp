@@ -49,6 +49,8 @@ const Table& common() {
       {"device.arena.block_mib", 1024},
       // A replayed decode step submits its first segment at once (plan/replay.cpp): the GPU idles until then.
       {"decode.replay.early_flush", 1},
+      // ... and its live ops write their outputs where its later segments read them (0: a copy after each).
+      {"decode.replay.in_place", 1},
       // Decode prefetch (plan/prefetch.h): 1 reads the next ops' weights beside the op before them (lost on the
       // H200, so off); the bytes between two touched words.
       {"decode.prefetch", 0},

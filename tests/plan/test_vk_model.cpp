@@ -207,8 +207,15 @@ TEST_CASE("vk model: decode replay equals stepping, bit for bit", "[vk][model]")
     };
     const auto want = run(false), got = run(true), planned = run(true, 72);
     // With the caches planned, the live ops (embed, attention_decode) write straight into the tensors the replayed
-    // segments read: no copy in any replayed step.
+    // segments read: no copy in any replayed step; with decode.replay.in_place 0, a copy after each, the same logits.
     CHECK(replay_copies == 0);
+    {
+      const vk::ScopedTuning copy(device().ctx().profile(), {{"decode.replay.in_place", 0}});
+      const auto copied = run(true, 72);
+      CHECK(replay_copies > 0);
+      for (size_t i = 0; i < want.size(); ++i)
+        CHECK(std::memcmp(want[i].data(), copied[i].data(), size_t(want[i].size()) * 4) == 0);
+    }
     {  // a replay for another forward pass than the captured one is refused
       gpu::PlanExecutor ex(plan, &device());
       Forward<gpu::PlanExecutor> a(ex, g.w), b(ex, g.w);
