@@ -1,7 +1,7 @@
 // gdn_decode's Vulkan variant against its reference (gdn_prep's and gdn_output's reference variants composed): fresh
 // random inputs and carried conv and delta-rule states on every case (the model's head shape, odd head dims with three
 // value heads per key head in GGUF's order, one value head per key head), the output and both states compared; under
-// other tunings (invocations per column, the contiguous k/q layout); a second call on the same ticket counters; refusals.
+// other tunings (invocations per column, the contiguous k/q layout, column blocks per head); a second call on the same ticket counters; refusals.
 #include "variant_check.h"
 
 using namespace hl;
@@ -12,10 +12,13 @@ HL_TEST_EVERY_VARIANT("gdn_decode")
 TEST_CASE("vk ops: gdn_decode under other tunings, calls back to back", "[vk][ops][gdn_decode]") {
   auto& prof = device().ctx().profile();
   const gpu::OpDef& op = gpu::Registry::get().op("gdn_decode");
-  for (const auto& [split, contig] : {std::pair{1u, 0u}, {2u, 1u}, {8u, 1u}, {8u, 0u}}) {
-    const vk::ScopedTuning scope(prof, {{"gdn_output.fused_decode.split", split}, {"gdn_output.fused_decode.contig", contig}});
+  // blocks > 1: a value head's columns over several workgroups, the norm finished by its last block (its own counters).
+  for (const auto& [split, contig, blocks] : {std::tuple{1u, 0u, 1u}, {2u, 1u, 1u}, {8u, 1u, 1u}, {8u, 0u, 1u}, {4u, 0u, 4u},
+                                              {8u, 1u, 2u}, {2u, 0u, 8u}}) {
+    const vk::ScopedTuning scope(prof, {{"gdn_output.fused_decode.split", split}, {"gdn_output.fused_decode.contig", contig},
+                                        {"gdn_decode.fused_decode.blocks", blocks}});
     for (const auto& c : op.cases(gpu::Scale::Test)) {
-      INFO("split " << split << ", contig " << contig << ", " << c.label);
+      INFO("split " << split << ", contig " << contig << ", blocks " << blocks << ", " << c.label);
       std::mt19937_64 g(101);
       const gpu::OpArgs a = c.inputs(g);
       require_close("gdn_decode", "vulkan:fused_decode", a, op.tolerance);
@@ -42,4 +45,7 @@ TEST_CASE("vk ops: gdn_decode refuses what it cannot run", "[vk][ops][gdn_decode
   gpu::OpArgs bad_conv = a;
   bad_conv.set("conv_state", Tensor::from(randn(g, 2, a.in("x").cols())));
   CHECK_THROWS_WITH(v.run(ctx, bad_conv), Catch::Contains("do not fit"));
+  const vk::ScopedTuning scope(device().ctx().profile(), {{"gdn_decode.fused_decode.blocks", 3}});  // 3 does not divide 40
+  gpu::OpArgs odd = a;
+  CHECK_THROWS_WITH(v.run(ctx, odd), Catch::Contains("must divide"));
 }

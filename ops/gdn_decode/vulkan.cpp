@@ -29,7 +29,11 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
          state.rows(), state.cols(), nk, dk, nv);
   // gdn_output's tunables (the same scan): invocations per column, capped so that the head fits one workgroup; the
   // contiguous k/q layout.
-  const uint32_t cols = u32(dv), max_inv = d.info().max_workgroup_invocations;
+  // blocks: column blocks per value head (its state over more workgroups; the head's last block finishes the norm).
+  const uint32_t blocks = d.tune("gdn_decode.fused_decode.blocks");
+  if (blocks == 0 || dv % blocks)
+    fail("{}: gdn_decode.fused_decode.blocks = {} must divide the value head dim {}", what, blocks, dv);
+  const uint32_t cols = u32(dv) / blocks, max_inv = d.info().max_workgroup_invocations;
   uint32_t split = d.tune("gdn_output.fused_decode.split");
   if (!std::has_single_bit(split)) fail("{}: gdn_output.fused_decode.split = {} must be a power of two", what, split);
   split = std::max(1u, std::min({split, std::bit_floor(u32(dk)), std::bit_floor(std::max(1u, max_inv / cols))}));
@@ -39,8 +43,11 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
   const uint64_t shared = 4 * (2 * krow + cols + 2 + 2 * wg + 1 + 2 * uint64_t(dk) + cols + 1);
   if (shared > d.info().max_shared_memory)
     fail("{}: heads of {} x {} need {} bytes of shared memory, the device has {}", what, dk, dv, shared, d.info().max_shared_memory);
-  // One ticket counter per key head (0 between calls: each key head's last value head resets it).
-  Tensor tickets = c.weights->constant(fmt::format("gdn_decode.tickets {}", nk), [&] { return Tensor::from_i32(IMat::Zero(1, nk)); });
+  // A ticket counter per key head and per value head (0 between calls: each one's last workgroup resets it), then the
+  // blocks' sums of squares.
+  const int64_t nt = nk + nv + nv * blocks;
+  Tensor tickets = c.weights->constant(fmt::format("gdn_decode.tickets {} {} {}", nk, nv, blocks),
+                                       [&] { return Tensor::from_i32(IMat::Zero(1, nt)); });
   // diag (undeclared; diagnosis only, results wrong): parts of the step left out (ssm_scan_columns.glsl's DIAG).
   const auto& p = d.pipeline("gdn_decode", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, 1u}, {5, 1u}, {6, contig}, {7, u32(K)},
                                             {8, d.profile().get("gdn_decode.fused_decode.diag", 0)}},
@@ -51,9 +58,9 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
     float eps;
     uint32_t C;
     float scale, l2eps;
-  } pc{0, 1, u32(nk), u32(nv), u32(dv), 1, a.param("tiled") != 0, float(a.param("eps")), u32(C), float(a.param("scale")),
+  } pc{0, 1, u32(nk), u32(nv), u32(dv), blocks, a.param("tiled") != 0, float(a.param("eps")), u32(C), float(a.param("scale")),
        float(a.param("l2_eps"))};
-  const Grid gr = grid(uint64_t(nv));
+  const Grid gr = grid(uint64_t(nv) * blocks);
   d.dispatch(p, {x.buffer(d), b.buffer(d), ap.buffer(d), w.buffer(d), A.buffer(d), state.buffer_mut(d), y.buffer_mut(d),
                  z.buffer(d), gain.buffer(d), dt.buffer(d), conv_state.buffer_mut(d), tickets.buffer_mut(d)},
              pc, gr.x, gr.y);
@@ -63,10 +70,14 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
 }  // namespace
 
 void register_gdn_decode_vulkan(Registry& r) {
-  r.add_variant(vulkan_variant("gdn_decode", "vulkan:fused_decode",
-                               "one token, one dispatch: a workgroup per value head forms its q, k, v (conv, silu, L2 norms) "
-                               "and gates from the projections, steps its state in registers and writes the gated norm",
-                               fused_decode, true));
+  Variant v = vulkan_variant("gdn_decode", "vulkan:fused_decode",
+                             "one token, one dispatch: a workgroup per value head (or per block of its columns) forms its "
+                             "q, k, v (conv, silu, L2 norms) and gates from the projections, steps its state in registers "
+                             "and writes the gated norm",
+                             fused_decode, true);
+  // Column blocks per value head; the rest are gdn_output's (split, contig).
+  v.tunables = {{"gdn_decode.fused_decode.blocks", 1, {{"nvidia-hopper", 4}}}};
+  r.add_variant(std::move(v));
 }
 
 }  // namespace hl::gpu

@@ -335,8 +335,10 @@ void register_matmul_vulkan_quant(Registry& r) {
                                 [op](VariantCtx& c, OpArgs& a) { qmatvec_direct(c, a, op); });
     md.status = "baseline";
     // Rows per subgroup pass (their loads in flight together), 32-value units per lane per step, workgroups at most
-    // (0: a pass per subgroup, walking rows grid-stride).
-    md.tunables = {{key("qmatvec_direct", "wg"), 256}, {key("qmatvec_direct", "rows"), lm ? 8u : 2u},
+    // (0: a pass per subgroup, walking rows grid-stride). Hopper's decode projections: a row per pass, so the cold
+    // weights are spread over twice the subgroups (tuned in the decode stream, not on cache-warm chains).
+    const auto rows_by_device = lm ? std::map<std::string, uint32_t>{} : std::map<std::string, uint32_t>{{"nvidia-hopper", 1}};
+    md.tunables = {{key("qmatvec_direct", "wg"), 256}, {key("qmatvec_direct", "rows"), lm ? 8u : 2u, rows_by_device},
                    {key("qmatvec_direct", "units"), lm ? 2u : 1u}, {key("qmatvec_direct", "groups"), 0}, {key("qmatvec_direct", "x_global"), 0},
                    {key("qmatvec_direct", "x16"), 1}};
     md.precision_tolerance = kX16Tolerance;

@@ -20,6 +20,10 @@
 // decay from b and a. The conv state's v channels are this workgroup's alone and shift as they are read; the q and k
 // channels of a key head are read by every value head on it, so each of those workgroups takes a ticket from the key
 // head's counter after its reads, and the one that draws the last shifts them and resets the counter.
+// SCAN_PREP with blocks > 1 (pc.blocks column blocks per value head, COLS = dv / blocks): the head's state is spread over
+// more workgroups (more of the device's load paths on its cold slices), so the gated norm, over the whole head, is
+// finished by the head's last block: each writes its o and its sum of squares, takes a ticket from the head's counter,
+// and the one that draws the last scales the head's o in place.
 // Included by ssm_scan_columns.comp and ops/gdn_decode/gdn_decode.comp.
 #ifndef HL_SSM_SCAN_COLUMNS_GLSL
 #define HL_SSM_SCAN_COLUMNS_GLSL
@@ -54,7 +58,8 @@ layout(std430, binding = 3) readonly buffer W { float convw[]; };    // [C, KTAP
 layout(std430, binding = 4) readonly buffer Aw { float Alog[]; };    // [nv]: A
 layout(std430, binding = 9) readonly buffer Dt { float dt_bias[]; };  // [nv]
 layout(std430, binding = 10) buffer Conv { float cstate[]; };         // [KTAPS - 1, C]
-layout(std430, binding = 11) buffer Tickets { uint tickets[]; };      // [nk], 0 between calls
+// [nk] key heads' and [nv] value heads' counters (0 between calls), then [nv, blocks] the blocks' sums of squares (bits)
+layout(std430, binding = 11) coherent buffer Tickets { uint tickets[]; };
 #include "softplus.glsl"
 #else
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
@@ -64,7 +69,11 @@ layout(std430, binding = 3) readonly buffer Beta { float beta[]; };
 layout(std430, binding = 4) readonly buffer G { float g[]; };
 #endif
 layout(std430, binding = 5) buffer State { float state[]; };  // [nv, DK * dv], S[i][j] at i * dv + j
+#ifdef SCAN_PREP
+layout(std430, binding = 6) coherent buffer O { float o[]; };  // with blocks > 1 read back by the head's last block
+#else
 layout(std430, binding = 6) writeonly buffer O { float o[]; };  // o, or with NORM its gated norm y
+#endif
 layout(std430, binding = 7) readonly buffer Z { float z[]; };      // NORM: the gate [T, nv * dv] (else unread)
 layout(std430, binding = 8) readonly buffer Gain { float gain[]; };  // NORM: [dv] (else unread)
 layout(push_constant) uniform Push {
@@ -143,17 +152,17 @@ void put_kq(uint i, float kv, float qv) {
 }
 
 shared float pu[2u * DK + COLS];  // silu(conv) of the head's q, k and v channels
-shared uint ticket;
+shared uint ticket, norm_ticket;
 
 // The one token's inputs of value head h (COLS = dv: the whole head) from the projections, into the staging arrays.
 void prep() {
-  const uint kh = kcol / DK, kd = pc.nk * DK, NC = 2u * DK + COLS;
+  const uint kh = kcol / DK, kd = pc.nk * DK, NC = 2u * DK + COLS;  // COLS: this block's v channels
   float sq2 = 0.0, sk2 = 0.0;
   // The gates' inputs, loaded before the conv so that their latency hides behind it and the sums.
   float gb = 0.0, ga = 0.0, gA = 0.0, gdt = 0.0;
   if (gl_LocalInvocationID.x == 0u) gb = bpre[h], ga = apre[h], gA = Alog[h], gdt = dt_bias[h];
   for (uint e = gl_LocalInvocationID.x; e < NC; e += WG) {
-    const uint c = e < DK ? kcol + e : e < 2u * DK ? kd + kcol + (e - DK) : 2u * kd + h * pc.dv + (e - 2u * DK);
+    const uint c = e < DK ? kcol + e : e < 2u * DK ? kd + kcol + (e - DK) : 2u * kd + h * pc.dv + j0 + (e - 2u * DK);
     float win[KTAPS];  // [conv state; x] rows, oldest first
     for (uint j = 0u; j + 1u < KTAPS; ++j) win[j] = (DIAG & 1u) != 0u ? 0.5 : cstate[j * pc.C + c];
     win[KTAPS - 1u] = (DIAG & 1u) != 0u ? 0.25 : xin[c];
@@ -175,7 +184,7 @@ void prep() {
     if ((DIAG & 2u) == 0u) ticket = atomicAdd(tickets[kh], 1u);  // after every read of the key head's conv state here
   }                                                                 // (the sums' barriers)
   barrier();
-  if ((DIAG & 2u) == 0u && ticket + 1u == pc.nv / pc.nk) {  // uniform: the key head's last value head shifts its q and k channels
+  if ((DIAG & 2u) == 0u && ticket + 1u == pc.nv / pc.nk * pc.blocks) {  // uniform: the key head's last block shifts its q and k
     for (uint e = gl_LocalInvocationID.x; e < 2u * DK; e += WG) {
       const uint c = e < DK ? kcol + e : kd + kcol + (e - DK);
       for (uint j = 0u; j + 2u < KTAPS; ++j) cstate[j * pc.C + c] = cstate[(j + 1u) * pc.C + c];
@@ -262,7 +271,14 @@ void main() {
       if (plain) {
         if (live && p == 0u) o[at] = ov;
       } else {  // uniform: every invocation reaches the sum
-        const float ms = hl_workgroup_sum(live && p == 0u ? ov * ov : 0.0) / float(pc.dv);
+        const float ss = hl_workgroup_sum(live && p == 0u ? ov * ov : 0.0), ms = ss / float(pc.dv);
+#ifdef SCAN_PREP
+        if (pc.blocks > 1u) {  // uniform: the head's last block scales it (below)
+          if (live && p == 0u) o[at] = ov;
+          if (gl_LocalInvocationID.x == 0u) tickets[pc.nk + pc.nv + grp] = floatBitsToUint(ss);
+          continue;
+        }
+#endif
         if (live && p == 0u) {
 #ifdef SCAN_PREP
           const float zi = zpre, gj = gpre;
@@ -281,6 +297,26 @@ void main() {
 #endif
     if (live && i < DK) state[sbase + i * pc.dv] = s[r];
   }
+#ifdef SCAN_PREP
+  if (NORM == 0u || (DIAG & 8u) != 0u || pc.blocks == 1u) return;  // uniform
+  // The head's last block to finish: y = o / sqrt(mean(o^2) + eps) * gain * silu(z) over the head, from every block's o
+  // and sum of squares.
+  memoryBarrierBuffer();
+  barrier();
+  if (gl_LocalInvocationID.x == 0u) norm_ticket = atomicAdd(tickets[pc.nk + h], 1u);
+  barrier();
+  if (norm_ticket + 1u != pc.blocks) return;  // uniform
+  memoryBarrierBuffer();
+  float ss = 0.0;
+  for (uint b = 0u; b < pc.blocks; ++b) ss += uintBitsToFloat(tickets[pc.nk + pc.nv + h * pc.blocks + b]);
+  const float rms = sqrt(ss / float(pc.dv) + pc.eps);
+  for (uint jj = gl_LocalInvocationID.x; jj < pc.dv; jj += WG) {
+    const uint at = pc.t0 * ldv + h * pc.dv + jj;
+    const float zi = z[at];
+    o[at] = o[at] / rms * gain[jj] * (zi / (1.0 + exp(-zi)));
+  }
+  if (gl_LocalInvocationID.x == 0u) tickets[pc.nk + h] = 0u;
+#endif
 }
 
 #endif
