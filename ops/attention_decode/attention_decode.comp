@@ -10,6 +10,9 @@
 // head's first query head and split 0 also writes them to the cache rows the later steps read. Where a head's keys are
 // split, each split's workgroup writes its partial [O (D), max, sum] and takes a ticket from the head's counter; the one
 // that draws the last merges the head's partials (as attention_merge.comp) into o and resets the counter.
+// A block's cached key rows and (with PV_FULL) value rows are loaded into registers ahead of their use: the first block's
+// before the norms and ropes, which do not depend on them (their memory latency hides behind that work); each next
+// block's at the end of the block before. The new key's row comes from shared memory, never from the cache.
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0) in;
@@ -51,6 +54,7 @@ const uint DPI = (D + WG - 1u) / WG;  // head dims per invocation
 const uint LPK = WG / BLOCK;         // lanes per key while scoring
 const uint DPL = (D + LPK - 1u) / LPK;  // head dims per lane while scoring
 const float NEG = -1e30;             // a finite "minus infinity", as attention_flash.comp
+const uint VPRE = PV_FULL != 0u ? BLOCK * DPI : 1u;  // value rows' entries held per invocation (PV_FULL only)
 
 shared float qs[D], ks[D], vs[D], tmp[D];
 shared float part[WG], sc[BLOCK], ps[BLOCK];
@@ -87,6 +91,26 @@ void norm_rope(uint key, uint at) {
   barrier();  // tmp read before a next call writes it; qs / ks complete
 }
 
+// The cached rows of the block at b0 (keys [b0, min(b0 + BLOCK, k1))) this invocation reads: its key's DPL entries
+// while scoring, and with PV_FULL the block's values at its DPI dims. Rows past the block repeat its last; the new
+// key's row (kv_len) is not read (it is taken from shared memory).
+void load_block(uint b0, uint k1, uint key, uint lane, uint W, uint kv, out float kr[DPL], out float vr[VPRE]) {
+  const uint nb = min(BLOCK, k1 - b0), kk = b0 + min(key, nb - 1u);
+  [[unroll]] for (uint i = 0u; i < DPL; ++i) {
+    const uint d = lane + i * LPK;
+    kr[i] = d < D && kk != pc.kv_len ? kc[kk * W + kv + d] : 0.0;
+  }
+  [[unroll]] for (uint j = 0u; j < VPRE; ++j) vr[j] = 0.0;
+  if (PV_FULL != 0u)
+    [[unroll]] for (uint j = 0u; j < BLOCK; ++j) {
+      const uint kj = b0 + min(j, nb - 1u);
+      [[unroll]] for (uint r = 0u; r < DPI; ++r) {
+        const uint d = gl_LocalInvocationID.x + r * WG;
+        vr[j * DPI + r] = d < D && kj != pc.kv_len ? vc[kj * W + kv + d] : 0.0;
+      }
+    }
+}
+
 void main() {
   const uint g = hl_group_index();
   const uint n = g / pc.splits, s = g - n * pc.splits;
@@ -96,6 +120,9 @@ void main() {
   const uint k0 = s * pc.split_keys, k1 = min(k0 + pc.split_keys, pc.kv_len + 1u);
   const bool has_new = k1 == pc.kv_len + 1u;               // this split ends with the new key
   const bool writer = s == 0u && n % pc.group == 0u;       // appends the KV head's new row
+  const uint key = lid / LPK, lane = lid - key * LPK;
+  float kr[DPL], vr[VPRE];
+  if ((DIAG & 4u) == 0u && k0 < k1) load_block(k0, k1, key, lane, W, kv, kr, vr);
 
   if ((DIAG & 1u) != 0u) {
     for (uint d = lid; d < D; d += WG) qs[d] = qg[n * 2u * D + d];
@@ -118,7 +145,6 @@ void main() {
       }
   }
 
-  const uint key = lid / LPK, lane = lid - key * LPK;
   float mx = NEG, l = 0.0, acc[DPI];
   [[unroll]] for (uint r = 0u; r < DPI; ++r) acc[r] = 0.0;
   for (uint b0 = k0; b0 < k1 && (DIAG & 4u) == 0u; b0 += BLOCK) {  // uniform: k0, k1 depend on the workgroup only
@@ -133,7 +159,7 @@ void main() {
     } else if (key < nb) {
       [[unroll]] for (uint i = 0u; i < DPL; ++i) {
         const uint d = lane + i * LPK;
-        if (d < D) dot += qs[d] * kc[kk * W + kv + d];
+        if (d < D) dot += qs[d] * kr[i];
       }
     }
     part[lid] = dot;
@@ -159,7 +185,7 @@ void main() {
         lb += live ? pj : 0.0;
         [[unroll]] for (uint r = 0u; r < DPI; ++r) {
           const uint d = lid + r * WG;
-          const float v = d < D ? (kj == pc.kv_len ? vs[d] : vc[kj * W + kv + d]) : 0.0;
+          const float v = d < D ? (kj == pc.kv_len ? vs[d] : vr[j * DPI + r]) : 0.0;
           ab[r] += live ? pj * v : 0.0;
         }
       }
@@ -178,6 +204,7 @@ void main() {
     mx = mb;
     l = l * alpha + lb;
     [[unroll]] for (uint r = 0u; r < DPI; ++r) acc[r] = acc[r] * alpha + ab[r];
+    if (b0 + BLOCK < k1) load_block(b0 + BLOCK, k1, key, lane, W, kv, kr, vr);  // uniform
   }
 
   [[unroll]] for (uint r = 0u; r < DPI; ++r) {
