@@ -2,6 +2,8 @@
 // combined output: r < E, the router's logit (router_r . x); E <= r < E + Fs, the shared expert's
 // silu(sgate_f . x) * (sup_f . x); r = E + Fs, its gate sigmoid(gate_w . x). ROWS rows per workgroup, a
 // subgroup per row (uniform: each row's kind is the subgroup's), its lanes over 32-value units, subgroupAdd.
+// INTERLEAVE: workgroup b takes rows b, b + blocks, b + 2 blocks, ... instead of ROWS consecutive ones, so the f32
+// router rows (four times a quantized row's bytes) are spread over every workgroup rather than loading the first few.
 // MB_NORM (moe_block_x_norm.comp: add_rmsnorm_moe_block's vulkan:fused_decode): the residual add and rmsnorm in front:
 // x is the residual stream, every workgroup stages its token's (x + a) * gain in shared memory and reads it from there,
 // the norm's 1 / rms applied to each row's sum (the sum of squares rides on the staging's barrier), and its token's
@@ -19,6 +21,7 @@ layout(constant_id = 5) const uint TYPE_GW = 0;
 layout(constant_id = 6) const uint UH = 64;   // 32-value units per row: H / 32
 layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
 layout(constant_id = 8) const uint ROUTER16 = 1;  // f32 router rows read 16 bytes at a time (0: word by word)
+layout(constant_id = 9) const uint INTERLEAVE = 1;  // rows strided by the workgroup count (above); 0: consecutive
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };    // [T, H]
@@ -100,15 +103,16 @@ float stage_normed(uint xrow, bool first) {
 void main() {
   const uint g = hl_group_index();
   if (g >= pc.T * pc.blocks) return;  // uniform per workgroup
-  const uint t = g / pc.blocks, r0 = (g % pc.blocks) * ROWS, xrow = t * (pc.H >> 2u);
+  const uint t = g / pc.blocks, b = g % pc.blocks, xrow = t * (pc.H >> 2u);
 #ifdef MB_NORM
   const float scale = stage_normed(xrow, g % pc.blocks == 0u);
 #else
   const float scale = 1.0;
 #endif
-  const uint rows = min(r0 + ROWS, pc.E + pc.Fs + 1u);
   const uint lane = gl_SubgroupInvocationID;
-  for (uint r = r0 + gl_SubgroupID; r < rows; r += hl_num_subgroups()) {  // uniform per subgroup
+  for (uint i = gl_SubgroupID; i < ROWS; i += hl_num_subgroups()) {  // uniform per subgroup
+    const uint r = INTERLEAVE != 0u ? b + i * pc.blocks : b * ROWS + i;
+    if (r >= pc.E + pc.Fs + 1u) break;
     if (r < pc.E) {
       const float l = subgroupAdd(row_dot(TYPE_R, 0u, r * pc.rb_r, xrow, lane)) * scale;
       if (subgroupElect()) logits[t * pc.E + r] = l;

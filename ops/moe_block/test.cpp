@@ -1,6 +1,7 @@
 // moe_block's Vulkan variant (vulkan:fused_decode) against its reference, the parts' reference variants composed
 // (matmul for the router, moe_router, moe_experts, shared_expert): fresh random weights and x on every case, f32 and
-// the GGUF's block types, decode and a few tokens, and under other tunings (rows per workgroup, workgroup size, the router's loads).
+// the GGUF's block types, decode and a few tokens, and under other tunings (rows per workgroup, workgroup size, the router's
+// loads, step 1's row order).
 #include "variant_check.h"
 
 using namespace hl;
@@ -13,12 +14,14 @@ TEST_CASE("vk ops: moe_block under other tunings", "[vk][ops][moe_block]") {
   const gpu::OpDef& op = gpu::Registry::get().op("moe_block");
   const auto cs = op.cases(gpu::Scale::Test);
   // One row per workgroup, rows not dividing the widths, more rows than subgroups; the last also reads the f32 router a
-  // word at a time and the middle one takes its routes by the ranking pass instead of K argmax rounds.
+  // word at a time and the middle one takes its routes by the ranking pass instead of K argmax rounds, and step 1's
+  // rows consecutive per workgroup instead of strided.
   for (const auto& [wg, rows] : {std::pair{64u, 1u}, {128u, 3u}, {32u, 16u}}) {
     const vk::ScopedTuning scope(prof, {{"moe_block.fused_decode.wg", wg}, {"moe_block.fused_decode.x_rows", rows},
                                         {"moe_block.fused_decode.gate_up_rows", rows}, {"moe_block.fused_decode.down_rows", rows + 1},
                                         {"moe_block.fused_decode.router16", rows == 16u ? 0u : 1u},
                                         {"moe_block.fused_decode.rank", rows == 3u ? 1u : 0u},
+                                        {"moe_block.fused_decode.interleave", rows == 3u ? 0u : 1u},
                                         {"moe_block.fused_decode.x16", rows == 16u ? 0u : 1u}});
     for (const auto& c : cs) {
       INFO("wg " << wg << ", rows " << rows << ", " << c.label);

@@ -72,7 +72,8 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
   }
   const auto& p1 = d.pipeline(head ? "moe_block_x_norm" : "moe_block_x",
                               {{0, wg}, {1, rx}, {2, type(router)}, {3, type(sgate)}, {4, type(sup)}, {5, type(gw)},
-                               {6, u32(H / 32)}, {7, sg_min}, {8, d.tune(tn + "router16")}},
+                               {6, u32(H / 32)}, {7, sg_min}, {8, d.tune(tn + "router16")},
+                               {9, d.tune(tn + "interleave")}},
                               uint32_t(bind1.size()), sizeof pc);
   Grid g = grid(uint64_t(T) * pc.blocks);
   if (!(diag & 1u)) d.dispatch(p1, bind1, pc, g.x, g.y);
@@ -125,6 +126,8 @@ void register_moe_block_vulkan(Registry& r) {
                 {"moe_block.fused_decode.down_rows", 8},
                 // f32 router rows read 16 bytes at a time (0: a word at a time, as the quantized rows).
                 {"moe_block.fused_decode.router16", 1},
+                // 1: step 1's workgroups take rows strided by their count (the f32 router rows spread over all of them).
+                {"moe_block.fused_decode.interleave", 1},
                 // 1: step 2's routes by one ranking pass of the whole workgroup instead of K rounds of a subgroup argmax
                 // (slower on the H200: reports/nvidia-h200/decode-composites.md).
                 {"moe_block.fused_decode.rank", 0},
