@@ -4,6 +4,7 @@
 // row is read by many workgroups: STAGE 0, workgroup (row, part) writes the best (value, column) of its slice of
 // `span` columns; STAGE 1, a workgroup per row reduces the row's `parts` candidates to its column.
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint STAGE = 0;
@@ -24,6 +25,7 @@ layout(push_constant) uniform Push {
 } pc;
 
 const uint NONE = 0xffffffffu;  // no candidate yet (sorts after every real column)
+const uint U = 8u;              // STAGE 0: columns per invocation per round
 shared float red_v[WG];         // one (value, column) per subgroup: at most WG subgroups for any subgroup size
 shared uint red_i[WG];
 
@@ -43,11 +45,19 @@ void main() {
   float bv = 0.0;
   uint bi = NONE;
   if (STAGE == 0u) {
-    // Each invocation's columns rise, so a strict comparison keeps its first maximum.
+    // Each invocation's columns rise, so a strict comparison keeps its first maximum. U columns per round, loaded
+    // before any is compared: a round's loads are in flight together, not a memory round trip per column.
     const uint row = g / pc.parts, c0 = (g % pc.parts) * pc.span, c1 = min(pc.cols, c0 + pc.span), base = row * pc.cols;
-    for (uint c = c0 + gl_LocalInvocationID.x; c < c1; c += WG) {
-      const float v = x[base + c];
-      if (!isnan(v) && (bi == NONE || v > bv)) bv = v, bi = c;
+    for (uint cr = c0 + gl_LocalInvocationID.x; cr < c1; cr += WG * U) {
+      float v[U];
+      [[unroll]] for (uint u = 0u; u < U; ++u) {
+        const uint c = cr + u * WG;
+        v[u] = c < c1 ? x[base + c] : 0.0;
+      }
+      [[unroll]] for (uint u = 0u; u < U; ++u) {
+        const uint c = cr + u * WG;
+        if (c < c1 && !isnan(v[u]) && (bi == NONE || v[u] > bv)) bv = v[u], bi = c;
+      }
     }
   } else {
     for (uint s = gl_LocalInvocationID.x; s < pc.parts; s += WG) {
