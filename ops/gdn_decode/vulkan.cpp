@@ -76,7 +76,7 @@ void register_gdn_decode_vulkan(Registry& r) {
                              "and writes the gated norm",
                              fused_decode, true);
   // Column blocks per value head; the rest are gdn_output's (split, contig).
-  v.tunables = {{"gdn_decode.fused_decode.blocks", 1, {{"nvidia-hopper", 4}}}};
+  v.tunables = {{"gdn_decode.fused_decode.blocks", 1}};
   r.add_variant(std::move(v));
 }
 
