@@ -125,6 +125,13 @@ Tensor PlanExecutor::replay_decode(int32_t token, int64_t pos, const void* owner
   return graph_->replay(token, pos);
 }
 
+Tensor PlanExecutor::replay_decode(const Tensor& ids, int64_t pos, const void* owner) {
+  if (!has_capture()) fail("replay_decode before a captured step");
+  if (graph_->owner() != owner) fail("replay_decode: the captured step belongs to another forward pass (its states)");
+  begin_step(Phase::Decode);
+  return graph_->replay(ids, pos);
+}
+
 void PlanExecutor::grow_cache(Tensor& cache, int64_t rows_needed, int64_t cols) {
   if (cache.rows() >= rows_needed) return;
   const int64_t cap = std::max<int64_t>({rows_needed, 2 * cache.rows(), 64});
@@ -147,7 +154,14 @@ Tensor PlanExecutor::embed(const WeightRef& table, const std::vector<int32_t>& t
     ids(0, int64_t(i)) = tokens[i];
   }
   OpArgs a{{{"tokens", Tensor::from_i32(ids)}}, {{"table", table}}, {}};
-  run("embed", a, [this, table](int32_t token, int64_t) { return embed(table, {token}); });
+  run("embed", a, [this, table](int32_t token, int64_t) {
+    if (const Tensor* ids = graph_ ? graph_->token_ids() : nullptr) {  // replay(ids, pos): the id read on the device
+      OpArgs b{{{"tokens", *ids}}, {{"table", table}}, {}};
+      run("embed", b);
+      return b.t.at("y");
+    }
+    return embed(table, {token});
+  });
   return a.t.at("y");
 }
 

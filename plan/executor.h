@@ -148,6 +148,7 @@ class PlanExecutor {
   void drop_capture() { graph_.reset(); }
   // The captured step at `pos`; its logits (the same tensor each step).
   Tensor replay_decode(int32_t token, int64_t pos, const void* owner);
+  Tensor replay_decode(const Tensor& ids, int64_t pos, const void* owner);  // the token on the device (replay.h)
 
   const Usage& usage() const { return usage_; }
   std::string usage_report() const { return usage_.report(); }  // which kernel ran where; per-token fallbacks

@@ -37,8 +37,8 @@ void DecodeGraph::end(const Tensor& logits) {
 
 Tensor DecodeGraph::replay(int32_t token, int64_t pos) {
   if (capturing_) fail("decode replay: the step is still being captured");
-  // The GPU is idle until the step's first submission (the step before was waited for: its token feeds this one), so
-  // the first segment goes at once, not when device.stream.flush_dispatches dispatches are queued.
+  // The GPU is idle until the step's first submission when the step before was waited for (its token feeds this one),
+  // so the first segment goes at once, not when device.stream.flush_dispatches dispatches are queued.
   bool first = dev_.tune("decode.replay.early_flush") != 0;
   for (auto& item : items_) {
     if (auto* seg = std::get_if<std::shared_ptr<Device::Segment>>(&item)) {
@@ -56,6 +56,20 @@ Tensor DecodeGraph::replay(int32_t token, int64_t pos) {
   dev_.flush();
   logits_.buffer_mut(dev_);  // rewritten by the last segment: a host copy from an earlier step is stale
   return logits_;
+}
+
+Tensor DecodeGraph::replay(const Tensor& ids, int64_t pos) {
+  if (ids.type() != Tensor::Type::I32 || ids.numel() != 1 || !ids.device_current())
+    fail("decode replay: the token ids must be one i32 on the device");
+  token_ids_ = &ids;
+  try {
+    Tensor l = replay(-1, pos);
+    token_ids_ = nullptr;
+    return l;
+  } catch (...) {
+    token_ids_ = nullptr;
+    throw;
+  }
 }
 
 }  // namespace hl::gpu

@@ -30,6 +30,11 @@ class DecodeGraph {
   void end(const Tensor& logits);
   // One replayed step; returns its logits (the same tensor each step).
   Tensor replay(int32_t token, int64_t pos);
+  // The same with the token read on the device: ids, an i32 [1, 1] device tensor (the step before's argmax), is what
+  // the embedding's rerun gathers by, so the host need not wait for the step before to submit this one.
+  Tensor replay(const Tensor& ids, int64_t pos);
+  // While a live op reruns in replay(ids, pos): ids; null otherwise (the token is the host's).
+  const Tensor* token_ids() const { return token_ids_; }
   // While a live op reruns in replay(): the tensor the later segments read, which the executor presets as the op's
   // output (a variant that takes a preset output writes there, and no copy follows); null otherwise.
   const Tensor* rerun_into() const { return rerun_into_; }
@@ -46,6 +51,7 @@ class DecodeGraph {
   std::vector<std::shared_ptr<Device::Segment>> live_segments_;  // the capture step's own live commands
   Tensor logits_;
   const Tensor* rerun_into_ = nullptr;
+  const Tensor* token_ids_ = nullptr;
 };
 
 }  // namespace hl::gpu

@@ -129,6 +129,7 @@ vk::CommandList& Device::stream() {
     } else {
       stream_ = std::make_unique<vk::CommandList>(*ctx_, "stream");
     }
+    stream_->set_simultaneous(capturing_);  // a captured segment may be pending more than once (submit())
   }
   return *stream_;
 }

@@ -93,8 +93,9 @@ class Device {
   // Capture, for replaying a recorded step (decode): between begin_capture() and end_capture() nothing is
   // submitted (no flushes, no drains; sync() is an error) and end_segment() takes what was recorded since the
   // last cut as a Segment: a closed command list plus the buffers it uses, kept alive with it. submit() runs a
-  // segment again, in queue order with the stream; sync() also waits for the segments it submitted. A segment
-  // must not be submitted again before the sync() that follows its last submission.
+  // segment again, in queue order with the stream; sync() also waits for the segments it submitted. A segment may be
+  // submitted again while its last submission is still pending (its list is recorded for simultaneous use; each list
+  // ends with a barrier, so the two runs keep their order).
   struct Segment {
     std::unique_ptr<vk::CommandList> list;
     std::vector<BufferPtr> held;

@@ -199,18 +199,25 @@ class Bench {
       // Replay (unless --no-replay, profiling, or an op on the host): step 0 as usual (it materialises anything
       // missing), step 1 captured, every later step a replay of it.
       const bool replay = !a_.no_replay && !profiling_ && ex_.can_capture();
+      // decode.device_token: from the second replayed step on, the token is the step before's argmax left on the
+      // device, so the host records and submits the next step without waiting; the ids are downloaded at the end.
+      const bool device_token = replay && dev_->tune("decode.device_token") != 0;
+      std::vector<Tensor> ids;  // the device's argmaxes, in order (device_token)
       std::vector<std::pair<uint32_t, uint32_t>> stamps;  // each step's first and last timestamps (not while profiling)
       for (int64_t i = 0; i < t.tokens; ++i) {
         const auto s0 = Clock::now();
         const uint32_t b = dev_ && !profiling_ ? dev_->timestamp() : 0;
         const Tensor logits = !replay || i == 0 ? fwd.step({tok}, Phase::Decode)
                               : i == 1          ? fwd.capture_decode(tok)
-                                                : fwd.replay_decode(tok);
+                              : ids.empty()     ? fwd.replay_decode(tok)
+                                                : fwd.replay_decode(ids.back());
         if (dev_ && !profiling_) stamps.emplace_back(b, dev_->timestamp());
         r.record_s += std::chrono::duration<double>(Clock::now() - s0).count();
         if (check_finite_ && i == 0) require_finite(logits, "the first decode step");
-        r.generated.push_back(tok = next_token(logits));
+        if (device_token && i >= 1) ids.push_back(gpu::argmax_device(*dev_, logits));
+        else r.generated.push_back(tok = next_token(logits));
       }
+      for (const Tensor& id : ids) r.generated.push_back(id.i32()(0, 0));  // syncs once, at the first
       if (!stamps.empty()) {
         dev_->sync();
         r.step_gpu_s = r.between_steps_s = 0;

@@ -82,6 +82,13 @@ template <class Ex> class Forward {
     pos_ += 1;
     return l;
   }
+  // The token read on the device (ids: an i32 [1, 1] device tensor, e.g. the step before's argmax): the host need not
+  // wait for the step before.
+  Tensor replay_decode(const Tensor& ids) {
+    Tensor l = ex_.replay_decode(ids, pos_, this);
+    pos_ += 1;
+    return l;
+  }
 
  private:
   using State = typename Ex::LayerState;

@@ -78,6 +78,7 @@ VkCommandBuffer CommandList::recording() {
     throw Error(fmt::format("command list '{}' was submitted: reset() it before recording more", name_));
   if (state_ == State::Empty) {
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};  // no ONE_TIME: resubmittable
+    if (simultaneous_) bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
     check(ctx_->fn().vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer", name_);
     state_ = State::Recording;
   }
@@ -99,6 +100,7 @@ void CommandList::reset() {
   for (VkDescriptorPool p : descriptor_pools_) ctx_->fn().vkResetDescriptorPool(ctx_->device(), p, 0);
   current_pool_ = 0;
   state_ = State::Empty;
+  simultaneous_ = false;
   bound_ = nullptr;
 }
 

@@ -53,6 +53,9 @@ class CommandList {
   const std::string& name() const { return name_; }
   VkCommandBuffer handle() const { return cmd_; }
   bool empty() const { return state_ == State::Empty; }
+  // Before the first command: the list may be pending on the queue more than once (a replayed decode step's segment
+  // submitted for the next step before the last has run). Cleared by reset().
+  void set_simultaneous(bool on) { simultaneous_ = on; }
 
   // Recording starts with the first command. After a submit the list is closed: reset() to re-record.
   // bind: buffers in binding order 0..N-1, as many as the pipeline declares.
@@ -107,6 +110,7 @@ class CommandList {
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   State state_ = State::Empty;
+  bool simultaneous_ = false;
   const Pipeline* bound_ = nullptr;
   std::vector<VkDescriptorPool> descriptor_pools_;  // without push descriptors; reset by reset()
   size_t current_pool_ = 0;

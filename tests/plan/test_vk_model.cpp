@@ -206,6 +206,25 @@ TEST_CASE("vk model: decode replay equals stepping, bit for bit", "[vk][model]")
       return out;
     };
     const auto want = run(false), got = run(true), planned = run(true, 72);
+    {  // The token fed on the device: each replayed step embeds the step before's argmax (no download between steps, so
+       // the captured segments are pending more than once): the same greedy tokens as stepping.
+      gpu::PlanExecutor ex(plan, &device());
+      Forward<gpu::PlanExecutor> fwd(ex, g.w);
+      fwd.step(prompt, Phase::Prefill);
+      std::vector<Tensor> ids;
+      int32_t tok = g.ids[20];
+      for (int i = 0; i < 50; ++i) {
+        const Tensor l = i == 0 ? fwd.step({tok}, Phase::Decode) : i == 1 ? fwd.capture_decode(tok) : fwd.replay_decode(ids.back());
+        if (i == 0) tok = gpu::argmax_rows(&device(), l).front();
+        else ids.push_back(gpu::argmax_device(device(), l));
+      }
+      CHECK(tok == gpu::argmax_host(want[0]).front());
+      for (size_t k = 0; k < ids.size(); ++k) {
+        INFO("decode step " << k + 1);
+        CHECK(ids[k].i32()(0, 0) == gpu::argmax_host(want[k + 1]).front());
+      }
+      CHECK_THROWS_WITH(fwd.replay_decode(Tensor::from_i32(IMat::Zero(1, 1))), Catch::Contains("one i32 on the device"));
+    }
     // With the caches planned, the live ops (embed, attention_decode) write straight into the tensors the replayed
     // segments read: no copy in any replayed step; with decode.replay.in_place 0, a copy after each, the same logits.
     CHECK(replay_copies == 0);

@@ -17,12 +17,16 @@ grep -q "2 runs after 3 warm-ups" "$t/ref.out"
 # Level scheduling in prefill too (default: decode only; runtime/device.h): fewer prefill barriers, the same decode.
 HYBRIDLAB_TUNE=device.stream.reorder_prefill=1 "$bin" bench "${common[@]}" --ops '*=vulkan' --out "$t/r" --tag vk-reorder \
   --no-breakdown >/dev/null
+# Greedy decode fed on the device (each replayed step embeds the step before's argmax without a download): the same tokens.
+HYBRIDLAB_TUNE=decode.device_token=1 "$bin" bench "${common[@]}" --ops '*=vulkan' --out "$t/r" --tag vk-devtok --no-breakdown \
+  >/dev/null
 cat "$t/vk.out"
 vk=$(ls "$t"/r/*/bench-vk.json) ref=$t/r/host-cpu/bench-ref.json vkr=$(ls "$t"/r/*/bench-vk-reorder.json)
+vkd=$(ls "$t"/r/*/bench-vk-devtok.json)
 grep -q "^pp13 " "$t/vk.out" && grep -q "^tg6 " "$t/vk.out" && grep -q "per-op breakdown" "$t/vk.out"
-python3 - "$vk" "$ref" "$vkr" >"$t/tokens.txt" <<'PY'
+python3 - "$vk" "$ref" "$vkr" "$vkd" >"$t/tokens.txt" <<'PY'
 import json, sys
-vk, ref, vkr = (json.load(open(p)) for p in sys.argv[1:4])
+vk, ref, vkr, vkd = (json.load(open(p)) for p in sys.argv[1:5])
 for k in ["schema", "device", "commit", "date", "plan", "model", "prefill_chunk", "runs", "tokens", "tests"]:
     assert k in vk, k
 assert vk["schema"] == "hybridlab.bench/1"
@@ -54,6 +58,7 @@ for a, b in zip(vk["tests"], vkr["tests"]):  # prefill reordered only in vkr; de
     assert (a["barriers_per_token"] > b["barriers_per_token"]) if a["phase"] == "prefill" else \
         (a["barriers_per_token"] == b["barriers_per_token"]), (a["label"], a["barriers_per_token"], b["barriers_per_token"])
 assert vkr["tests"][2]["greedy_tokens"] == g_vk
+assert vkd["tests"][2]["greedy_tokens"] == g_vk, (vkd["tests"][2]["greedy_tokens"], g_vk)
 print(" ".join(map(str, g_vk)))
 PY
 # The oracle over the same tokens, one at a time through decode: row i's argmax must be token i + 1.
