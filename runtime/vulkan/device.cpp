@@ -195,6 +195,7 @@ DeviceInfo query_device_info(const Functions& f, VkPhysicalDevice pd, uint32_t i
   X(f12, shaderSubgroupExtendedTypes, subgroup_extended_types) \
   X(f12, scalarBlockLayout, scalar_block_layout)               \
   X(f12, vulkanMemoryModel, vulkan_memory_model)               \
+  X(f12, vulkanMemoryModelDeviceScope, vulkan_memory_model_device_scope) \
   X(f13, shaderIntegerDotProduct, integer_dot_product)         \
   X(coop, cooperativeMatrix, cooperative_matrix)
 

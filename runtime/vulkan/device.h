@@ -54,6 +54,8 @@ struct DeviceInfo {
   bool shader_float16 = false, shader_int8 = false, shader_int16 = false, shader_int64 = false, shader_float64 = false;
   bool storage_buffer_16bit = false, storage_buffer_8bit = false;
   bool subgroup_extended_types = false, scalar_block_layout = false, vulkan_memory_model = false;
+  // With vulkanMemoryModel enabled, Device-scope barriers and atomics (every cross-workgroup ticket) need it too.
+  bool vulkan_memory_model_device_scope = false;
   bool integer_dot_product = false;
   bool push_descriptor = false;
   bool cooperative_matrix = false;
