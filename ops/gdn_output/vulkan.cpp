@@ -30,7 +30,7 @@ void register_gdn_output_vulkan(Registry& r) {
                              fused_decode, true);
   v.status = "default";
   // Invocations per state column (a power of two; capped so the head fits one workgroup); tokens staged at a time.
-  v.tunables = {{"gdn_output.fused_decode.split", 4}, {"gdn_output.fused_decode.stage", 16},
+  v.tunables = {{"gdn_output.fused_decode.split", 4, {{"nvidia-hopper", 8}}}, {"gdn_output.fused_decode.stage", 16},
                  {"gdn_output.fused_decode.contig", 0}};
   r.add_variant(std::move(v));
 }

@@ -15,13 +15,18 @@
 // while it decodes this one (bytes in flight).
 //
 // Define QMV_I8 for x rounded to 8 bits per 256 values (quantize_x8_k.comp) and 4-way integer dot products;
-// else the products are exact f32 (each 6-bit value turned into a float without a conversion instruction).
+// QMV_X16 for x as 16-bit fixed point per run of 16 (each lane rounds its own chunks as it loads them, as
+// ops/shaders/x16.glsl stages them: ~1e-5 relative, where 8 bits give ~5e-3) and two integer dot products per 4
+// values; else the products are exact f32 (each 6-bit value turned into a float without a conversion instruction).
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256;
 layout(constant_id = 1) const uint R = 2;   // row groups per subgroup pass
 layout(constant_id = 2) const uint XR = 1;  // chunks of x per lane held in registers
 #include "common.glsl"
 
+#if defined(QMV_I8) || defined(QMV_X16)
+#include "int_dot.glsl"
+#endif
 #ifdef QMV_I8
 layout(std430, binding = 0) readonly buffer XQ { uvec4 xq4[]; };  // [T, K / 16]: 16 int8 values each
 layout(std430, binding = 5) readonly buffer XD { float xd[]; };   // [T, K / 256]: scale per 256 values
@@ -52,6 +57,11 @@ struct XChunk {
   ivec4 off;   // -32 * sum(q) per run: Q6_K's -32 applied on x's side
   float d;     // the block's scale
 };
+#elif defined(QMV_X16)
+struct XChunk {
+  uvec4 hi[4], lo[4];  // each run as 16-bit fixed point x = s (256 hi + lo), hi and lo signed bytes
+  vec4 s, sum;         // per run: the step, and the f32 sum of its values (Q6_K's -32 applied on x's side)
+};
 #else
 struct XChunk {
   vec4 v[16];
@@ -68,6 +78,28 @@ void load_x(uint t, uint c, uint i) {
     xr[i].off[k] = -32 * xs[x16 + 2u * k];
   }
   xr[i].d = xd[x16 >> 4u];
+#elif defined(QMV_X16)
+  const uint x4i = t * (pc.K >> 2u) + (start >> 2u);
+  for (uint k = 0u; k < 4u; ++k) {
+    vec4 v[4];
+    float amax = 0.0, sum = 0.0;
+    for (uint j = 0u; j < 4u; ++j) {
+      v[j] = x4[x4i + 8u * k + j];
+      const vec4 a = abs(v[j]);
+      amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
+      sum += (v[j].x + v[j].y) + (v[j].z + v[j].w);
+    }
+    const float inv = amax > 0.0 ? 32639.0 / amax : 0.0;
+    for (uint j = 0u; j < 4u; ++j) {
+      const ivec4 q = clamp(ivec4(round(v[j] * inv)), ivec4(-32639), ivec4(32639));
+      const ivec4 h = (q + 128) >> 8, l = q - (h << 8);  // both in [-128, 127]
+      const uvec4 hb = uvec4(h) & 0xFFu, lb = uvec4(l) & 0xFFu;
+      xr[i].hi[k][j] = hb.x | (hb.y << 8u) | (hb.z << 16u) | (hb.w << 24u);
+      xr[i].lo[k][j] = lb.x | (lb.y << 8u) | (lb.z << 16u) | (lb.w << 24u);
+    }
+    xr[i].s[k] = amax / 32639.0;
+    xr[i].sum[k] = sum;
+  }
 #else
   const uint x4i = t * (pc.K >> 2u) + (start >> 2u);
   for (uint k = 0u; k < 4u; ++k)
@@ -103,6 +135,14 @@ float chunk_dot(WChunk w, uint c, XChunk x) {
   for (uint k = 0u; k < 4u; ++k)
     acc += bitfieldExtract(int(k < 2u ? w.sc.x : w.sc.y), int(16u * (k & 1u) + s), 8) * (hlq_dot16(q[k], x.q[k]) + x.off[k]);
   return unpackHalf2x16(w.dw)[(c >> 2u) & 1u] * x.d * float(acc);
+#elif defined(QMV_X16)
+  float acc = 0.0;
+  for (uint k = 0u; k < 4u; ++k) {  // |256 hi.q + lo.q| <= 16 * 63 * 32639: no overflow
+    const int iq = 256 * hlq_dot16(q[k], x.hi[k]) + hlq_dot16(q[k], x.lo[k]);
+    const float sc = float(bitfieldExtract(int(k < 2u ? w.sc.x : w.sc.y), int(16u * (k & 1u) + s), 8));
+    acc += sc * (x.s[k] * float(iq) - 32.0 * x.sum[k]);
+  }
+  return unpackHalf2x16(w.dw)[(c >> 2u) & 1u] * acc;
 #else
   float acc = 0.0;
   for (uint k = 0u; k < 4u; ++k) {

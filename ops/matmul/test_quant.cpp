@@ -153,7 +153,7 @@ TEST_CASE("vk ops: quantized matmul, the model's shapes at decode", "[vk][ops][q
   }
 }
 
-// qmatvec_planar(_i8) on q6_K in planar rows: block counts that leave the rows off a 16-byte stride (1, 3:
+// qmatvec_planar(_i8) on q6_K in planar rows (x16 and f32 products): block counts that leave the rows off a 16-byte stride (1, 3:
 // padded rows) and that need fewer lanes than the subgroup (1 block = 4 chunks) or several chunks per lane
 // (16 blocks = 64 chunks over lavapipe's 8 lanes: x reloaded, beyond 4 chunks in registers), row groups that
 // do not divide N, a capped grid, several tokens. _i8 rounds x to 8 bits: 2e-2 (as qmatvec_i8_staged), and well
@@ -170,7 +170,14 @@ TEST_CASE("vk ops: qmatvec_planar on q6_K", "[vk][ops][quant]") {
                                                     {"matmul.qmatvec_planar_i8.wg", wg},
                                                     {"matmul.qmatvec_planar_i8.rows", rows},
                                                     {"matmul.qmatvec_planar_i8.groups", groups}});
+      {  // exact f32 products, then the default: x as 16-bit fixed point where the device has integer dot products,
+         // held to the variant's kX16Tolerance and really rounded (above f32 rounding)
+        const vk::ScopedTuning f32(device().ctx().profile(), {{"matmul.qmatvec_planar.x16", 0}});
+        for (auto& [name, e] : compare_with_reference("matmul", "vulkan:qmatvec_planar", a)) CHECK(e.rel_l2 <= kTol);
+      }
       require_close("matmul", "vulkan:qmatvec_planar", a, kTol);
+      for (auto& [name, e] : compare_with_reference("matmul", "vulkan:qmatvec_planar", a))
+        CHECK((device().info().integer_dot_product ? e.rel_l2 > kTol : e.rel_l2 <= kTol));
       require_close("matmul", "vulkan:qmatvec_planar_i8", a, 2e-2);
       double worst = 0;
       for (auto& [name, e] : compare_with_reference("matmul", "vulkan:qmatvec_planar_i8", a)) worst = std::max(worst, e.rel_l2);

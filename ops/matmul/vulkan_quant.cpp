@@ -222,11 +222,13 @@ void qmatvec_i8_staged(VariantCtx& c, OpArgs& a, const std::string& op) {
 
 // Q6_K in planar rows (WeightStore::device_planar), each lane's bytes in aligned 16-byte loads, its chunks of x
 // in registers (qmatvec_planar*.comp); i8: x rounded to 8 bits per 256 values first (quantize_x8_k), integer
-// dot products.
+// dot products; else, with x16 set where the device has integer dot products, x as 16-bit fixed point per run of
+// 16 (each lane rounds its own chunks) and integer dot products.
 void qmatvec_planar(VariantCtx& c, OpArgs& a, const std::string& op, bool i8) {
   Device& d = c.device();
   const std::string name = i8 ? "qmatvec_planar_i8" : "qmatvec_planar", what = op + " vulkan:" + name;
   const std::string tn = op + "." + name + ".";
+  const bool x16 = !i8 && d.tune(tn + "x16") && d.info().integer_dot_product;
   const WeightRef& w = a.weight("w");
   const Tensor& x = a.in("x");
   if (w.storage_type() != quant::Type::Q6_K)
@@ -260,7 +262,7 @@ void qmatvec_planar(VariantCtx& c, OpArgs& a, const std::string& op, bool i8) {
     bind.push_back(xd.buffer(d));
     bind.push_back(xs.buffer(d));
   }
-  const auto& p = d.pipeline(name, {{0, wg}, {1, rows}, {2, xr}}, uint32_t(bind.size()), sizeof pc);
+  const auto& p = d.pipeline(x16 ? "qmatvec_planar_x16" : name, {{0, wg}, {1, rows}, {2, xr}}, uint32_t(bind.size()), sizeof pc);
   // Rows per workgroup pass at the reported subgroup size; subgroups walk passes grid-stride, at most `groups`
   // workgroups when that is set.
   const uint32_t per_group = rows * (sg / lanes) * std::max(1u, wg / sg);
@@ -374,6 +376,7 @@ void register_matmul_vulkan_quant(Registry& r) {
                    {key("qmatvec_i8_staged", "local"), 0, {{"nvidia-hopper", 1}}}};
     Variant mp = vulkan_variant(op, "vulkan:qmatvec_planar",
                                 "q6_K in planar rows (fields grouped per row), decode: aligned 16-byte loads, x in registers, "
+                                "x as 16-bit fixed point and integer dot products where the device has them (x16), else "
                                 "exact f32 products",
                                 [op](VariantCtx& c, OpArgs& a) { qmatvec_planar(c, a, op, false); });
     mp.status = "baseline";
@@ -389,6 +392,9 @@ void register_matmul_vulkan_quant(Registry& r) {
                      {op + "." + n + ".rows", 2, lm ? std::map<std::string, uint32_t>{{"nvidia-hopper", 1}} : std::map<std::string, uint32_t>{}},
                      {op + "." + n + ".groups", 0, lm ? std::map<std::string, uint32_t>{{"nvidia-hopper", groups}} : std::map<std::string, uint32_t>{}}};
     }
+    // x16: x as 16-bit fixed point and integer dot products where the device has them (0: exact f32 products).
+    mp.tunables.push_back({op + ".qmatvec_planar.x16", 1});
+    mp.precision_tolerance = kX16Tolerance;
     mp.quantized_weights_only = mpi.quantized_weights_only = true;
     mp.weight_types = mpi.weight_types = {quant::Type::Q6_K};
     ms.weight_types = {quant::Type::Q8_0, quant::Type::Q4_K, quant::Type::Q5_K, quant::Type::Q6_K};

@@ -53,7 +53,7 @@ const Table& common() {
       {"decode.replay.in_place", 1},
       // 1: greedy decode (hybridlab bench) feeds a replayed step the step before's argmax on the device and submits it
       // without waiting (the ids downloaded at the end); 0: the host downloads each id before the next step.
-      {"decode.device_token", 0},
+      {"decode.device_token", 1},
       // Decode prefetch (plan/prefetch.h): 1 reads the next ops' weights beside the op before them (lost on the
       // H200, so off); the bytes between two touched words.
       {"decode.prefetch", 0},
