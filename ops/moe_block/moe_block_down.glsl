@@ -3,8 +3,6 @@
 // over (slot, 32-value unit) pairs of the routed rows (F = 512: 16 units, 8 slots: 128 pairs), then over
 // the shared row's units; two subgroupAdds. The token's expert ids are read once into shared memory and the
 // loops have constant trip counts, so each lane's loads issue together instead of one dependent round per step.
-// EARLY (x16): each subgroup's first output row reads its slots' expert ids itself and loads that row's units into
-// registers before the workgroup stages hmid and hs, so the weights' round trip overlaps the staging and its barrier.
 // Included by moe_block_down.comp and moe_block_down_x16.comp.
 #ifndef HL_MOE_BLOCK_DOWN_GLSL
 #define HL_MOE_BLOCK_DOWN_GLSL
@@ -17,7 +15,6 @@ layout(constant_id = 4) const uint K = 8;      // slots per token
 layout(constant_id = 5) const uint UF = 16;    // 32-value units per routed down row: F / 32
 layout(constant_id = 6) const uint US = 16;    // per shared down row: Fs / 32
 layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
-layout(constant_id = 8) const uint EARLY = 0;  // 1: the first row's units loaded before the staging (above; x16 only)
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
 
@@ -66,35 +63,12 @@ float unit_dot16(uint type, uint buf, uint row, uint u, uint r0) {
 
 shared uint se[K];
 
-#ifdef MBD_X16
-const uint NPS = (K * UF + SGS - 1u) / SGS, NSS = (US + SGS - 1u) / SGS;  // routed and shared steps per lane
-const uint NPE = EARLY != 0u ? NPS + NSS : 1u;
-uvec4 pre_lo[NPE], pre_hi[NPE];  // EARLY: the first row's units, routed steps then shared steps
-vec4 pre_ms[NPE];
-float pre_bias[NPE];
-#endif
-
 void main() {
   const uint g = hl_group_index();
   if (g < pc.T * pc.blocks) {  // uniform per workgroup (with the tail, every workgroup goes on to take its ticket)
     const uint t = g / pc.blocks, h0 = (g % pc.blocks) * ROWS, lane = gl_SubgroupInvocationID;
     for (uint j = gl_LocalInvocationID.x; j < K; j += WG) se[j] = uint(clamp(expert[t * K + j], 0, int(pc.E) - 1));
 #ifdef MBD_X16
-    // EARLY: this subgroup's first row (uniform per subgroup), its slots' expert ids read here, not from se.
-    const bool pre = EARLY != 0u && gl_SubgroupID < ROWS && h0 + gl_SubgroupID < pc.H;
-    if (pre) {
-      const uint h = h0 + gl_SubgroupID;
-      for (uint s = 0u; s < NPS; ++s) {
-        const uint i = min(lane + s * gl_SubgroupSize, K * UF - 1u), j = i / UF;
-        const uint e = uint(clamp(expert[t * K + j], 0, int(pc.E) - 1));
-        hlq_unit_packed(TYPE_D, 0u, (e * pc.H + h) * pc.rb_d, i % UF, pre_lo[s], pre_hi[s], pre_ms[s], pre_bias[s]);
-      }
-      for (uint s = 0u; s < NSS; ++s) {
-        const uint q = min(NPS + s, NPE - 1u);
-        hlq_unit_packed(TYPE_SD, 1u, h * pc.rb_sd, min(lane + s * gl_SubgroupSize, US - 1u), pre_lo[q], pre_hi[q],
-                        pre_ms[q], pre_bias[q]);
-      }
-    }
     // Runs: K hmid rows, then hs. A constant count per invocation, so all its loads are in flight before the first
     // stage waits on one (a loop bounded by the invocation's index waited a round trip per run).
     const uint NR = 2u * (K * UF + US);
@@ -115,15 +89,7 @@ void main() {
       for (uint s = 0u; s < (K * UF + SGS - 1u) / SGS; ++s) {
         const uint ii = lane + s * gl_SubgroupSize, i = min(ii, K * UF - 1u), j = i / UF, u = i % UF;  // clamped, weighted 0
 #ifdef MBD_X16
-        float d;
-        if (pre && r == gl_SubgroupID) {
-          const uint q = min(s, NPE - 1u);
-          const uvec2 xr = 2u * UF * j + (hlq_unit_runs(TYPE_D, u) >> 4u);
-          d = hlx_unit_dot(pre_lo[q], pre_hi[q], pre_ms[q], pre_bias[q], xr.x, xr.y);
-        } else {
-          d = unit_dot16(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, 2u * UF * j);
-        }
-        acc += (ii < K * UF ? 1.0 : 0.0) * d;
+        acc += (ii < K * UF ? 1.0 : 0.0) * unit_dot16(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, 2u * UF * j);
 #else
         acc += (ii < K * UF ? 1.0 : 0.0) * unit_dot(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, (t * K + j) * (pc.F >> 2u));
 #endif
@@ -131,15 +97,7 @@ void main() {
       for (uint s = 0u; s < (US + SGS - 1u) / SGS; ++s) {
         const uint ui = lane + s * gl_SubgroupSize, u = min(ui, US - 1u);  // clamped, weighted 0
 #ifdef MBD_X16
-        float d;
-        if (pre && r == gl_SubgroupID) {
-          const uint q = min(NPS + s, NPE - 1u);
-          const uvec2 xr = 2u * K * UF + (hlq_unit_runs(TYPE_SD, u) >> 4u);
-          d = hlx_unit_dot(pre_lo[q], pre_hi[q], pre_ms[q], pre_bias[q], xr.x, xr.y);
-        } else {
-          d = unit_dot16(TYPE_SD, 1u, h * pc.rb_sd, u, 2u * K * UF);
-        }
-        sacc += (ui < US ? 1.0 : 0.0) * d;
+        sacc += (ui < US ? 1.0 : 0.0) * unit_dot16(TYPE_SD, 1u, h * pc.rb_sd, u, 2u * K * UF);
 #else
         sacc += (ui < US ? 1.0 : 0.0) * unit_dot(TYPE_SD, 1u, h * pc.rb_sd, u, t * (pc.Fs >> 2u));
 #endif

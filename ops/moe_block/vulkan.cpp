@@ -93,7 +93,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
                               y.buffer_mut(d)};
   const auto& p3 = d.pipeline(std::string("moe_block_down") + (x16_down ? "_x16" : ""),
                               {{0, wg}, {1, rd}, {2, type(down)}, {3, type(sdown)}, {4, u32(k)}, {5, u32(F / 32)},
-                               {6, u32(Fs / 32)}, {7, sg_min}, {8, d.tune("moe_block.fused_decode.early")}},
+                               {6, u32(Fs / 32)}, {7, sg_min}},
                               uint32_t(bind.size()), sizeof pc);
   g = grid(uint64_t(T) * pc.blocks);
   if (!(diag & 4u)) d.dispatch(p3, bind, pc, g.x, g.y);
@@ -132,9 +132,7 @@ void register_moe_block_vulkan(Registry& r) {
                 // (slower on the H200: reports/nvidia-h200/decode-composites.md).
                 {"moe_block.fused_decode.rank", 0},
                 // 1: x, hmid and hs as 16-bit fixed point, integer dot products (ops/shaders/x16.glsl), where they apply.
-                {"moe_block.fused_decode.x16", 1},
-                // 1: step 3's subgroups load their first row's units before the workgroup stages hmid and hs (x16).
-                {"moe_block.fused_decode.early", 1}};
+                {"moe_block.fused_decode.x16", 1}};
   v.precision_tolerance = kX16Tolerance;
   r.add_variant(std::move(v));
 }
