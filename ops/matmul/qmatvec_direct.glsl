@@ -21,9 +21,6 @@
 // writes x + a, so no dispatch of its own sits before the projections. The norm's 1 / rms is one factor per row of
 // products, applied at the store: the sum of squares rides on the staging's barrier (subgroup partials in shared
 // memory), no barrier or round trip is added before the weights' loads.
-// EARLY (x16 only): a subgroup's first pass loads its weights' units into registers before the workgroup stages x, so
-// the weights' round trip to memory overlaps x's load, its conversion and the staging barrier instead of following them
-// (the host sets it where the pass's units fit the slots: EARLY_SLOTS).
 // Included by qmatvec_direct{,_norm}{,_x16}.comp.
 #ifndef HL_QMATVEC_DIRECT_GLSL
 #define HL_QMATVEC_DIRECT_GLSL
@@ -42,7 +39,6 @@ layout(constant_id = 10) const uint TYPE3 = 12;
 // Diagnosis only (results wrong): 1 loads each unit and its block header as always but skips the decode and the
 // products (a word of the unit stands in): what the arithmetic costs beside the loads.
 layout(constant_id = 11) const uint DIAG = 0;
-layout(constant_id = 12) const uint EARLY = 0;  // 1: the first pass's units loaded before x is staged (above)
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };   // [T, K]
@@ -78,11 +74,6 @@ layout(push_constant) uniform Push { uint T, K, end; uvec4 N, row_bytes, first; 
 #define HLX_RUNS (XV / 4u)
 #include "x16.glsl"
 shared vec4 xs[1];
-// The first pass's units (EARLY), slot (step UPL + i) R + r, as hlq_unit_packed gives them.
-const uint NSTEP = (XV / 8u + SGS * UPL - 1u) / (SGS * UPL), NPRE = EARLY != 0u ? NSTEP * UPL * R : 1u;
-uvec4 pre_lo[NPRE], pre_hi[NPRE];
-vec4 pre_ms[NPRE];
-float pre_bias[NPRE];
 #else
 shared vec4 xs[XG != 0u ? 1u : XV];
 #endif
@@ -94,26 +85,9 @@ void store(uint seg, uint i, float v) {
   else y3[i] = v;
 }
 
-#ifdef QMV_X16
-// EARLY: the units of the pass at rows r0 .. r0 + R - 1 of segment `seg` into the pre_* slots (loads only; pass()
-// with pre set reads them after the staging).
-void preload(uint seg, uint type, uint r0, uint N, uint row_bytes) {
-  const uint lanes = gl_SubgroupSize, lane = gl_SubgroupInvocationID, units = XV / 8u;
-  for (uint step = 0u; step < NSTEP; ++step)
-    for (uint i = 0u; i < UPL; ++i) {
-      const uint uu = min(lane + step * lanes * UPL + i * lanes, units - 1u);
-      for (uint r = 0u; r < R; ++r) {
-        const uint p = (step * UPL + i) * R + r;
-        hlq_unit_packed(type, seg, min(r0 + r, N - 1u) * row_bytes, uu, pre_lo[p], pre_hi[p], pre_ms[p], pre_bias[p]);
-      }
-    }
-}
-#endif
-
 // One subgroup pass: rows r0 .. r0 + R - 1 of segment `seg` (of `type`, N rows) for token t.
-// scale: a factor for the whole row's sum (QMV_NORM's 1 / rms; 1 otherwise). pre (EARLY, uniform): the units are in
-// the pre_* slots already.
-void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes, float scale, bool pre) {
+// scale: a factor for the whole row's sum (QMV_NORM's 1 / rms; 1 otherwise).
+void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes, float scale) {
   // The unit loop's trip count is a constant (units = K / 32 from XV, at least SGS lanes): the compiler unrolls it
   // and issues every step's loads together instead of one dependent round per step.
   const uint lanes = gl_SubgroupSize, lane = gl_SubgroupInvocationID, units = XV / 8u;
@@ -132,12 +106,7 @@ void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes, float sc
         uvec4 lo, hi;
         vec4 ms;
         float bias;
-        const uint p = min((step * UPL + i) * R + r, NPRE - 1u);
-        if (EARLY != 0u && pre) {
-          lo = pre_lo[p], hi = pre_hi[p], ms = pre_ms[p], bias = pre_bias[p];
-        } else {
-          hlq_unit_packed(type, seg, row * row_bytes, uu, lo, hi, ms, bias);
-        }
+        hlq_unit_packed(type, seg, row * row_bytes, uu, lo, hi, ms, bias);
         const float d = hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
         acc[r] += u < units ? d : 0.0;
       }
@@ -218,16 +187,6 @@ void main() {
   const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * nsg * R;
   for (uint t = 0u; t < pc.T; ++t) {
     float scale = 1.0;
-    bool pre = false;  // the first pass's units are in the pre_* slots (EARLY, token 0)
-#ifdef QMV_X16
-    if (EARLY != 0u && t == 0u && first < pc.end) {  // uniform per subgroup; literal segments, as below
-      pre = true;
-      if (NSEG == 1u || first < pc.first.y) preload(0u, TYPE, first, pc.N.x, pc.row_bytes.x);
-      else if (NSEG == 2u || first < pc.first.z) preload(1u, TYPE1, first - pc.first.y, pc.N.y, pc.row_bytes.y);
-      else if (NSEG == 3u || first < pc.first.w) preload(2u, TYPE2, first - pc.first.z, pc.N.z, pc.row_bytes.z);
-      else preload(3u, TYPE3, first - pc.first.w, pc.N.w, pc.row_bytes.w);
-    }
-#endif
 #if defined(QMV_NORM)
     barrier();  // the previous token's x is no longer read
     stage_normed(t);
@@ -249,11 +208,10 @@ void main() {
     }
 #endif
     for (uint r0 = first; r0 < pc.end; r0 += stride) {  // uniform per subgroup
-      const bool p = pre && r0 == first;
-      if (NSEG == 1u || r0 < pc.first.y) pass(0u, TYPE, t, r0, pc.N.x, pc.row_bytes.x, scale, p);
-      else if (NSEG == 2u || r0 < pc.first.z) pass(1u, TYPE1, t, r0 - pc.first.y, pc.N.y, pc.row_bytes.y, scale, p);
-      else if (NSEG == 3u || r0 < pc.first.w) pass(2u, TYPE2, t, r0 - pc.first.z, pc.N.z, pc.row_bytes.z, scale, p);
-      else pass(3u, TYPE3, t, r0 - pc.first.w, pc.N.w, pc.row_bytes.w, scale, p);
+      if (NSEG == 1u || r0 < pc.first.y) pass(0u, TYPE, t, r0, pc.N.x, pc.row_bytes.x, scale);
+      else if (NSEG == 2u || r0 < pc.first.z) pass(1u, TYPE1, t, r0 - pc.first.y, pc.N.y, pc.row_bytes.y, scale);
+      else if (NSEG == 3u || r0 < pc.first.w) pass(2u, TYPE2, t, r0 - pc.first.z, pc.N.z, pc.row_bytes.z, scale);
+      else pass(3u, TYPE3, t, r0 - pc.first.w, pc.N.w, pc.row_bytes.w, scale);
     }
   }
 }

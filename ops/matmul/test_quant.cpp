@@ -132,15 +132,12 @@ TEST_CASE("vk ops: quantized matmul, other tunings", "[vk][ops][quant]") {
   for (Type t : {Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::Q8_0}) {
     const gpu::OpArgs d = matmul_args(g, 2, 1280, 37, t);
     for (auto [wg, rows, units, groups] : {std::tuple{64u, 1u, 1u, 0u}, {128u, 3u, 2u, 0u}, {64u, 5u, 4u, 1u},
-                                          {256u, 8u, 3u, 2u}, {32u, 2u, 7u, 3u}})
-    for (uint32_t early : {0u, 1u}) {  // early: the first pass's units loaded before x is staged, where they fit
-      INFO(quant::type_name(t) << " wg " << wg << " rows " << rows << " units " << units << " groups " << groups
-                               << " early " << early);
+                                          {256u, 8u, 3u, 2u}, {32u, 2u, 7u, 3u}}) {
+      INFO(quant::type_name(t) << " wg " << wg << " rows " << rows << " units " << units << " groups " << groups);
       vk::ScopedTuning s(device().ctx().profile(), {{"matmul.qmatvec_direct.wg", wg},
                                                     {"matmul.qmatvec_direct.rows", rows},
                                                     {"matmul.qmatvec_direct.units", units},
-                                                    {"matmul.qmatvec_direct.groups", groups},
-                                                    {"matmul.qmatvec_direct.early", early}});
+                                                    {"matmul.qmatvec_direct.groups", groups}});
       require_close("matmul", "vulkan:qmatvec_direct", d, kTol);
     }
   }

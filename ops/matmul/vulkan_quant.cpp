@@ -91,15 +91,11 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
     head->s = Tensor::device(d, x.rows(), x.cols());
     bind.insert(bind.end(), {head->a.buffer(d), head->gain.buffer(d), head->s.buffer_mut(d)});
   }
-  // early: a subgroup's first pass loads its units into registers before x is staged, where they fit 8 slots per
-  // invocation (x16 only).
-  const uint32_t sgs = std::max(1u, d.info().min_subgroup_size), steps = (K / 32 + sgs * upl - 1) / (sgs * upl);
-  const uint32_t early = x16 && d.tune(tn + "early") && uint64_t(steps) * upl * rows <= 8 ? 1u : 0u;
   const auto& p = d.pipeline(std::string(head ? "qmatvec_direct_norm" : "qmatvec_direct") +
                                  (x16 ? "_x16" : ""),
                              {{0, wg}, {1, type[0]}, {2, rows}, {3, upl}, {4, K / 4}, {5, x_global},
                               {6, d.info().min_subgroup_size}, {7, u32(int64_t(ws.size()))}, {8, type[1]}, {9, type[2]},
-                              {10, type[3]}, {11, d.profile().get(tn + "diag", 0)}, {12, early}},
+                              {10, type[3]}, {11, d.profile().get(tn + "diag", 0)}},
                              uint32_t(bind.size()), sizeof pc);
   // A pass per subgroup at the reported subgroup size (the kernel walks passes grid-stride), at most `groups`
   // workgroups when that is set (then each stages x once for more rows).
@@ -346,7 +342,7 @@ void register_matmul_vulkan_quant(Registry& r) {
     const auto rows_by_device = lm ? std::map<std::string, uint32_t>{} : std::map<std::string, uint32_t>{{"nvidia-hopper", 1}};
     md.tunables = {{key("qmatvec_direct", "wg"), 256}, {key("qmatvec_direct", "rows"), lm ? 8u : 2u, rows_by_device},
                    {key("qmatvec_direct", "units"), lm ? 2u : 1u}, {key("qmatvec_direct", "groups"), 0}, {key("qmatvec_direct", "x_global"), 0},
-                   {key("qmatvec_direct", "x16"), 1}, {key("qmatvec_direct", "early"), 1}};
+                   {key("qmatvec_direct", "x16"), 1}};
     md.precision_tolerance = kX16Tolerance;
     Variant mc = vulkan_variant(op, "vulkan:qcols",
                                 "quantized weights (ggml blocks), prompt chunks: dequantized tiles reused by max_cols tokens",

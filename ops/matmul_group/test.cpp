@@ -12,11 +12,10 @@ TEST_CASE("vk ops: matmul_group under other tunings", "[vk][ops][matmul_group]")
   auto& prof = device().ctx().profile();
   const gpu::OpDef& op = gpu::Registry::get().op("matmul_group");
   // The last two with f32 products (x16 0: x as it is; the second reads it from global memory), held to f32 rounding.
-  // The first with x16 and the first pass's units loaded after x is staged (early 0; the defaults load them before).
   for (const auto& [rows, units, xg, x16] : {std::tuple{1u, 1u, 0u, 1u}, {3u, 2u, 0u, 0u}, {8u, 4u, 1u, 0u}}) {
     const vk::ScopedTuning scope(prof, {{"matmul_group.qmatvec_direct.rows", rows}, {"matmul_group.qmatvec_direct.units", units},
                                         {"matmul_group.qmatvec_direct.x_global", xg}, {"matmul_group.qmatvec_direct.wg", 64},
-                                        {"matmul_group.qmatvec_direct.x16", x16}, {"matmul_group.qmatvec_direct.early", 0}});
+                                        {"matmul_group.qmatvec_direct.x16", x16}});
     for (const auto& c : op.cases(gpu::Scale::Test)) {
       INFO("rows " << rows << ", units " << units << ", x_global " << xg << ", x16 " << x16 << ", " << c.label);
       if (!x16) {
