@@ -20,7 +20,11 @@ layout(constant_id = 6) const uint UH = 64;     // 32-value units per row: H / 3
 layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
 layout(constant_id = 8) const uint RANK = 0;   // 1: routes by ranking (above); 0: K rounds of a subgroup argmax
 layout(constant_id = 9) const uint FIXED = 0;  // diagnosis only (results wrong): slot j takes expert 31 j, no routing
+// 1 (K <= TK): route()'s K rounds replaced by a merge (route_merge below); the same routes and weights.
+layout(constant_id = 10) const uint MERGE = 1;
 #include "common.glsl"
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_EXT_control_flow_attributes : require
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };        // [T, H]
 layout(std430, binding = 1) readonly buffer L { float logits[]; };   // [T, E]
@@ -44,6 +48,16 @@ const uint NONE = 0xffffffffu;
 shared float p[EMAX];
 shared uint sel_e[K];
 shared float sel_w[K];
+
+// The routes' order: a before b when its p is larger, or equal with a lower expert id (moe_router's reference).
+bool route_before(float ap, uint ae, float bp, uint be) { return ap > bp || (ap == bp && ae < be); }
+
+// MERGE (in route()): the K largest of the lanes' entries (v: p of experts lane, lane + lanes, ..., -1 past E)
+// without K dependent rounds of subgroup reductions: each lane keeps its TK first in route order (an insertion pass),
+// then log2(lanes) butterfly levels each merge a lane's list with its partner's (the elementwise better of the list
+// and the partner's reversed is a bitonic sequence holding the TK first of both; a bitonic merge network orders it).
+// Every lane ends with the same list, in slot order; the weights p / their sum in slot order, as the rounds give them.
+const uint TK = 8u;  // the list's length (K <= TK; fixed, so every index below is a constant)
 
 // Subgroup 0 only (uniform within it): token t's K routes into sel_e / sel_w. Lane l holds p of experts l, l + lanes, ...
 // in registers (ascending e), and its best one: each of the K rounds is two subgroup reductions (the largest p, then the
@@ -82,6 +96,44 @@ void route(uint t, uint lane, uint lanes) {
   }
   if (RANK != 0u) {  // route_ranks() takes the slots (none left unset, whatever the logits)
     for (uint j = lane; j < K; j += lanes) sel_e[j] = NONE, sel_w[j] = 0.0;
+    return;
+  }
+  if (MERGE != 0u && K <= TK) {  // the merge (above route_before)
+    float lp[TK];
+    uint le[TK];
+    [[unroll]] for (uint q = 0u; q < TK; ++q) lp[q] = -2.0, le[q] = NONE;  // below every entry (p >= 0, -1 past E)
+    for (uint i = 0u; i < (EMAX + SGS - 1u) / SGS; ++i) {
+      float cp = v[i];
+      uint ce = lane + i * lanes;
+      [[unroll]] for (uint q = 0u; q < TK; ++q) {  // the entry sinks to its place, each displaced one after it
+        const bool take = route_before(cp, ce, lp[q], le[q]);
+        const float tp = lp[q];
+        const uint te = le[q];
+        if (take) lp[q] = cp, le[q] = ce, cp = tp, ce = te;
+      }
+    }
+    for (uint o = 1u; o < lanes; o <<= 1u) {
+      float op[TK];
+      uint oe[TK];
+      [[unroll]] for (uint q = 0u; q < TK; ++q) {
+        op[q] = subgroupShuffleXor(lp[TK - 1u - q], o);
+        oe[q] = subgroupShuffleXor(le[TK - 1u - q], o);
+      }
+      [[unroll]] for (uint q = 0u; q < TK; ++q)
+        if (route_before(op[q], oe[q], lp[q], le[q])) lp[q] = op[q], le[q] = oe[q];
+      [[unroll]] for (uint d = TK / 2u; d > 0u; d >>= 1u)
+        [[unroll]] for (uint q = 0u; q < TK; ++q)
+          if ((q & d) == 0u && route_before(lp[q + d], le[q + d], lp[q], le[q])) {
+            const float tp = lp[q];
+            const uint te = le[q];
+            lp[q] = lp[q + d], le[q] = le[q + d], lp[q + d] = tp, le[q + d] = te;
+          }
+    }
+    float sum = 0.0;
+    [[unroll]] for (uint j = 0u; j < TK; ++j) sum += j < K ? lp[j] : 0.0;
+    if (subgroupElect())
+      [[unroll]] for (uint j = 0u; j < TK; ++j)
+        if (j < K) sel_e[j] = le[j], sel_w[j] = lp[j] / sum;
     return;
   }
   float sum = 0.0;

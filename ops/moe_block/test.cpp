@@ -15,14 +15,16 @@ TEST_CASE("vk ops: moe_block under other tunings", "[vk][ops][moe_block]") {
   const auto cs = op.cases(gpu::Scale::Test);
   // One row per workgroup, rows not dividing the widths, more rows than subgroups; the last also reads the f32 router a
   // word at a time and the middle one takes its routes by the ranking pass instead of K argmax rounds, and step 1's
-  // rows consecutive per workgroup instead of strided.
+  // rows consecutive per workgroup instead of strided; the first takes its routes by K rounds of a subgroup argmax instead of
+  // the merge of sorted lists (topk_merge 0).
   for (const auto& [wg, rows] : {std::pair{64u, 1u}, {128u, 3u}, {32u, 16u}}) {
     const vk::ScopedTuning scope(prof, {{"moe_block.fused_decode.wg", wg}, {"moe_block.fused_decode.x_rows", rows},
                                         {"moe_block.fused_decode.gate_up_rows", rows}, {"moe_block.fused_decode.down_rows", rows + 1},
                                         {"moe_block.fused_decode.router16", rows == 16u ? 0u : 1u},
                                         {"moe_block.fused_decode.rank", rows == 3u ? 1u : 0u},
                                         {"moe_block.fused_decode.interleave", rows == 3u ? 0u : 1u},
-                                        {"moe_block.fused_decode.x16", rows == 16u ? 0u : 1u}});
+                                        {"moe_block.fused_decode.x16", rows == 16u ? 0u : 1u},
+                                        {"moe_block.fused_decode.topk_merge", rows == 1u ? 0u : 1u}});
     for (const auto& c : cs) {
       INFO("wg " << wg << ", rows " << rows << ", " << c.label);
       std::mt19937_64 g(31);
@@ -56,4 +58,34 @@ TEST_CASE("vk ops: moe_block refuses widths that are not whole units", "[vk][ops
   CHECK_THROWS_WITH(gpu::Registry::get().variant("moe_block", "vulkan:fused_decode").run(ctx, a), Catch::Contains("multiples of 32"));
   a.p["k"] = 5;  // more slots than experts
   CHECK_THROWS_WITH(gpu::Registry::get().variant("moe_block", "vulkan:fused_decode").run(ctx, a), Catch::Contains("top-5 of 4"));
+}
+
+// Tied router logits (every odd expert's router row a copy of the even one before it, so equal p in pairs): step 2's
+// routes by the merge of sorted lists and by K argmax rounds take the lower id first, as the reference does: the same
+// outputs bit for bit, and both within the tolerance of the reference.
+TEST_CASE("vk ops: moe_block routes tied logits as the reference", "[vk][ops][moe_block]") {
+  auto& prof = device().ctx().profile();
+  const gpu::OpDef& op = gpu::Registry::get().op("moe_block");
+  for (const auto& c : op.cases(gpu::Scale::Test)) {
+    if (c.shape.at("T") != 1.0) continue;
+    std::mt19937_64 g(33);
+    gpu::OpArgs a = c.inputs(g);
+    const int64_t E = c.shape.at("experts"), H = c.shape.at("hidden");
+    Mat<float> r = randn(g, E, H, 1 / std::sqrt(double(H)));
+    for (int64_t e = 1; e < E; e += 2) r.row(e) = r.row(e - 1);
+    a.w.insert_or_assign("router", weight("router", r));
+    std::vector<Mat<float>> ys;
+    for (uint32_t merge : {0u, 1u}) {
+      INFO(c.label << ", topk_merge " << merge);
+      const vk::ScopedTuning scope(prof, {{"moe_block.fused_decode.topk_merge", merge}});
+      require_close("moe_block", "vulkan:fused_decode", a, op.tolerance);
+      gpu::WeightStore ws(&device());
+      gpu::VariantCtx ctx{&device(), &ws};
+      gpu::OpArgs got = a;
+      for (auto& [n, t] : got.t) t = t.clone();
+      gpu::Registry::get().variant("moe_block", "vulkan:fused_decode").run(ctx, got);
+      ys.push_back(got.t.at("y").f32());
+    }
+    CHECK((ys[0].array() == ys[1].array()).all());
+  }
 }

@@ -81,7 +81,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
   pc.blocks = u32((F + rg - 1) / rg);
   const auto& p2 = d.pipeline(x16_gate_up ? "moe_block_gate_up_x16" : "moe_block_gate_up",
                               {{0, wg}, {1, rg}, {2, type(gate)}, {3, type(up)}, {4, u32(E)}, {5, u32(k)}, {6, u32(H / 32)}, {7, sg_min},
-                               {8, d.tune(tn + "rank")}, {9, (diag >> 3) & 1u}},
+                               {8, d.tune(tn + "rank")}, {9, (diag >> 3) & 1u}, {10, d.tune(tn + "topk_merge")}},
                               7, sizeof pc);
   g = grid(uint64_t(T * k) * pc.blocks);
   if (!(diag & 2u))
@@ -131,6 +131,9 @@ void register_moe_block_vulkan(Registry& r) {
                 // 1: step 2's routes by one ranking pass of the whole workgroup instead of K rounds of a subgroup argmax
                 // (slower on the H200: reports/nvidia-h200/decode-composites.md).
                 {"moe_block.fused_decode.rank", 0},
+                // 1: step 2's K rounds of a subgroup argmax replaced by a merge of the lanes' sorted lists (log2 of the
+                // subgroup size butterfly levels; K at most 8), the same routes and weights.
+                {"moe_block.fused_decode.topk_merge", 1},
                 // 1: x, hmid and hs as 16-bit fixed point, integer dot products (ops/shaders/x16.glsl), where they apply.
                 {"moe_block.fused_decode.x16", 1}};
   v.precision_tolerance = kX16Tolerance;
