@@ -21,7 +21,7 @@ layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the
 layout(constant_id = 8) const uint RANK = 0;   // 1: routes by ranking (above); 0: K rounds of a subgroup argmax
 layout(constant_id = 9) const uint FIXED = 0;  // diagnosis only (results wrong): slot j takes expert 31 j, no routing
 // 1 (K <= TK): route()'s K rounds replaced by a merge (route_merge below); the same routes and weights.
-layout(constant_id = 10) const uint MERGE = 1;
+layout(constant_id = 10) const uint MERGE = 0;
 #include "common.glsl"
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require

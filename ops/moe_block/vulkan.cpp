@@ -132,8 +132,9 @@ void register_moe_block_vulkan(Registry& r) {
                 // (slower on the H200: reports/nvidia-h200/decode-composites.md).
                 {"moe_block.fused_decode.rank", 0},
                 // 1: step 2's K rounds of a subgroup argmax replaced by a merge of the lanes' sorted lists (log2 of the
-                // subgroup size butterfly levels; K at most 8), the same routes and weights.
-                {"moe_block.fused_decode.topk_merge", 1},
+                // subgroup size butterfly levels; K at most 8), the same routes and weights; slower on the H200 (the MoE
+                // block about 1 us more per layer in the decode profile, reports/nvidia-h200/decode-instream.md).
+                {"moe_block.fused_decode.topk_merge", 0},
                 // 1: x, hmid and hs as 16-bit fixed point, integer dot products (ops/shaders/x16.glsl), where they apply.
                 {"moe_block.fused_decode.x16", 1}};
   v.precision_tolerance = kX16Tolerance;
