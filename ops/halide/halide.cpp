@@ -61,6 +61,7 @@
 #include "hl_ssm_scan_plain.h"
 #include "hl_ssm_scan_tuned.h"
 #include "hl_ssm_scan_tuned_c16.h"
+#include "hl_ssm_scan_step_tuned.h"
 #ifdef HYBRIDLAB_HALIDE_VULKAN
 #include "HalideRuntimeVulkan.h"
 #include "ops/halide/halide_vulkan.h"
@@ -477,6 +478,13 @@ class Io {
     Device& d = c_.device();
     if (src.numel()) d.copy(src.buffer(d), dst.buffer_mut(d), src.bytes(), 0, size_t(row0 * dst.cols()) * 4);
   }
+  // A CPU state updated in place: its host memory viewed as a buffer of `dims`, for a pipeline that reads every
+  // element before it writes it (the input and the output buffer of the same memory; not on Vulkan).
+  Buffer<float> state_in_place(Tensor& state, std::vector<int> dims) {
+    if (vulkan()) fail("halide: a state updated in place is CPU only");
+    keep_.push_back(state);
+    return view(state.f32_mut().data(), std::move(dims));
+  }
   // A state becomes the pipeline's new state (a separate output: Halide's inputs and outputs do not alias).
   void update_state(Tensor& state, const Tensor& next) {
     if (!vulkan()) {
@@ -821,10 +829,11 @@ std::function<void(VariantCtx&, OpArgs&)> gdn_prep(PrepFn fn, On on, std::string
 // Chunk size of the Vulkan ssm_scan schedules (ops/ssm_scan/halide.cmake).
 constexpr int64_t kGpuScanChunk = 64;
 
-// `short_fn` (a build with shorter chunks), when given, serves calls of at most `short_t` tokens (decode,
-// short prompt chunks), where padding to a long chunk would waste most of the work.
+// `short_fn` (a build with shorter chunks), when given, serves calls of at most `short_t` tokens (short prompt
+// chunks), where padding to a long chunk would waste most of the work; `one_fn` (the recurrent form's one step), one
+// token (decode).
 std::function<void(VariantCtx&, OpArgs&)> ssm_scan(ScanFn fn, On on, std::string what, ScanFn short_fn = nullptr,
-                                                   int64_t short_t = 0) {
+                                                   int64_t short_t = 0, ScanFn one_fn = nullptr) {
   return [=](VariantCtx& c, OpArgs& a) {
     const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &b = a.in("beta"), &g = a.in("g");
     Tensor& state = a.state("state");
@@ -850,9 +859,15 @@ std::function<void(VariantCtx&, OpArgs&)> ssm_scan(ScanFn fn, On on, std::string
     Tensor o, next;
     auto qb = io.in<float>(q, {int(dk), int(nk), iT}), kb = io.in<float>(k, {int(dk), int(nk), iT});
     auto vb = io.in<float>(v, {int(dv), int(nv), iT}), bb = io.in<float>(b, {int(nv), iT}), gb = io.in<float>(g, {int(nv), iT});
-    auto sb = io.in<float>(state, {int(dv), int(dk), int(nv)});
-    auto ob = io.out<float>(o, T, nv * dv, {int(dv), int(nv), iT}), nb = io.out<float>(next, nv, dk * dv, {int(dv), int(dk), int(nv)});
-    const ScanFn f = short_fn && T <= short_t ? short_fn : fn;
+    auto ob = io.out<float>(o, T, nv * dv, {int(dv), int(nv), iT});
+    if (one_fn && T == 1 && !io.vulkan()) {  // the step reads each state element before it writes it: in place
+      auto st = io.state_in_place(state, {int(dv), int(dk), int(nv)});
+      io.run(what, [&] { return one_fn(qb, kb, vb, bb, gb, st, tiled, ob, st); });
+      a.set("o", o);
+      return;
+    }
+    auto sb = io.in<float>(state, {int(dv), int(dk), int(nv)}), nb = io.out<float>(next, nv, dk * dv, {int(dv), int(dk), int(nv)});
+    const ScanFn f = one_fn && T == 1 ? one_fn : short_fn && T <= short_t ? short_fn : fn;
     io.run(what, [&] { return f(qb, kb, vb, bb, gb, sb, tiled, ob, nb); });
     io.update_state(state, next);
     a.set("o", o);
@@ -1029,8 +1044,10 @@ void register_halide_variants(Registry& r) {
   const std::string scan_tuned =
       "inputs repacked per (chunk, head), solve per (chunk, head) task, state pass parallel over heads, 8-wide along d_v";
   add(r, On::Cpu, "ssm_scan", "c16", "chunked form (C = 16): " + scan_tuned, ssm_scan(hl_ssm_scan_tuned_c16, On::Cpu, "hl_ssm_scan_tuned_c16"));
-  add(r, On::Cpu, "ssm_scan", "tuned", "chunked form, C = 64 (C = 16 for T <= 32): " + scan_tuned,
-          ssm_scan(hl_ssm_scan_tuned, On::Cpu, "hl_ssm_scan_tuned", hl_ssm_scan_tuned_c16, 32));
+  add(r, On::Cpu, "ssm_scan", "tuned",
+      "chunked form, C = 64 (C = 16 for T <= 32; one token: the recurrent form's step, the state updated in place, "
+      "tasks over value heads): " + scan_tuned,
+      ssm_scan(hl_ssm_scan_tuned, On::Cpu, "hl_ssm_scan_tuned", hl_ssm_scan_tuned_c16, 32, hl_ssm_scan_step_tuned));
   add(r, On::Cpu, "attention", "plain", "one row of scores per (token, head), scalar, serial",
           attention(hl_attention_plain, On::Cpu, "hl_attention_plain"));
   add(r, On::Cpu, "attention", "tuned", "keys transposed once, tiles of 8 tokens of one head per task, 8-wide",

@@ -251,6 +251,64 @@ class SsmScan : public Generator<SsmScan> {
   }
 };
 
+// One token (decode) in the recurrent form, which the chunked form pads to a whole chunk: with alpha = exp(g) and k, q
+// of the value head's key head,
+//   delta = beta (v - alpha S k),   S' = alpha S + delta k^T,   o = S' q = alpha S q + delta (k . q),
+// so the state is read twice (S k and S q in one pass; S') and written once. The same inputs and outputs as SsmScan at
+// T = 1. Schedules: vec (vectors along d_v), parallel (tasks over value heads).
+class SsmScanStep : public Generator<SsmScanStep> {
+ public:
+  GeneratorParam<int> vec{"vec", 8};
+  GeneratorParam<bool> parallel{"parallel", false};
+
+  Input<Buffer<float, 3>> q{"q"};          // (d_k, n_k, 1)
+  Input<Buffer<float, 3>> k{"k"};          // (d_k, n_k, 1)
+  Input<Buffer<float, 3>> v{"v"};          // (d_v, n_v, 1)
+  Input<Buffer<float, 2>> beta{"beta"};    // (n_v, 1)
+  Input<Buffer<float, 2>> g{"g"};          // (n_v, 1)
+  Input<Buffer<float, 3>> state{"state"};  // (d_v, d_k, n_v)
+  Input<int> tiled{"tiled"};
+  Output<Buffer<float, 3>> o{"o"};                  // (d_v, n_v, 1)
+  Output<Buffer<float, 3>> state_out{"state_out"};  // (d_v, d_k, n_v)
+
+  void generate() {
+    Var j("j"), i("i"), h("h"), t("t");
+    const Expr dk = q.dim(0).extent(), nk = q.dim(1).extent(), nv = v.dim(1).extent();
+    const Expr kh = select(tiled != 0, h % nk, h / (nv / nk));
+    RDom ri(0, dk, "ri");
+    Func skq("skq"), kq("kq"), delta("delta");
+    skq(j, h) = Tuple(0.0f, 0.0f);  // (S k, S q)
+    skq(j, h) = Tuple(skq(j, h)[0] + state(j, ri, h) * k(ri, kh, 0), skq(j, h)[1] + state(j, ri, h) * q(ri, kh, 0));
+    kq(h) = 0.0f;
+    kq(h) += k(ri, kh, 0) * q(ri, kh, 0);
+    const Expr alpha = exp(g(h, 0));
+    delta(j, h) = beta(h, 0) * (v(j, h, 0) - alpha * skq(j, h)[0]);
+    state_out(j, i, h) = alpha * state(j, i, h) + delta(j, h) * k(i, kh, 0);
+    o(j, h, t) = alpha * skq(j, h)[1] + delta(j, h) * kq(h);
+
+    // ---- schedule ----
+    // S k and S q over blocks of 2 vw values of j with the key index inside, so the block's sums stay in registers.
+    const int vw = vec;
+    Var jo("jo"), ji("ji");
+    skq.compute_root();
+    skq.update().split(j, jo, ji, 2 * vw, kGuard).reorder(ji, ri, jo, h);
+    kq.compute_root();
+    delta.compute_root();
+    if (parallel) {
+      skq.parallel(h);
+      skq.update().parallel(h);
+      state_out.parallel(h);
+    }
+    if (vw > 1) {
+      for (Func f : {skq, delta}) f.vectorize(j, vw, kGuard);
+      skq.update().vectorize(ji, vw, kGuard).unroll(ji);
+      state_out.vectorize(j, vw, kGuard);
+      o.vectorize(j, vw, kGuard);
+    }
+  }
+};
+
 }  // namespace hl::halide_gen
 
 HALIDE_REGISTER_GENERATOR(hl::halide_gen::SsmScan, hl_ssm_scan)
+HALIDE_REGISTER_GENERATOR(hl::halide_gen::SsmScanStep, hl_ssm_scan_step)
