@@ -6,6 +6,9 @@
 
 #include "common.h"
 
+// Registers fn to run after the tests, before static destruction (tests/catch_main.cpp): what holds a Vulkan device.
+extern "C" void hl_test_at_teardown(void (*fn)());
+
 namespace hl::test {
 
 // The project root (set by CTest); tests never read ../shared.

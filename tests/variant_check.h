@@ -12,10 +12,19 @@
 
 namespace hl::test {
 
-// One Vulkan device for the whole test binary (validation layers on through HYBRIDLAB_VALIDATION=1).
-inline gpu::Device& device() {
-  static gpu::Device d;
+// One Vulkan device for the whole test binary (validation layers on through HYBRIDLAB_VALIDATION=1), released after
+// the tests (hl_test_at_teardown).
+inline std::unique_ptr<gpu::Device>& device_slot() {
+  static std::unique_ptr<gpu::Device> d;
   return d;
+}
+inline gpu::Device& device() {
+  auto& d = device_slot();
+  if (!d) {
+    d = std::make_unique<gpu::Device>();
+    hl_test_at_teardown([] { device_slot().reset(); });
+  }
+  return *d;
 }
 
 // Fails the current test if the validation layers said anything since the last call.
@@ -87,6 +96,7 @@ inline gpu::Device* coopmat_device(std::string* why = nullptr) {
     if (!device().ctx().validation_enabled()) return nullptr;
     own = std::make_unique<gpu::Device>(
         vk::ContextOptions{.device = std::to_string(device().info().index), .validation = false});
+    hl_test_at_teardown([] { own.reset(); });
     reason = gpu::coopmat_unavailable(*own, false);
     if (!reason.empty()) return nullptr;
     WARN("cooperative matrices only without the validation layers: the coopmat tests run unvalidated");

@@ -22,9 +22,17 @@ std::string tmp_reports() {
   return p.string();
 }
 
-gpu::Device& device() {
-  static gpu::Device d;
+std::unique_ptr<gpu::Device>& device_slot() {
+  static std::unique_ptr<gpu::Device> d;
   return d;
+}
+gpu::Device& device() {  // released after the tests (hl_test_at_teardown)
+  auto& d = device_slot();
+  if (!d) {
+    d = std::make_unique<gpu::Device>();
+    hl_test_at_teardown([] { device_slot().reset(); });
+  }
+  return *d;
 }
 
 const exp::Case& find_case(const std::vector<exp::Part>& parts, const std::string& op, const std::string& label) {
