@@ -62,6 +62,7 @@
 #include "hl_ssm_scan_tuned.h"
 #include "hl_ssm_scan_tuned_c16.h"
 #include "hl_ssm_scan_step_tuned.h"
+#include "hl_matmul_tuned_t1.h"
 #ifdef HYBRIDLAB_HALIDE_VULKAN
 #include "HalideRuntimeVulkan.h"
 #include "ops/halide/halide_vulkan.h"
@@ -754,7 +755,8 @@ std::function<void(VariantCtx&, OpArgs&)> gated_rmsnorm(GatedNormFn fn, On on, s
 
 // f32 weights through `fn`; Q8_0 weights through `q8` (decoded in the pipeline, CPU) when there is one; other
 // storage types dequantized to f32 first (once: the store's copy).
-std::function<void(VariantCtx&, OpArgs&)> matmul(MatmulFn fn, MatmulFn q8, On on, std::string what) {
+// `one_fn`, when given, serves calls of one token (f32 weights).
+std::function<void(VariantCtx&, OpArgs&)> matmul(MatmulFn fn, MatmulFn q8, On on, std::string what, MatmulFn one_fn = nullptr) {
   return [=](VariantCtx& c, OpArgs& a) {
     const Tensor& x = a.in("x");
     const WeightRef& w = a.weight("w");
@@ -770,7 +772,8 @@ std::function<void(VariantCtx&, OpArgs&)> matmul(MatmulFn fn, MatmulFn q8, On on
       io.run(what + " (q8_0)", [&] { return q8(xb, wb, yb); });
     } else {
       auto wb = io.weight(w, {K, O});
-      io.run(what, [&] { return fn(xb, wb, yb); });
+      const MatmulFn f = one_fn && T == 1 ? one_fn : fn;
+      io.run(what, [&] { return f(xb, wb, yb); });
     }
     a.set("y", y);
   };
@@ -1028,8 +1031,9 @@ void register_halide_variants(Registry& r) {
     add(r, On::Cpu, op, "plain", plain + "; Q8_0 weights decoded in the pipeline",
             matmul(hl_matmul_plain, hl_matmul_q8_0_plain, On::Cpu, "hl_matmul_plain"));
     add(r, On::Cpu, op, "tuned",
-            "reduction in 8 lanes (rfactor), 4 x 2 register tile, 64 outputs per task; Q8_0 weights decoded in the pipeline",
-            matmul(hl_matmul_tuned, hl_matmul_q8_0_tuned, On::Cpu, "hl_matmul_tuned"));
+            "reduction in 8 lanes (rfactor), 4 x 2 register tile (4 x 1 for one token), 64 outputs per task; Q8_0 weights "
+            "decoded in the pipeline",
+            matmul(hl_matmul_tuned, hl_matmul_q8_0_tuned, On::Cpu, "hl_matmul_tuned", hl_matmul_tuned_t1));
   }
   const std::string prep_how = "conv + silu, the q/k/v split, the q/k heads' l2 norms and the gates in one pipeline; ";
   add(r, On::Cpu, "gdn_prep", "plain", prep_how + "every stage at its use, scalar, serial",
