@@ -37,7 +37,8 @@ layout(constant_id = 8) const uint TYPE1 = 12;  // segments 1..3's types
 layout(constant_id = 9) const uint TYPE2 = 12;
 layout(constant_id = 10) const uint TYPE3 = 12;
 // Diagnosis only (results wrong): 1 loads each unit and its block header as always but skips the decode and the
-// products (a word of the unit stands in): what the arithmetic costs beside the loads.
+// products (a word of the unit stands in): what the arithmetic costs beside the loads. With x16: 2 skips the staging
+// of x (its loads, the norm, the rounding; the barriers stay), 4 skips the weights' loads (values from the row index).
 layout(constant_id = 11) const uint DIAG = 0;
 #include "common.glsl"
 
@@ -73,6 +74,11 @@ layout(push_constant) uniform Push { uint T, K, end; uvec4 N, row_bytes, first; 
 // x as 16-bit fixed point (ops/shaders/x16.glsl), every segment a K-quant: integer dot products, no float x staged.
 #define HLX_RUNS (XV / 4u)
 #include "x16.glsl"
+void hlx_zero(uint r) {  // DIAG 2: a run staged as zeros, no loads
+  hlx_hi[r] = uvec4(0u);
+  hlx_lo[r] = uvec4(0u);
+  hlx_sd[r] = vec2(0.0);
+}
 shared vec4 xs[1];
 #else
 shared vec4 xs[XG != 0u ? 1u : XV];
@@ -106,7 +112,14 @@ void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes, float sc
         uvec4 lo, hi;
         vec4 ms;
         float bias;
-        hlq_unit_packed(type, seg, row * row_bytes, uu, lo, hi, ms, bias);
+        if ((DIAG & 4u) != 0u) {
+          lo = uvec4(row ^ uu, row, uu, row + uu) & 0x0F0F0F0Fu;
+          hi = lo.yzwx;
+          ms = vec4(1e-6);  // small: the stream's later ops stay finite
+          bias = 0.0;
+        } else {
+          hlq_unit_packed(type, seg, row * row_bytes, uu, lo, hi, ms, bias);
+        }
         const float d = hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
         acc[r] += u < units ? d : 0.0;
       }
@@ -189,12 +202,19 @@ void main() {
     float scale = 1.0;
 #if defined(QMV_NORM)
     barrier();  // the previous token's x is no longer read
-    stage_normed(t);
+    if ((DIAG & 2u) == 0u) stage_normed(t);
+#ifdef QMV_X16
+    else for (uint r = gl_LocalInvocationID.x; r < NRUN; r += WG) hlx_zero(r);
+#endif
     barrier();
-    scale = norm_scale();
+    if ((DIAG & 2u) == 0u) scale = norm_scale();
 #elif defined(QMV_X16)
     barrier();  // the previous token's x is no longer read
     for (uint r = gl_LocalInvocationID.x; r < pc.K / 16u; r += WG) {
+      if ((DIAG & 2u) != 0u) {
+        hlx_zero(r);
+        continue;
+      }
       vec4 v[4];
       for (uint k = 0u; k < 4u; ++k) v[k] = x4[t * (pc.K / 4u) + 4u * r + k];
       hlx_stage(r, v);
