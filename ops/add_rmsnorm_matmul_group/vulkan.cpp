@@ -32,6 +32,8 @@ void register_add_rmsnorm_matmul_group_vulkan(Registry& r) {
   // matmul_group's qmatvec_direct tunables, its own (x_global does not apply: the row is staged).
   v.tunables = {{"add_rmsnorm_matmul_group.qmatvec_direct.wg", 256}, {"add_rmsnorm_matmul_group.qmatvec_direct.rows", 2},
                 {"add_rmsnorm_matmul_group.qmatvec_direct.units", 1}, {"add_rmsnorm_matmul_group.qmatvec_direct.groups", 0},
+                {"add_rmsnorm_matmul_group.qmatvec_direct.passes", 1},
+                {"add_rmsnorm_matmul_group.qmatvec_direct.early", 0},
                 {"add_rmsnorm_matmul_group.qmatvec_direct.x16", 1}};
   v.precision_tolerance = kX16Tolerance;  // x16: the row as 16-bit fixed point
   r.add_variant(std::move(v));

@@ -92,43 +92,79 @@ uvec2 hlq_scale_min_k4(uvec3 s, uint j) {
                (hlq_scale_byte(s, j + 4u) >> 4u) | ((hlq_scale_byte(s, j) >> 6u) << 4u));
 }
 
-// Unit u of a block-type row (Q8_0, K-quants) starting at byte `row`, still packed: the lo and hi runs' 16 bytes
-// each (value = mul * (byte - bias) - sub per run), and ms = (mul_lo, sub_lo, mul_hi, sub_hi) formed as ggml forms
-// them (d * sc, dmin * m). For kernels that unpack a few values at a time (fewer live registers).
-void hlq_unit_packed(uint type, uint buf, uint row, uint u, out uvec4 lo, out uvec4 hi, out vec4 ms, out float bias) {
+// A K-quant unit's words as loaded, nothing decoded yet (hlq_unit_raw), and their decode (hlq_unit_unpack), so that
+// a kernel can issue one pass of loads while it computes on the pass before. Q6_K's 16-byte fields sit on 2-byte
+// boundaries: five words each (a, e.x and b, e.y), aligned in the decode; c holds Q5_K's qh, or Q6_K's d and scale words.
+struct HlqRaw { uvec4 a, b, c; uvec2 e; };
+
+void hlq_unit_raw(uint type, uint buf, uint row, uint u, out HlqRaw r) {
+  const uint j = u % hlq_units_per_block(type), b = row + (u / hlq_units_per_block(type)) * hlq_block_bytes(type);
+  r.c = uvec4(0u);
+  r.e = uvec2(0u);
+  if (type == HLQ_Q4_K || type == HLQ_Q5_K) {
+    const uint g = j >> 1u, l0 = 16u * (j & 1u);
+    r.a = hlq_load16(type, buf, b);  // d, dmin and the 12 scale bytes
+    r.b = hlq_load16(type, buf, b + (type == HLQ_Q5_K ? 48u : 16u) + 32u * g + l0);
+    if (type == HLQ_Q5_K) r.c = hlq_load16(type, buf, b + 16u + l0);
+  } else {  // Q6_K
+    const uint h = j >> 2u, kk = (j >> 1u) & 1u, l0 = 16u * (j & 1u);
+    const uint ql = (b + 64u * h + 32u * kk + l0) >> 2u, qh = (b + 128u + 32u * h + l0) >> 2u;
+    const uint si = (b + 192u + 8u * h + 2u * kk + (l0 >> 4u)) >> 2u;
+    r.a = uvec4(HLQ_WORD(buf, ql), HLQ_WORD(buf, ql + 1u), HLQ_WORD(buf, ql + 2u), HLQ_WORD(buf, ql + 3u));
+    r.b = uvec4(HLQ_WORD(buf, qh), HLQ_WORD(buf, qh + 1u), HLQ_WORD(buf, qh + 2u), HLQ_WORD(buf, qh + 3u));
+    r.e = uvec2(HLQ_WORD(buf, ql + 4u), HLQ_WORD(buf, qh + 4u));
+    r.c = uvec4(HLQ_WORD(buf, (b + 208u) >> 2u), HLQ_WORD(buf, si), HLQ_WORD(buf, si + 1u), 0u);
+  }
+}
+
+// 16 bytes from five words w, e read at byte & ~3 (byte 2-aligned).
+uvec4 hlq_align16(uvec4 w, uint e, uint byte) {
+  return (byte & 2u) == 0u ? w : (w >> 16u) | (uvec4(w.yzw, e) << 16u);
+}
+
+// hlq_unit_raw's words of unit u of the row at byte `row`, decoded as hlq_unit_packed gives them.
+void hlq_unit_unpack(uint type, uint row, uint u, HlqRaw r, out uvec4 lo, out uvec4 hi, out vec4 ms, out float bias) {
   const uint j = u % hlq_units_per_block(type), b = row + (u / hlq_units_per_block(type)) * hlq_block_bytes(type);
   bias = 0.0;
   if (type == HLQ_Q4_K || type == HLQ_Q5_K) {
     // { f16 d, dmin; u8 scales[12]; (Q5_K: u8 qh[32];) u8 qs[128] }: value 64g + 32h + l is nibble h of
     // qs[32g + l] (Q5_K: plus bit 2g + h of qh[l] as bit 4), sub-block 2g + h.
-    const uint g = j >> 1u, l0 = 16u * (j & 1u);
-    const uvec4 head = hlq_load16(type, buf, b);  // d, dmin and the 12 scale bytes
-    const vec2 dm = unpackHalf2x16(head.x);
-    const uvec3 sc = head.yzw;
+    const uint g = j >> 1u;
+    const vec2 dm = unpackHalf2x16(r.a.x);
+    const uvec3 sc = r.a.yzw;
     const uvec2 a = hlq_scale_min_k4(sc, 2u * g), c = hlq_scale_min_k4(sc, 2u * g + 1u);
     ms = vec4(dm.x * float(a.x), dm.y * float(a.y), dm.x * float(c.x), dm.y * float(c.y));
-    const uvec4 qs = hlq_load16(type, buf, b + (type == HLQ_Q5_K ? 48u : 16u) + 32u * g + l0);
-    lo = qs & 0x0F0F0F0Fu;
-    hi = (qs >> 4u) & 0x0F0F0F0Fu;
+    lo = r.b & 0x0F0F0F0Fu;
+    hi = (r.b >> 4u) & 0x0F0F0F0Fu;
     if (type == HLQ_Q5_K) {
-      const uvec4 qh = hlq_load16(type, buf, b + 16u + l0);
-      lo |= ((qh >> (2u * g)) & 0x01010101u) << 4u;
-      hi |= ((qh >> (2u * g + 1u)) & 0x01010101u) << 4u;
+      lo |= ((r.c >> (2u * g)) & 0x01010101u) << 4u;
+      hi |= ((r.c >> (2u * g + 1u)) & 0x01010101u) << 4u;
     }
-  } else if (type == HLQ_Q6_K) {
-    // { u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d }: value 128h + 32k + l = d * sc[8h + 2k + l/16] * (q - 32),
+  } else {
+    // Q6_K { u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d }: value 128h + 32k + l = d * sc[8h + 2k + l/16] * (q - 32),
     // q = nibble (k >= 2) of ql[64h + 32(k%2) + l] | bits 2k.. of qh[32h + l] << 4. lo: k = kk, hi: k = kk + 2.
     const uint h = j >> 2u, kk = (j >> 1u) & 1u, l0 = 16u * (j & 1u);
-    const uvec4 ql = hlq_load16(type, buf, b + 64u * h + 32u * kk + l0);
-    const uvec4 qh = hlq_load16(type, buf, b + 128u + 32u * h + l0);
+    const uvec4 ql = hlq_align16(r.a, r.e.x, b), qh = hlq_align16(r.b, r.e.y, b);
     lo = (ql & 0x0F0F0F0Fu) | (((qh >> (2u * kk)) & 0x03030303u) << 4u);
     hi = ((ql >> 4u) & 0x0F0F0F0Fu) | (((qh >> (2u * kk + 4u)) & 0x03030303u) << 4u);
-    const float d = hlq_f16(buf, b + 208u);
-    const uint si = b + 192u + 8u * h + 2u * kk + (l0 >> 4u);
-    ms = vec4(d * hlq_i8(buf, si), 0.0, d * hlq_i8(buf, si + 4u), 0.0);
+    const float d = unpackHalf2x16((r.c.x >> (8u * ((b + 208u) & 2u))) & 0xFFFFu).x;
+    const uint sh = 8u * ((b + 192u + 8u * h + 2u * kk + (l0 >> 4u)) & 3u);
+    ms = vec4(d * float(int((r.c.y >> sh) << 24u) >> 24), 0.0, d * float(int((r.c.z >> sh) << 24u) >> 24), 0.0);
     bias = 32.0;
+  }
+}
+
+// Unit u of a block-type row (Q8_0, K-quants) starting at byte `row`, still packed: the lo and hi runs' 16 bytes
+// each (value = mul * (byte - bias) - sub per run), and ms = (mul_lo, sub_lo, mul_hi, sub_hi) formed as ggml forms
+// them (d * sc, dmin * m). For kernels that unpack a few values at a time (fewer live registers).
+void hlq_unit_packed(uint type, uint buf, uint row, uint u, out uvec4 lo, out uvec4 hi, out vec4 ms, out float bias) {
+  if (type == HLQ_Q4_K || type == HLQ_Q5_K || type == HLQ_Q6_K) {
+    HlqRaw r;
+    hlq_unit_raw(type, buf, row, u, r);
+    hlq_unit_unpack(type, row, u, r, lo, hi, ms, bias);
   } else {
     // Q8_0 { f16 d; i8 qs[32] }: value d * q; bytes biased by 128 (xor) to read them unsigned.
+    const uint b = row + u * hlq_block_bytes(type);
     const float d = hlq_f16(buf, b);
     lo = hlq_load16(type, buf, b + 2u) ^ 0x80808080u;
     hi = hlq_load16(type, buf, b + 18u) ^ 0x80808080u;
