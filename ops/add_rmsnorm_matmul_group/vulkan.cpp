@@ -29,11 +29,12 @@ void register_add_rmsnorm_matmul_group_vulkan(Registry& r) {
                              "instead of x, 1/rms applied at the store; workgroup 0 writes x + a",
                              fused_decode, /*family_default=*/true);
   v.status = "default";
-  // matmul_group's qmatvec_direct tunables, its own (x_global does not apply: the row is staged).
-  v.tunables = {{"add_rmsnorm_matmul_group.qmatvec_direct.wg", 256}, {"add_rmsnorm_matmul_group.qmatvec_direct.rows", 2},
+  // matmul_group's qmatvec_direct tunables, its own (x_global does not apply: the row is staged). Hopper: 3 rows per
+  // subgroup pass, a third fewer workgroups each staging the normed row (in the H200's decode stream 18.95-18.96 us per
+  // call against 21.18 at 2 rows, tg128 291.2-292.9 against 285.2-288.7: reports/nvidia-h200/decode-instream.md).
+  v.tunables = {{"add_rmsnorm_matmul_group.qmatvec_direct.wg", 256},
+                {"add_rmsnorm_matmul_group.qmatvec_direct.rows", 2, {{"nvidia-hopper", 3}}},
                 {"add_rmsnorm_matmul_group.qmatvec_direct.units", 1}, {"add_rmsnorm_matmul_group.qmatvec_direct.groups", 0},
-                {"add_rmsnorm_matmul_group.qmatvec_direct.passes", 1},
-                {"add_rmsnorm_matmul_group.qmatvec_direct.early", 0},
                 {"add_rmsnorm_matmul_group.qmatvec_direct.x16", 1}};
   v.precision_tolerance = kX16Tolerance;  // x16: the row as 16-bit fixed point
   r.add_variant(std::move(v));

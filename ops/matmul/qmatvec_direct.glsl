@@ -40,10 +40,6 @@ layout(constant_id = 10) const uint TYPE3 = 12;
 // products (a word of the unit stands in): what the arithmetic costs beside the loads. With x16: 2 skips the staging
 // of x (its loads, the norm, the rounding; the barriers stay), 4 skips the weights' loads (values from the row index).
 layout(constant_id = 11) const uint DIAG = 0;
-// x16 only: 1 loads each subgroup's next pass of units (as raw words) before the arithmetic on this one, so a subgroup
-// that walks several passes (the grid capped by the host: `passes`) keeps a pass of loads in flight while it computes.
-// 2: also the first pass's loads issued before x is staged (their round trip behind the staging's).
-layout(constant_id = 12) const uint PIPE = 0;
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };   // [T, K]
@@ -198,76 +194,12 @@ float norm_scale() {
 }
 #endif
 
-#ifdef QMV_X16
-// PIPE: a subgroup's passes in turn through two register sets of raw units, each filled one pass ahead.
-const uint NU = (XV / 8u + SGS * UPL - 1u) / (SGS * UPL) * UPL;  // units per lane per row (pass()'s steps x UPL)
-HlqRaw qmv_pa[PIPE != 0u ? NU * R : 1u], qmv_pb[PIPE != 0u ? NU * R : 1u];
-// Unit n of the lane (n < NU) is unit lane + n * lanes of the row, as in pass(); past the row: a repeat, weighted 0.
-#define QMV_LOAD_SEG(ARR, SEG, TY, R0, N, RB)                                                       \
-  for (uint n = 0u; n < NU; ++n) {                                                                   \
-    const uint uu = min(gl_SubgroupInvocationID + n * gl_SubgroupSize, XV / 8u - 1u);               \
-    for (uint r = 0u; r < R; ++r) hlq_unit_raw(TY, SEG, min((R0) + r, (N) - 1u) * (RB), uu, ARR[n * R + r]); \
-  }
-#define QMV_LOAD(ARR, R0)                                                                                          \
-  if (NSEG == 1u || (R0) < pc.first.y) { QMV_LOAD_SEG(ARR, 0u, TYPE, (R0), pc.N.x, pc.row_bytes.x) }                  \
-  else if (NSEG == 2u || (R0) < pc.first.z) { QMV_LOAD_SEG(ARR, 1u, TYPE1, (R0) - pc.first.y, pc.N.y, pc.row_bytes.y) } \
-  else if (NSEG == 3u || (R0) < pc.first.w) { QMV_LOAD_SEG(ARR, 2u, TYPE2, (R0) - pc.first.z, pc.N.z, pc.row_bytes.z) } \
-  else { QMV_LOAD_SEG(ARR, 3u, TYPE3, (R0) - pc.first.w, pc.N.w, pc.row_bytes.w) }
-#define QMV_COMPUTE_SEG(ARR, SEG, TY, T, R0, N, RB, SCALE)                                             \
-  {                                                                                                   \
-    float acc[R];                                                                                     \
-    for (uint r = 0u; r < R; ++r) acc[r] = 0.0;                                                       \
-    for (uint n = 0u; n < NU; ++n) {                                                                  \
-      const uint u = gl_SubgroupInvocationID + n * gl_SubgroupSize, uu = min(u, XV / 8u - 1u);      \
-      const uvec2 xr = hlq_unit_runs(TY, uu) >> 4u;                                                   \
-      for (uint r = 0u; r < R; ++r) {                                                                 \
-        uvec4 lo, hi;                                                                                 \
-        vec4 ms;                                                                                      \
-        float bias;                                                                                   \
-        hlq_unit_unpack(TY, min((R0) + r, (N) - 1u) * (RB), uu, ARR[n * R + r], lo, hi, ms, bias);   \
-        const float d = hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);                                   \
-        acc[r] += u < XV / 8u ? d : 0.0;                                                              \
-      }                                                                                               \
-    }                                                                                                 \
-    for (uint r = 0u; r < R; ++r) {                                                                   \
-      const float s = subgroupAdd(acc[r]) * (SCALE);                                                  \
-      if (subgroupElect() && (R0) + r < (N)) store(SEG, (T) * (N) + (R0) + r, s);                     \
-    }                                                                                                 \
-  }
-#define QMV_COMPUTE(ARR, T, R0, SCALE)                                                                                    \
-  if (NSEG == 1u || (R0) < pc.first.y) QMV_COMPUTE_SEG(ARR, 0u, TYPE, T, (R0), pc.N.x, pc.row_bytes.x, SCALE)                  \
-  else if (NSEG == 2u || (R0) < pc.first.z) QMV_COMPUTE_SEG(ARR, 1u, TYPE1, T, (R0) - pc.first.y, pc.N.y, pc.row_bytes.y, SCALE) \
-  else if (NSEG == 3u || (R0) < pc.first.w) QMV_COMPUTE_SEG(ARR, 2u, TYPE2, T, (R0) - pc.first.z, pc.N.z, pc.row_bytes.z, SCALE) \
-  else QMV_COMPUTE_SEG(ARR, 3u, TYPE3, T, (R0) - pc.first.w, pc.N.w, pc.row_bytes.w, SCALE)
-
-// Passes first, first + stride, ... of token t, each pass's loads issued before the arithmetic on the pass before;
-// loaded: the first pass's are (PIPE 2).
-void pipelined(uint t, uint first, uint stride, float scale, bool loaded) {
-  uint r0 = first;
-  if (!loaded && r0 < pc.end) { QMV_LOAD(qmv_pa, r0) }
-  while (r0 < pc.end) {  // uniform per subgroup
-    uint rn = r0 + stride;
-    if (rn < pc.end) { QMV_LOAD(qmv_pb, rn) }
-    QMV_COMPUTE(qmv_pa, t, r0, scale)
-    r0 = rn;
-    if (r0 >= pc.end) break;
-    rn = r0 + stride;
-    if (rn < pc.end) { QMV_LOAD(qmv_pa, rn) }
-    QMV_COMPUTE(qmv_pb, t, r0, scale)
-    r0 = rn;
-  }
-}
-#endif
-
 void main() {
   const uint nsg = hl_num_subgroups();
   const uint first = (hl_group_index() * nsg + gl_SubgroupID) * R;
   const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * nsg * R;
   for (uint t = 0u; t < pc.T; ++t) {
     float scale = 1.0;
-#ifdef QMV_X16
-    if (PIPE == 2u && first < pc.end) { QMV_LOAD(qmv_pa, first) }  // every token's rows are the same
-#endif
 #if defined(QMV_NORM)
     barrier();  // the previous token's x is no longer read
     if ((DIAG & 2u) == 0u) stage_normed(t);
@@ -293,12 +225,6 @@ void main() {
       barrier();  // the previous token's x is no longer read
       for (uint i = gl_LocalInvocationID.x; i < pc.K / 4u; i += WG) xs[i] = x4[t * (pc.K / 4u) + i];
       barrier();
-    }
-#endif
-#ifdef QMV_X16
-    if (PIPE != 0u) {
-      pipelined(t, first, stride, scale, PIPE == 2u);
-      continue;
     }
 #endif
     for (uint r0 = first; r0 < pc.end; r0 += stride) {  // uniform per subgroup

@@ -51,9 +51,6 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
     fail("{}: x of {} values does not fit {} bytes of shared memory; use vulkan:qmatvec or x_global", what, K, smem);
   if (K % 4) fail("{}: {} input columns, not a multiple of 4", what, K);
   const uint32_t wg = d.tune(tn + "wg"), rows = d.tune(tn + "rows"), groups = d.tune(tn + "groups");
-  const uint32_t passes = std::max(1u, d.tune(tn + "passes"));
-  // x16 with several passes per subgroup: 1 loads a pass ahead, 2 also the first pass before x is staged.
-  const uint32_t pipe = passes > 1 ? (d.tune(tn + "early") ? 2u : 1u) : 0u;
   // units 0: a row's units in one step of the subgroup (at most 4 per lane), so its loads issue together.
   uint32_t upl = d.tune(tn + "units");
   if (upl == 0) upl = std::clamp<uint32_t>((K / 32 + d.info().subgroup_size - 1) / d.info().subgroup_size, 1, 4);
@@ -98,12 +95,11 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
                                  (x16 ? "_x16" : ""),
                              {{0, wg}, {1, type[0]}, {2, rows}, {3, upl}, {4, K / 4}, {5, x_global},
                               {6, d.info().min_subgroup_size}, {7, u32(int64_t(ws.size()))}, {8, type[1]}, {9, type[2]},
-                              {10, type[3]}, {11, d.profile().get(tn + "diag", 0)}, {12, x16 ? pipe : 0u}},
+                              {10, type[3]}, {11, d.profile().get(tn + "diag", 0)}},
                              uint32_t(bind.size()), sizeof pc);
-  // `passes` passes per subgroup at the reported subgroup size (the kernel walks them grid-stride; with x16 it loads
-  // each pass's units while it computes on the pass before), at most `groups` workgroups when that is set (then each
-  // stages x once for more rows).
-  const uint32_t per_group = rows * std::max(1u, wg / d.info().subgroup_size) * passes;
+  // A pass per subgroup at the reported subgroup size (the kernel walks passes grid-stride), at most `groups`
+  // workgroups when that is set (then each stages x once for more rows).
+  const uint32_t per_group = rows * std::max(1u, wg / d.info().subgroup_size);
   uint32_t n = (pc.end + per_group - 1) / per_group;
   if (groups) n = std::min(n, groups);
   const Grid g = grid(n);
@@ -345,9 +341,7 @@ void register_matmul_vulkan_quant(Registry& r) {
     // weights are spread over twice the subgroups (tuned in the decode stream, not on cache-warm chains).
     const auto rows_by_device = lm ? std::map<std::string, uint32_t>{} : std::map<std::string, uint32_t>{{"nvidia-hopper", 1}};
     md.tunables = {{key("qmatvec_direct", "wg"), 256}, {key("qmatvec_direct", "rows"), lm ? 8u : 2u, rows_by_device},
-                   {key("qmatvec_direct", "units"), lm ? 2u : 1u}, {key("qmatvec_direct", "groups"), 0}, {key("qmatvec_direct", "passes"), 1},
-                   {key("qmatvec_direct", "early"), 0},
-                   {key("qmatvec_direct", "x_global"), 0},
+                   {key("qmatvec_direct", "units"), lm ? 2u : 1u}, {key("qmatvec_direct", "groups"), 0}, {key("qmatvec_direct", "x_global"), 0},
                    {key("qmatvec_direct", "x16"), 1}};
     md.precision_tolerance = kX16Tolerance;
     Variant mc = vulkan_variant(op, "vulkan:qcols",
