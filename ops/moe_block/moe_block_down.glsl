@@ -15,7 +15,6 @@ layout(constant_id = 4) const uint K = 8;      // slots per token
 layout(constant_id = 5) const uint UF = 16;    // 32-value units per routed down row: F / 32
 layout(constant_id = 6) const uint US = 16;    // per shared down row: Fs / 32
 layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
-layout(constant_id = 8) const uint RPS = 1;    // rows per subgroup pass (ROWS / RPS subgroups cover a workgroup's rows)
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
 
@@ -84,37 +83,28 @@ void main() {
       if (gl_LocalInvocationID.x + i * WG < NR) hlx_stage(gl_LocalInvocationID.x + i * WG, v[i]);
 #endif
     barrier();
-    // RPS rows per subgroup pass, their units' loads issued together (past H: a repeat, not stored); uniform per subgroup.
-    for (uint r0 = gl_SubgroupID * RPS; r0 < ROWS && h0 + r0 < pc.H; r0 += hl_num_subgroups() * RPS) {
-      float acc[RPS], sacc[RPS];
-      for (uint rr = 0u; rr < RPS; ++rr) acc[rr] = 0.0, sacc[rr] = 0.0;
+    for (uint r = gl_SubgroupID; r < ROWS && h0 + r < pc.H; r += hl_num_subgroups()) {  // uniform per subgroup
+      const uint h = h0 + r;
+      float acc = 0.0, sacc = 0.0;
       for (uint s = 0u; s < (K * UF + SGS - 1u) / SGS; ++s) {
         const uint ii = lane + s * gl_SubgroupSize, i = min(ii, K * UF - 1u), j = i / UF, u = i % UF;  // clamped, weighted 0
-        for (uint rr = 0u; rr < RPS; ++rr) {
-          const uint h = min(h0 + r0 + rr, pc.H - 1u);
 #ifdef MBD_X16
-          acc[rr] += (ii < K * UF ? 1.0 : 0.0) * unit_dot16(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, 2u * UF * j);
+        acc += (ii < K * UF ? 1.0 : 0.0) * unit_dot16(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, 2u * UF * j);
 #else
-          acc[rr] += (ii < K * UF ? 1.0 : 0.0) * unit_dot(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, (t * K + j) * (pc.F >> 2u));
+        acc += (ii < K * UF ? 1.0 : 0.0) * unit_dot(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, (t * K + j) * (pc.F >> 2u));
 #endif
-        }
       }
       for (uint s = 0u; s < (US + SGS - 1u) / SGS; ++s) {
         const uint ui = lane + s * gl_SubgroupSize, u = min(ui, US - 1u);  // clamped, weighted 0
-        for (uint rr = 0u; rr < RPS; ++rr) {
-          const uint h = min(h0 + r0 + rr, pc.H - 1u);
 #ifdef MBD_X16
-          sacc[rr] += (ui < US ? 1.0 : 0.0) * unit_dot16(TYPE_SD, 1u, h * pc.rb_sd, u, 2u * K * UF);
+        sacc += (ui < US ? 1.0 : 0.0) * unit_dot16(TYPE_SD, 1u, h * pc.rb_sd, u, 2u * K * UF);
 #else
-          sacc[rr] += (ui < US ? 1.0 : 0.0) * unit_dot(TYPE_SD, 1u, h * pc.rb_sd, u, t * (pc.Fs >> 2u));
+        sacc += (ui < US ? 1.0 : 0.0) * unit_dot(TYPE_SD, 1u, h * pc.rb_sd, u, t * (pc.Fs >> 2u));
 #endif
-        }
       }
-      for (uint rr = 0u; rr < RPS; ++rr) {
-        const float a = subgroupAdd(acc[rr]), sa = subgroupAdd(sacc[rr]);
-        const uint r = r0 + rr;
-        if (subgroupElect() && r < ROWS && h0 + r < pc.H) y[t * pc.H + h0 + r] = a + sg[t] * sa;
-      }
+      acc = subgroupAdd(acc);
+      sacc = subgroupAdd(sacc);
+      if (subgroupElect()) y[t * pc.H + h] = acc + sg[t] * sacc;
     }
   }
 }

@@ -22,7 +22,6 @@ layout(constant_id = 8) const uint RANK = 0;   // 1: routes by ranking (above); 
 layout(constant_id = 9) const uint FIXED = 0;  // diagnosis only (results wrong): slot j takes expert 31 j, no routing
 // 1 (K <= TK): route()'s K rounds replaced by a merge (route_merge below); the same routes and weights.
 layout(constant_id = 10) const uint MERGE = 0;
-layout(constant_id = 11) const uint RPS = 1;  // rows per subgroup pass (ROWS / RPS subgroups cover a workgroup's rows)
 #include "common.glsl"
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_KHR_shader_subgroup_ballot : require
@@ -218,50 +217,49 @@ void main() {
   }
   const uint e = min(sel_e[j], EMAX - 1u);
   const float w = sel_w[j];
-  // RPS rows per subgroup pass, their units' loads issued together (past the expert's rows: a repeat, not stored).
-  for (uint r0 = gl_SubgroupID * RPS; r0 < ROWS && f0 + r0 < pc.F; r0 += hl_num_subgroups() * RPS) {
-    float ga[RPS], ua[RPS];
-    for (uint rr = 0u; rr < RPS; ++rr) ga[rr] = 0.0, ua[rr] = 0.0;
+  for (uint r = gl_SubgroupID; r < ROWS && f0 + r < pc.F; r += hl_num_subgroups()) {
+    const uint row = e * pc.F + f0 + r;
+    float ga = 0.0, ua = 0.0;
     for (uint i = 0u; i < (UH + SGS - 1u) / SGS; ++i) {  // constant trip count: unrolled, loads issued together
       const uint ui = lane + i * gl_SubgroupSize, u = min(ui, UH - 1u);  // past the row: clamped, weighted 0
       const float live = ui < UH ? 1.0 : 0.0;
 #ifdef MB_X16
-      const uvec2 xg = hlq_unit_runs(TYPE_G, u) >> 4u, xu = hlq_unit_runs(TYPE_U, u) >> 4u;
-      for (uint rr = 0u; rr < RPS; ++rr) {
-        const uint row = e * pc.F + min(f0 + r0 + rr, pc.F - 1u);
+      {
         uvec4 lo, hi;
         vec4 ms;
         float bias;
+        uvec2 xr = hlq_unit_runs(TYPE_G, u) >> 4u;
         hlq_unit_packed(TYPE_G, 0u, row * pc.rb_g, u, lo, hi, ms, bias);
-        ga[rr] += live * hlx_unit_dot(lo, hi, ms, bias, xg.x, xg.y);
+        ga += live * hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
+        xr = hlq_unit_runs(TYPE_U, u) >> 4u;
         hlq_unit_packed(TYPE_U, 1u, row * pc.rb_u, u, lo, hi, ms, bias);
-        ua[rr] += live * hlx_unit_dot(lo, hi, ms, bias, xu.x, xu.y);
+        ua += live * hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
       }
 #else
-      const uvec2 runs = hlq_unit_runs(TYPE_G, u) >> 2u, ru = hlq_unit_runs(TYPE_U, u) >> 2u;
-      vec4 xv[8], xw[8];
+      const uvec2 runs = hlq_unit_runs(TYPE_G, u) >> 2u;
+      vec4 xv[8], q[8], ms;
       for (uint i = 0u; i < 4u; ++i) {
         xv[i] = x4[xrow + runs.x + i];
         xv[i + 4u] = x4[xrow + runs.y + i];
-        xw[i] = x4[xrow + ru.x + i];  // another type's runs (the same where the types are)
-        xw[i + 4u] = x4[xrow + ru.y + i];
       }
-      const vec2 xs = hlq_run_sums(xv), ws = hlq_run_sums(xw);
-      for (uint rr = 0u; rr < RPS; ++rr) {
-        const uint row = e * pc.F + min(f0 + r0 + rr, pc.F - 1u);
-        vec4 q[8], ms;
-        hlq_unit(TYPE_G, 0u, row * pc.rb_g, u, q, ms);
-        ga[rr] += live * hlq_unit_dot(q, ms, xv, xs);
-        hlq_unit(TYPE_U, 1u, row * pc.rb_u, u, q, ms);
-        ua[rr] += live * hlq_unit_dot(q, ms, xw, ws);
+      vec2 xs = hlq_run_sums(xv);
+      hlq_unit(TYPE_G, 0u, row * pc.rb_g, u, q, ms);
+      ga += live * hlq_unit_dot(q, ms, xv, xs);
+      if (TYPE_U != TYPE_G) {  // another type: other runs of x
+        const uvec2 ru = hlq_unit_runs(TYPE_U, u) >> 2u;
+        for (uint i = 0u; i < 4u; ++i) {
+          xv[i] = x4[xrow + ru.x + i];
+          xv[i + 4u] = x4[xrow + ru.y + i];
+        }
+        xs = hlq_run_sums(xv);
       }
+      hlq_unit(TYPE_U, 1u, row * pc.rb_u, u, q, ms);
+      ua += live * hlq_unit_dot(q, ms, xv, xs);
 #endif
     }
-    for (uint rr = 0u; rr < RPS; ++rr) {
-      const float gs = subgroupAdd(ga[rr]), us = subgroupAdd(ua[rr]);
-      const uint r = r0 + rr;
-      if (subgroupElect() && r < ROWS && f0 + r < pc.F) hmid[tj * pc.F + f0 + r] = w * (gs / (1.0 + exp(-gs))) * us;
-    }
+    ga = subgroupAdd(ga);
+    ua = subgroupAdd(ua);
+    if (subgroupElect()) hmid[tj * pc.F + f0 + r] = w * (ga / (1.0 + exp(-ga))) * ua;
   }
 }
 

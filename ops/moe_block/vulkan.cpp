@@ -81,8 +81,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
   pc.blocks = u32((F + rg - 1) / rg);
   const auto& p2 = d.pipeline(x16_gate_up ? "moe_block_gate_up_x16" : "moe_block_gate_up",
                               {{0, wg}, {1, rg}, {2, type(gate)}, {3, type(up)}, {4, u32(E)}, {5, u32(k)}, {6, u32(H / 32)}, {7, sg_min},
-                               {8, d.tune(tn + "rank")}, {9, (diag >> 3) & 1u}, {10, d.tune(tn + "topk_merge")},
-                               {11, std::max(1u, d.tune(tn + "gate_up_rps"))}},
+                               {8, d.tune(tn + "rank")}, {9, (diag >> 3) & 1u}, {10, d.tune(tn + "topk_merge")}},
                               7, sizeof pc);
   g = grid(uint64_t(T * k) * pc.blocks);
   if (!(diag & 2u))
@@ -94,7 +93,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
                               y.buffer_mut(d)};
   const auto& p3 = d.pipeline(std::string("moe_block_down") + (x16_down ? "_x16" : ""),
                               {{0, wg}, {1, rd}, {2, type(down)}, {3, type(sdown)}, {4, u32(k)}, {5, u32(F / 32)},
-                               {6, u32(Fs / 32)}, {7, sg_min}, {8, std::max(1u, d.tune(tn + "down_rps"))}},
+                               {6, u32(Fs / 32)}, {7, sg_min}},
                               uint32_t(bind.size()), sizeof pc);
   g = grid(uint64_t(T) * pc.blocks);
   if (!(diag & 4u)) d.dispatch(p3, bind, pc, g.x, g.y);
@@ -124,10 +123,6 @@ void register_moe_block_vulkan(Registry& r) {
   v.tunables = {{"moe_block.fused_decode.wg", 256},
                 {"moe_block.fused_decode.x_rows", 8},
                 {"moe_block.fused_decode.gate_up_rows", 8},
-                // step 2's rows per subgroup pass, their loads in flight together (gate_up_rows / gate_up_rps subgroups
-                // take a workgroup's rows)
-                {"moe_block.fused_decode.gate_up_rps", 1},
-                {"moe_block.fused_decode.down_rps", 1},  // the same for step 3
                 {"moe_block.fused_decode.down_rows", 8},
                 // f32 router rows read 16 bytes at a time (0: a word at a time, as the quantized rows).
                 {"moe_block.fused_decode.router16", 1},
