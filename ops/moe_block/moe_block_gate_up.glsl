@@ -24,7 +24,6 @@ layout(constant_id = 9) const uint FIXED = 0;  // diagnosis only (results wrong)
 layout(constant_id = 10) const uint MERGE = 0;
 #include "common.glsl"
 #extension GL_KHR_shader_subgroup_shuffle : require
-#extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_EXT_control_flow_attributes : require
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };        // [T, H]
@@ -61,9 +60,9 @@ bool route_before(float ap, uint ae, float bp, uint be) { return ap > bp || (ap 
 const uint TK = 8u;  // the list's length (K <= TK; fixed, so every index below is a constant)
 
 // Subgroup 0 only (uniform within it): token t's K routes into sel_e / sel_w. Lane l holds p of experts l, l + lanes, ...
-// in registers (ascending e), and its best one: each of the K rounds is a subgroup reduction (the largest p) and a
-// ballot of the lanes that hold it (a second reduction, the lowest id, only where p ties between lanes), and only the
-// winning lane drops its entry and finds its next best, without a scan of all E values per round. p also goes to shared memory for route_ranks().
+// in registers (ascending e), and its best one: each of the K rounds is two subgroup reductions (the largest p, then the
+// lowest id among equal p), and only the winning lane drops its entry and finds its next best, without a scan of all
+// E values per round. p also goes to shared memory for route_ranks().
 void route(uint t, uint lane, uint lanes) {
   const uint PER = (EMAX + SGS - 1u) / SGS;  // entries per lane at the smallest subgroup size
   const float neg_inf = uintBitsToFloat(0xff800000u);
@@ -140,11 +139,7 @@ void route(uint t, uint lane, uint lanes) {
   float sum = 0.0;
   for (uint j = 0u; j < K; ++j) {
     const float m = subgroupMax(bv);
-    // The winner's id: one lane holds the largest p (the usual case): a ballot and a shuffle from it, not a second
-    // reduction; p tied between lanes: the lowest id among them.
-    const uvec4 hold = subgroupBallot(bv == m && bi != NONE);
-    const uint mi = subgroupBallotBitCount(hold) == 1u ? subgroupShuffle(lane + bi * lanes, subgroupBallotFindLSB(hold))
-                                                        : subgroupMin(bv == m && bi != NONE ? lane + bi * lanes : NONE);
+    const uint mi = subgroupMin(bv == m && bi != NONE ? lane + bi * lanes : NONE);
     if (mi % lanes == lane) {  // this lane's best was taken: drop it (constant indices only) and find the next
       const uint taken = bi;
       bv = -1.0;
