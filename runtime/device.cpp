@@ -251,6 +251,31 @@ void Device::download(const BufferPtr& src, void* data, size_t bytes, size_t src
   ++stats_.downloads;
 }
 
+void Device::download(const std::vector<Download>& parts) {
+  size_t total = 0;
+  for (const Download& p : parts) total += p.bytes;
+  if (total == 0) return;
+  BufferPtr staging = pooled(total, vk::BufferKind::Staging);
+  hold(staging);
+  emit_window();
+  stream().transfer_barrier();  // orders every earlier access before the copies and what follows
+  size_t at = 0;
+  for (const Download& p : parts) {
+    if (p.bytes == 0) continue;
+    hold(p.src);
+    stream().copy(*p.src, *staging, p.bytes, p.src_offset, at);
+    at += p.bytes;
+  }
+  sync();
+  at = 0;
+  for (const Download& p : parts) {
+    std::memcpy(p.data, static_cast<const char*>(staging->mapped()) + at, p.bytes);
+    at += p.bytes;
+  }
+  stats_.download_bytes += total;
+  stats_.downloads += parts.size();
+}
+
 uint32_t Device::timestamp() {
   constexpr uint32_t kQueries = 4096;
   if (!timestamps_) timestamps_ = std::make_unique<vk::TimestampPool>(*ctx_, kQueries);

@@ -76,6 +76,14 @@ class Device {
   void upload(const BufferPtr& dst, const void* data, size_t bytes, size_t dst_offset = 0);  // recorded
   void copy(const BufferPtr& src, const BufferPtr& dst, size_t bytes, size_t src_offset = 0, size_t dst_offset = 0);
   void download(const BufferPtr& src, void* data, size_t bytes, size_t src_offset = 0);  // syncs first
+  // Several downloads with one copy each into one staging buffer, one submission and one wait (download() is a
+  // round trip per call).
+  struct Download {
+    BufferPtr src;
+    void* data;
+    size_t bytes, src_offset = 0;
+  };
+  void download(const std::vector<Download>& parts);
 
   // Orders everything queued so far before everything queued after, as a dependence would (a pipeline barrier);
   // for timing ops as a chain of dependent steps (experiment --chain), where nothing links them by data.
