@@ -408,8 +408,12 @@ void cmd_bench(const BenchArgs& a) {
                  {"tokens", fmt::format("synthetic: uniform random ids in [0, vocab) from seed {}, the same every run; decode starts "
                                         "from one random token at position 0 and feeds each step's argmax to the next",
                                         a.token_seed)},
-                 {"timing", "wall clock per run, from the first token's embedding until the device has finished "
-                            "(prefill computes the logits of each chunk's last row only, as llama-bench; decode downloads one id per step)"},
+                 {"timing", std::string("wall clock per run, from the first token's embedding until the device has finished "
+                                        "(prefill computes the logits of each chunk's last row only, as llama-bench; decode ") +
+                                (dev && !a.no_replay && ex.can_capture() && dev->tune("decode.device_token")
+                                     ? "downloads the first steps' ids one by one; from then on each replayed step embeds the step "
+                                       "before's argmax on the device and those ids are downloaded together at the end of the run)"
+                                     : "downloads one id per step)")},
                  {"breakdown_method", "one extra run per test with per-op profiling: Vulkan ops by timestamps around "
                                       "their dispatches, host ops by wall clock; not part of the timed runs; decode steps not replayed"},
                  {"tests", json::array()}};
