@@ -2,18 +2,26 @@
 
 namespace hl::gpu {
 
-DecodeGraph::DecodeGraph(Device& d, const void* owner) : dev_(d), owner_(owner) { dev_.begin_capture(); }
+DecodeGraph::DecodeGraph(Device& d, const void* owner)
+    : dev_(d), owner_(owner), early_(d.tune("decode.capture.submit_early") != 0) {
+  dev_.begin_capture();
+}
+
+void DecodeGraph::cut(std::shared_ptr<Device::Segment> seg, bool live) {
+  if (seg && early_) dev_.submit_now(seg);  // the step's own run of it: end() does not submit it again
+  if (live) live_segments_.push_back(early_ ? nullptr : std::move(seg));
+  else if (seg) items_.emplace_back(std::move(seg));
+}
 
 void DecodeGraph::begin_live() {
   if (in_live_) return;
-  if (auto seg = dev_.end_segment()) items_.emplace_back(std::move(seg));
+  cut(dev_.end_segment(), false);
   in_live_ = true;
 }
 
 void DecodeGraph::live(const Tensor& out, Rerun rerun) {
   begin_live();
-  if (auto seg = dev_.end_segment()) live_segments_.push_back(std::move(seg));
-  else live_segments_.push_back(nullptr);
+  cut(dev_.end_segment(), true);
   if (!out.device_current()) fail("decode replay: a live op ran on the host; replay needs every op on the device");
   items_.emplace_back(Live{out, std::move(rerun)});
   in_live_ = false;
@@ -21,16 +29,17 @@ void DecodeGraph::live(const Tensor& out, Rerun rerun) {
 
 void DecodeGraph::end(const Tensor& logits) {
   if (!capturing_) fail("decode replay: the step was already captured");
-  if (auto seg = dev_.end_segment()) items_.emplace_back(std::move(seg));
+  cut(dev_.end_segment(), false);
   dev_.end_capture();
   capturing_ = false;
   if (!logits.device_current()) fail("decode replay: the logits are not on the device");
   logits_ = logits;
   size_t live = 0;
-  for (auto& item : items_) {
-    if (auto* seg = std::get_if<std::shared_ptr<Device::Segment>>(&item)) dev_.submit(*seg, false);
-    else if (auto& s = live_segments_.at(live++)) dev_.submit(s, false);
-  }
+  if (!early_)  // else every segment has run already (cut())
+    for (auto& item : items_) {
+      if (auto* seg = std::get_if<std::shared_ptr<Device::Segment>>(&item)) dev_.submit(*seg, false);
+      else if (auto& s = live_segments_.at(live++)) dev_.submit(s, false);
+    }
   dev_.sync();
   live_segments_.clear();
 }

@@ -44,9 +44,11 @@ class DecodeGraph {
     Tensor out;
     Rerun rerun;
   };
+  // A segment just cut: run now (decode.capture.submit_early), else kept for end().
+  void cut(std::shared_ptr<Device::Segment> seg, bool live);
   Device& dev_;
   const void* owner_;
-  bool capturing_ = true, in_live_ = false;
+  bool capturing_ = true, in_live_ = false, early_ = false;
   std::vector<std::variant<std::shared_ptr<Device::Segment>, Live>> items_;  // in step order
   std::vector<std::shared_ptr<Device::Segment>> live_segments_;  // the capture step's own live commands
   Tensor logits_;

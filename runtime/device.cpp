@@ -307,7 +307,8 @@ double Device::time_ns(const std::function<void()>& record) {
 void Device::flush() {
   since_flush_ = 0;
   if (capturing_) return;  // a capture keeps everything for end_segment()
-  if (queued_.empty() && window_.empty() && (!stream_ || stream_->empty())) return;
+  if (queued_.empty() && window_.empty() && (!stream_ || stream_->empty()) && !unfenced_) return;
+  unfenced_ = false;
   barrier_if_pending();  // the list ends ordered: what follows it never needs to know what it did
   // One vkQueueSubmit for the queued lists and the stream: its fence (the stream list's, the last) covers them all.
   std::vector<vk::CommandList*> lists = queued_;
@@ -376,6 +377,16 @@ void Device::submit(const std::shared_ptr<Segment>& s, bool replayed) {
   submitted_.push_back(s);
   since_flush_ += uint32_t(s->dispatches);
   if (flush_every_ && since_flush_ >= flush_every_) flush();
+}
+
+void Device::submit_now(const std::shared_ptr<Segment>& s) {
+  if (!queued_.empty() || !window_.empty() || (stream_ && !stream_->empty()))
+    fail("Device::submit_now: commands are queued or recorded ahead of the segment");
+  vk::CommandList* list = s->list.get();
+  vk::CommandList::submit(std::span<vk::CommandList* const>(&list, 1));  // its own fence, never waited on
+  ++stats_.submits;
+  submitted_.push_back(s);
+  unfenced_ = true;
 }
 
 void Device::hand_over() {

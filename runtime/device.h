@@ -117,6 +117,10 @@ class Device {
   // Queued with the stream: it reaches the GPU at the next flush() (or sync()), in one submission with the
   // stream's commands and other segments (stats().submits counts submissions).
   void submit(const std::shared_ptr<Segment>& s, bool replayed = true);
+  // A segment just cut, run now in a submission of its own, during a capture too (nothing else is queued then): the GPU
+  // runs the captured step's first segments while the host records the rest. sync() waits for it (a later
+  // submission's fence covers the earlier ones on the queue).
+  void submit_now(const std::shared_ptr<Segment>& s);
 
   // GPU time of what record() adds to the stream, from timestamp queries (syncs before and after; recorded
   // as one submission, without the periodic flushes).
@@ -155,6 +159,7 @@ class Device {
   bool capturing_ = false;
   uint64_t cut_dispatches_ = 0, cut_barriers_ = 0;  // stats_.dispatches and .barriers at the last capture cut
   std::vector<std::shared_ptr<Segment>> submitted_;  // segments submitted since the last sync (kept alive until it)
+  bool unfenced_ = false;  // submit_now() ran a segment that no fence in in_flight_ covers yet: flush() submits one
   // submit(segment) queues lists for the next flush(): the segments' and the stream's parts before each, in order.
   std::vector<vk::CommandList*> queued_;
   std::vector<std::unique_ptr<vk::CommandList>> queued_stream_;  // the stream's parts among them

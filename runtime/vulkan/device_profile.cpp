@@ -54,6 +54,9 @@ const Table& common() {
       // 1: greedy decode (hybridlab bench) feeds a replayed step the step before's argmax on the device and submits it
       // without waiting (the ids downloaded at the end); 0: the host downloads each id before the next step.
       {"decode.device_token", 1},
+      // 1: the captured step's segments run as they are cut (Device::submit_now), while the host records the rest of
+      // the step; 0: the step runs after its whole capture (the GPU idle while it is recorded). Untimed: off.
+      {"decode.capture.submit_early", 0},
       // Decode prefetch (plan/prefetch.h): 1 reads the next ops' weights beside the op before them (lost on the
       // H200, so off); the bytes between two touched words.
       {"decode.prefetch", 0},

@@ -235,6 +235,22 @@ TEST_CASE("vk model: decode replay equals stepping, bit for bit", "[vk][model]")
       for (size_t i = 0; i < want.size(); ++i)
         CHECK(std::memcmp(want[i].data(), copied[i].data(), size_t(want[i].size()) * 4) == 0);
     }
+    {  // The captured step's segments run as they are cut (decode.capture.submit_early): a submission per segment during
+       // the capture, the same logits bit for bit, planned caches or not (the cache's growth is a live step).
+      const vk::ScopedTuning early(device().ctx().profile(), {{"decode.capture.submit_early", 1}});
+      for (int64_t capacity : {int64_t(0), int64_t(72)}) {
+        INFO("submit_early, context capacity " << capacity);
+        const auto early_run = run(true, capacity);
+        for (size_t i = 0; i < want.size(); ++i)
+          CHECK(std::memcmp(want[i].data(), early_run[i].data(), size_t(want[i].size()) * 4) == 0);
+      }
+      gpu::PlanExecutor ex(plan, &device());
+      Forward<gpu::PlanExecutor> fwd(ex, g.w);
+      fwd.step({g.ids[0]}, Phase::Decode).f32();
+      const uint64_t s0 = device().stats().submits;
+      fwd.capture_decode(g.ids[1]).f32();
+      CHECK(device().stats().submits - s0 >= 3);  // the segments before and after each live op, then the fence
+    }
     {  // a replay for another forward pass than the captured one is refused
       gpu::PlanExecutor ex(plan, &device());
       Forward<gpu::PlanExecutor> a(ex, g.w), b(ex, g.w);
