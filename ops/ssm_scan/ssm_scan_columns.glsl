@@ -7,15 +7,6 @@
 // exp(g), beta) are staged in shared memory, loaded while the previous TCH tokens are computed, so no
 // token waits on a global load. Per token one fused reduction gives S^T k, S^T q and k.q of the
 // undecayed state, since o = exp(g) S^T q + delta (k.q) and r = exp(g) S^T k.
-// CH > 1 (block_resident's `chunk`): the walk in chunks of CH tokens. One pass over the chunk-start state S gives S^T k_i
-// and S^T q_i for all CH tokens (2 CH dots, one round of reductions instead of CH dependent rounds); the chunk's
-// recurrence then runs in scalars, with S_{i-1} = A S + sum_{j<i} w_j k_j (A the decays' product so far, w_j the rank-1
-// terms' weights, decayed as tokens pass):
-//   delta_i = beta_i (v_i - a_i (A S^T k_i + sum_{j<i} w_j k_j.k_i)),  then A *= a_i, w_j *= a_i, w_i = delta_i,
-//   o_i = A S^T q_i + sum_{j<=i} w_j k_j.q_i,
-// and S = A S + sum_j w_j k_j once per chunk. The Gram terms k_j.k_i (j < i) and k_j.q_i (j <= i) depend on the tokens
-// alone: computed once per staging for the whole workgroup, not per column. No division: exact algebra of the
-// recurrence (CH = 1 is the per-token form below). Not with NORM or SCAN_PREP (the host keeps CH = 1 there).
 // NORM (gdn_output vulkan:fused_decode): a workgroup owns a whole value head (COLS = dv) and writes the gated
 // RMSNorm of each token's o instead of o, y = o / sqrt(mean(o^2) + eps) * gain * silu(z) over the head, so the norm
 // needs no dispatch (and no dependent step) of its own.
@@ -50,7 +41,6 @@ layout(constant_id = 7) const uint KTAPS = 4;  // SCAN_PREP: conv taps
 // (constants instead), 2 no ticket (the key heads' conv channels not shifted), 4 no state loaded or stored, 8 no gated
 // norm (o written as it is): what each part of the step costs (the parts overlap; `experiment --time-failing`).
 layout(constant_id = 8) const uint DIAG = 0;
-layout(constant_id = 9) const uint CH = 1;  // tokens per chunk of the walk (a power of two dividing TCH; above)
 #define GROUP SPLIT  // hl_group_sum sums over a column's invocations
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
@@ -100,23 +90,11 @@ layout(push_constant) uniform Push {
 
 shared float sk[CONTIG != 0u ? 1u : TCH * DK], sq[CONTIG != 0u ? 1u : TCH * DK], sv[TCH * COLS], sdecay[TCH], sbeta[TCH];
 shared vec4 sk4[CONTIG != 0u ? TCH * KSTR : 1u], sq4[CONTIG != 0u ? TCH * KSTR : 1u];
-// CH > 1: per chunk of the staging a CH x CH Gram block G, G[a][b] = k_b.k_a below the diagonal (a > b), k_a.q_b on and
-// above it.
-shared float sgram[CH > 1u ? TCH * CH : 1u];
 
 // State entry r of invocation p of a column.
 uint entry(uint p, uint r) { return CONTIG != 0u ? p * RC + r : p + r * SPLIT; }
 
-// Entry i (< DK) of staged token t's k (qv false) or q, in either layout.
-float staged(uint t, uint i, bool qv) {
-  if (CONTIG != 0u) {
-    const uint at = t * KSTR + (i / RC) * (RV + 1u) + (i % RC) / 4u;
-    return qv ? sq4[at][i % 4u] : sk4[at][i % 4u];
-  }
-  return qv ? sq[t * DK + i] : sk[t * DK + i];
-}
-
-// The inputs of one stage, loaded to registers by fetch() and stored to shared memory by stage(); the
+// The inputs of one chunk, loaded to registers by fetch() and stored to shared memory by stage(); the
 // trip counts are constant, so the loops unroll and all loads are in flight together.
 const uint UK = (TCH * DK + WG - 1u) / WG, UV = (TCH * COLS + WG - 1u) / WG, UG = (TCH + WG - 1u) / WG;
 float pk[UK], pq[UK], pv[UV], pg[UG], pb[UG];
@@ -159,34 +137,6 @@ void stage(uint n) {
   [[unroll]] for (uint u = 0u; u < UG; ++u) {
     const uint e = u * WG + gl_LocalInvocationID.x;
     if (e < n) sdecay[e] = exp(pg[u]), sbeta[e] = pb[u];
-  }
-  if (CH > 1u) {  // the last chunk's missing tokens: k = q = v = 0, no decay, beta 0 (they change nothing)
-    const uint np = (n + CH - 1u) / CH * CH;
-    for (uint e = n * DK + gl_LocalInvocationID.x; e < np * DK; e += WG) {
-      if (CONTIG != 0u) {
-        const uint i = e % DK, at = (e / DK) * KSTR + (i / RC) * (RV + 1u) + (i % RC) / 4u;
-        sk4[at][i % 4u] = 0.0;
-        sq4[at][i % 4u] = 0.0;
-      } else {
-        sk[e] = 0.0, sq[e] = 0.0;
-      }
-    }
-    for (uint e = n * COLS + gl_LocalInvocationID.x; e < np * COLS; e += WG) sv[e] = 0.0;
-    for (uint e = n + gl_LocalInvocationID.x; e < np; e += WG) sdecay[e] = 1.0, sbeta[e] = 0.0;
-  }
-}
-
-// CH > 1: the Gram blocks of the staged chunks (sgram), GL invocations per dot product of DK entries.
-const uint GL = 4u, ND = TCH * CH;
-void gram(uint L) {
-  for (uint d0 = 0u; d0 < ND; d0 += WG / GL) {  // uniform trip count: every invocation reaches the shuffles
-    const uint d = min(d0 + L / GL, ND - 1u), c = d / (CH * CH), a = (d / CH) % CH, b = d % CH;
-    const uint ta = c * CH + a, tb = c * CH + b;
-    float acc = 0.0;
-    for (uint i = L % GL; i < DK; i += GL)
-      acc += a > b ? staged(tb, i, false) * staged(ta, i, false) : staged(ta, i, false) * staged(tb, i, true);
-    for (uint m = GL / 2u; m > 0u; m >>= 1) acc += subgroupShuffleXor(acc, m);
-    if (L % GL == 0u && d0 + L / GL < ND) sgram[d] = acc;
   }
 }
 #else
@@ -284,47 +234,6 @@ void main() {
     stage(n);
     barrier();
     fetch(c0 + TCH);  // the next chunk's loads fly while this one is computed
-    if (CH > 1u) {
-      gram(L);
-      barrier();
-      for (uint c = 0u; c < n; c += CH) {
-        float xk[CH], xq[CH], w[CH];  // S^T k_i, S^T q_i of the chunk-start state; the rank-1 terms' weights
-        [[unroll]] for (uint i = 0u; i < CH; ++i) xk[i] = 0.0, xq[i] = 0.0;
-        [[unroll]] for (uint r = 0u; r < R; ++r) {
-          const uint e = entry(p, r);
-          if (CONTIG != 0u || e < DK) {
-            [[unroll]] for (uint i = 0u; i < CH; ++i) {
-              xk[i] += s[r] * staged(c + i, e, false);
-              xq[i] += s[r] * staged(c + i, e, true);
-            }
-          }
-        }
-        [[unroll]] for (uint i = 0u; i < CH; ++i) xk[i] = hl_group_sum(xk[i], L), xq[i] = hl_group_sum(xq[i], L);
-        const uint gb = (c / CH) * CH * CH;  // this chunk's Gram block
-        float A = 1.0;
-        [[unroll]] for (uint i = 0u; i < CH; ++i) {
-          const float dec = sdecay[c + i];
-          float rk = A * xk[i];
-          [[unroll]] for (uint jj = 0u; jj < i; ++jj) rk += w[jj] * sgram[gb + i * CH + jj];
-          const float delta = sbeta[c + i] * (sv[(c + i) * COLS + col] - dec * rk);
-          A *= dec;
-          [[unroll]] for (uint jj = 0u; jj < i; ++jj) w[jj] *= dec;
-          w[i] = delta;
-          float ov = A * xq[i];
-          [[unroll]] for (uint jj = 0u; jj <= i; ++jj) ov += w[jj] * sgram[gb + jj * CH + i];
-          if (live && p == 0u && c + i < n) o[(pc.t0 + c0 + c + i) * ldv + h * pc.dv + j] = ov;
-        }
-        [[unroll]] for (uint r = 0u; r < R; ++r) {
-          const uint e = entry(p, r);
-          if (CONTIG != 0u || e < DK) {
-            float sr = A * s[r];
-            [[unroll]] for (uint i = 0u; i < CH; ++i) sr += w[i] * staged(c + i, e, false);
-            s[r] = sr;
-          }
-        }
-      }
-      continue;
-    }
 #endif
     for (uint tt = 0u; tt < n; ++tt) {
       vec3 x = vec3(0.0);  // (S^T k, S^T q, k.q) for this column, undecayed

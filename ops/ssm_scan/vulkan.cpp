@@ -35,37 +35,26 @@ Tensor ssm_scan_columns(Device& d, OpArgs& a, const std::string& key, bool per_t
   uint32_t cols = norm ? u32(dv) : d.tune(key + "cols"), split = d.tune(key + "split");
   uint32_t stage = per_token ? 1 : std::max(d.tune(key + "stage"), 1u);
   const uint32_t contig = d.tune(key + "contig") != 0;
-  // Tokens per chunk of the walk (block_resident; ssm_scan_columns.glsl's CH): 1 elsewhere.
-  uint32_t chunk = per_token || norm ? 1 : d.tune(key + "chunk");
   if (cols == 0 || !std::has_single_bit(split))
     fail("ssm_scan: {}cols = {} must be positive and {}split = {} a power of two", key, cols, key, split);
-  if (!std::has_single_bit(chunk) || chunk > 8)
-    fail("ssm_scan: {}chunk = {} must be a power of two from 1 to 8", key, chunk);
   cols = std::min(cols, u32(dv));
   split = std::min(split, std::bit_floor(u32(dk)));
   if (norm) split = std::max(1u, std::min(split, std::bit_floor(d.info().max_workgroup_invocations / cols)));
   const uint32_t wg = cols * split;
-  if (wg % 4) chunk = 1;  // the chunks' Gram products run in groups of 4 invocations
   if (wg > d.info().max_workgroup_invocations)
     fail("ssm_scan: {} columns x {} invocations exceed the device's {} invocations per workgroup", cols, split,
          d.info().max_workgroup_invocations);
   // Shared memory: k, q, v, decay and beta of `stage` tokens, a partial sum per invocation, and the workgroup sum's
-  // partials; with chunks, their Gram blocks (chunk values per token). Each invocation also prefetches its share of the
-  // next stage's k and q in registers: at most 2 x 32. (contig: each invocation's run of d_k rounded to whole vec4s,
-  // plus a vec4 of padding.) The stage holds whole chunks.
+  // partials. Each invocation also prefetches its share of the next stage's k and q in registers: at most 2 x 32.
+  // (contig: each invocation's run of d_k rounded to whole vec4s, plus a vec4 of padding.)
   const uint64_t rc = (uint64_t(dk + split - 1) / split + 3) / 4 * 4, krow = contig ? split * (rc + 4) : uint64_t(dk);
-  const auto shared = [&](uint32_t s) {
-    return 4 * (uint64_t(s) * (2 * krow + cols + 2 + (chunk > 1 ? chunk : 0)) + 2 * wg + 1);
-  };
-  stage = std::max(chunk, stage / chunk * chunk);
-  while (stage > chunk && (shared(stage) > d.info().max_shared_memory || stage * dk > 32 * wg))
-    stage = std::max(chunk, stage / 2 / chunk * chunk);
+  const auto shared = [&](uint32_t s) { return 4 * (uint64_t(s) * (2 * krow + cols + 2) + 2 * wg + 1); };
+  while (stage > 1 && (shared(stage) > d.info().max_shared_memory || stage * dk > 32 * wg)) stage /= 2;
   if (shared(stage) > d.info().max_shared_memory)
     fail("ssm_scan: d_k = {} with {} invocations needs {} bytes of shared memory, the device has {}", dk, wg, shared(stage),
          d.info().max_shared_memory);
 
-  const auto& p = d.pipeline("ssm_scan_columns", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, stage}, {5, norm ? 1u : 0u}, {6, contig},
-                                                    {9, chunk}},
+  const auto& p = d.pipeline("ssm_scan_columns", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, stage}, {5, norm ? 1u : 0u}, {6, contig}},
                              9, 8 * 4);
   Tensor o = Tensor::device(d, T, v.cols());
   // Without the norm, z and gain are bound to q (never read).
@@ -105,11 +94,9 @@ void register_ssm_scan_vulkan(Registry& r) {
                               [](VariantCtx& c, OpArgs& a) { ssm_scan(c, a, false); });
   br.status = "baseline";
   // Value columns per workgroup; invocations sharing a column (the d_k dot products); tokens staged at a time; 1: each
-  // invocation's d_k entries contiguous, k and q read 16 bytes at a time (0: every split-th entry, word reads); tokens
-  // per chunk of the walk (one round of reductions per chunk, the chunk's recurrence in scalars).
-  br.tunables = {{"ssm_scan.block_resident.cols", 32},  {"ssm_scan.block_resident.split", 8},
-                 {"ssm_scan.block_resident.stage", 16}, {"ssm_scan.block_resident.contig", 0},
-                 {"ssm_scan.block_resident.chunk", 1}};
+  // invocation's d_k entries contiguous, k and q read 16 bytes at a time (0: every split-th entry, word reads).
+  br.tunables = {{"ssm_scan.block_resident.cols", 32}, {"ssm_scan.block_resident.split", 8},
+                 {"ssm_scan.block_resident.stage", 16}, {"ssm_scan.block_resident.contig", 0}};
   r.add_variant(std::move(br));
   Variant pt = vulkan_variant("ssm_scan", "vulkan:per_token",
                               "one dispatch per token, the state through device memory each time (decode-loop baseline)",
