@@ -55,8 +55,9 @@ const Table& common() {
       // without waiting (the ids downloaded at the end); 0: the host downloads each id before the next step.
       {"decode.device_token", 1},
       // 1: the captured step's segments run as they are cut (Device::submit_now), while the host records the rest of
-      // the step; 0: the step runs after its whole capture (the GPU idle while it is recorded). Untimed: off.
-      {"decode.capture.submit_early", 0},
+      // the step; 0: the step runs after its whole capture (the GPU idle while it is recorded). On the H200 tg128
+      // 301.61 / 300.69 against 300.80 / 299.48 (reports/nvidia-h200/decode-instream.md, call W).
+      {"decode.capture.submit_early", 1},
       // Decode prefetch (plan/prefetch.h): 1 reads the next ops' weights beside the op before them (lost on the
       // H200, so off); the bytes between two touched words.
       {"decode.prefetch", 0},

@@ -235,11 +235,14 @@ TEST_CASE("vk model: decode replay equals stepping, bit for bit", "[vk][model]")
       for (size_t i = 0; i < want.size(); ++i)
         CHECK(std::memcmp(want[i].data(), copied[i].data(), size_t(want[i].size()) * 4) == 0);
     }
-    {  // The captured step's segments run as they are cut (decode.capture.submit_early): a submission per segment during
-       // the capture, the same logits bit for bit, planned caches or not (the cache's growth is a live step).
-      const vk::ScopedTuning early(device().ctx().profile(), {{"decode.capture.submit_early", 1}});
+    // The captured step's segments run as they are cut (decode.capture.submit_early 1): a submission per segment during
+    // the capture; or after the whole capture (0). The same logits bit for bit, planned caches or not (the cache's growth
+    // is a live step).
+    uint64_t capture_submits[2] = {0, 0};
+    for (uint32_t early : {0u, 1u}) {
+      const vk::ScopedTuning scope(device().ctx().profile(), {{"decode.capture.submit_early", early}});
       for (int64_t capacity : {int64_t(0), int64_t(72)}) {
-        INFO("submit_early, context capacity " << capacity);
+        INFO("submit_early " << early << ", context capacity " << capacity);
         const auto early_run = run(true, capacity);
         for (size_t i = 0; i < want.size(); ++i)
           CHECK(std::memcmp(want[i].data(), early_run[i].data(), size_t(want[i].size()) * 4) == 0);
@@ -249,8 +252,10 @@ TEST_CASE("vk model: decode replay equals stepping, bit for bit", "[vk][model]")
       fwd.step({g.ids[0]}, Phase::Decode).f32();
       const uint64_t s0 = device().stats().submits;
       fwd.capture_decode(g.ids[1]).f32();
-      CHECK(device().stats().submits - s0 >= 3);  // the segments before and after each live op, then the fence
+      capture_submits[early] = device().stats().submits - s0;
     }
+    CHECK(capture_submits[1] >= 3);  // the segments before and after each live op, then the fence
+    CHECK(capture_submits[1] > capture_submits[0]);  // 0: the whole step at the capture's end
     {  // a replay for another forward pass than the captured one is refused
       gpu::PlanExecutor ex(plan, &device());
       Forward<gpu::PlanExecutor> a(ex, g.w), b(ex, g.w);
