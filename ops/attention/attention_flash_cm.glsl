@@ -37,6 +37,7 @@ layout(constant_id = 4) const uint NSG = 4;    // computing subgroups
 layout(constant_id = 5) const uint NACC = 8;   // output blocks per subgroup: ceil((BM / 16) (D / 16) / NSG)
 layout(constant_id = 6) const uint MARGIN = 8; // a row's max moves only past this margin (log units; TAU)
 layout(constant_id = 7) const uint F16KV = 0;  // 1: bindings 1, 2 hold the cache rows as f16 (attention_kv_f16.comp)
+layout(constant_id = 8) const uint EARLY_V = 0;  // 1: a tile's V loads issued with its K loads (load_kv)
 #include "common.glsl"
 #include "coopmat.glsl"
 
@@ -77,19 +78,31 @@ const uint HL_CM_ID_qs = 0u, HL_CM_ID_kv = 1u, HL_CM_ID_ps = 2u;
 float hl_cm_read(uint id, uint i) { return float(id == 0u ? qs[i] : id == 1u ? kv[i] : ps[i]); }
 #endif
 
-// Stages cache rows [b0, b0 + n) of this KV head (keys or values) into kv as f16, zero rows past n.
-void stage_kv(uint b0, uint n, uint col4, bool values) {
+// A K or V tile: cache rows [b0, b0 + n) of this KV head, zero rows past n. load_kv takes each invocation's SKV vec4s
+// into registers (a constant trip count: every load in flight at once, not a round trip per vec4), store_kv writes
+// them to kv as f16; with EARLY_V the V tile's loads are issued with the K tile's and fly during S and the softmax.
+const uint SKV = (BK * (D / 4u) + WG - 1u) / WG;
+void load_kv(uint b0, uint n, uint col4, bool values, out vec4 x[SKV]) {
   const uint D4 = D / 4u, W4 = (pc.n_q / pc.group) * D4;
-  for (uint i = gl_LocalInvocationID.x; i < BK * D4; i += WG) {
-    const uint c = i / D4, d4 = i - c * D4, src = (b0 + c) * W4 + col4 + d4;
-    vec4 x = vec4(0.0);
-    if (c < n && F16KV == 1u) {
-      const uvec2 w = values ? vh[src] : kh[src];
-      x = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));  // f16 values: exact back to f16
-    } else if (c < n) {
-      x = values ? vc[src] : kc[src];
+  [[unroll]] for (uint j = 0u; j < SKV; ++j) {
+    const uint i = gl_LocalInvocationID.x + j * WG, c = i / D4, src = (b0 + c) * W4 + col4 + (i - c * D4);
+    x[j] = vec4(0.0);
+    if (i < BK * D4 && c < n) {
+      if (F16KV == 1u) {
+        const uvec2 w = values ? vh[src] : kh[src];
+        x[j] = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));  // f16 values: exact back to f16
+      } else {
+        x[j] = values ? vc[src] : kc[src];
+      }
     }
-    for (uint e = 0u; e < 4u; ++e) kv[c * QP + 4u * d4 + e] = float16_t(x[e]);
+  }
+}
+void store_kv(vec4 x[SKV]) {
+  const uint D4 = D / 4u;
+  [[unroll]] for (uint j = 0u; j < SKV; ++j) {
+    const uint i = gl_LocalInvocationID.x + j * WG, c = i / D4, d4 = i - c * D4;
+    if (i < BK * D4)
+      for (uint e = 0u; e < 4u; ++e) kv[c * QP + 4u * d4 + e] = float16_t(x[j][e]);
   }
 }
 
@@ -113,10 +126,18 @@ void main() {
   const uint col4 = m * D / 4u;  // this KV head's cache columns (vec4s)
   const float TAU = float(MARGIN);
 
-  for (uint i = lid; i < BM * (D / 4u); i += WG) {
-    const uint r = i / (D / 4u), d4 = i - r * (D / 4u);
-    const vec4 x = i0 + r < rows ? q[qrow(m, i0 + r) / 4u + d4] : vec4(0.0);
-    for (uint e = 0u; e < 4u; ++e) qs[r * QP + 4u * d4 + e] = float16_t(x[e]);
+  {  // Q rows as f16, every load in flight at once (a constant trip count)
+    const uint SQ = (BM * (D / 4u) + WG - 1u) / WG;
+    vec4 x[SQ];
+    [[unroll]] for (uint j = 0u; j < SQ; ++j) {
+      const uint i = lid + j * WG, r = i / (D / 4u);
+      x[j] = i < BM * (D / 4u) && i0 + r < rows ? q[qrow(m, i0 + r) / 4u + i - r * (D / 4u)] : vec4(0.0);
+    }
+    [[unroll]] for (uint j = 0u; j < SQ; ++j) {
+      const uint i = lid + j * WG, r = i / (D / 4u), d4 = i - r * (D / 4u);
+      if (i < BM * (D / 4u))
+        for (uint e = 0u; e < 4u; ++e) qs[r * QP + 4u * d4 + e] = float16_t(x[j][e]);
+    }
   }
   for (uint r = lid; r < BM; r += WG) {
     ms[r] = NEG;
@@ -130,8 +151,11 @@ void main() {
 
   for (uint b0 = k0; b0 < k1; b0 += BK) {  // uniform: k0, k1 depend on the workgroup only
     const uint nb = min(BK, k1 - b0);
+    vec4 xk[SKV], xv[SKV];
+    load_kv(b0, nb, col4, false, xk);
+    if (EARLY_V != 0u) load_kv(b0, nb, col4, true, xv);
     barrier();  // Q staged / the previous tile's P, V and scratch consumed
-    stage_kv(b0, nb, col4, false);
+    store_kv(xk);
     barrier();
     if (computes)
       for (uint b = sg; b < SB; b += NSG) {
@@ -155,7 +179,8 @@ void main() {
       for (uint c = i - r * TPR; c < nv; c += TPR) mb = max(mb, ss[r * SP + c] * pc.scale);
       pm[i] = mb;
     }
-    stage_kv(b0, nb, col4, true);
+    if (EARLY_V == 0u) load_kv(b0, nb, col4, true, xv);
+    store_kv(xv);
     barrier();  // partial maxima known, V staged
     for (uint i = lid; i < BM * TPR; i += WG) {
       const uint r = i / TPR, part = i - r * TPR, nv = visible(i0 + r, b0, nb, rows);

@@ -11,6 +11,7 @@
 // One split: o = O / l * sigmoid(gate). Several: partials [O (D), max, sum] per (query row, split) in
 // attention_flash.comp's layout, for attention_merge.comp. Head dims are padded to vec4s with zeros.
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 64;
 layout(constant_id = 1) const uint D = 256;  // head dim
@@ -45,12 +46,19 @@ shared vec4 kv[BC * DV];  // the K tile, then the V tile
 shared float ps[R * BC];  // scores, then probabilities
 shared float ms[R], ls[R], alphas[R];
 
-// Stages cache rows [b0, b0 + n) of this KV head (keys or values) into kv as zero-padded vec4 rows.
+// Stages cache rows [b0, b0 + n) of this KV head (keys or values) into kv as zero-padded vec4 rows: each invocation's
+// values loaded first (a constant trip count, so every load is in flight at once), then stored.
+const uint SKV = (BC * DV * 4u + WG - 1u) / WG;
 void stage_kv(uint b0, uint n, uint col, bool values) {
-  for (uint i = gl_LocalInvocationID.x; i < BC * DV * 4u; i += WG) {
-    const uint c = i / (DV * 4u), d = i - c * DV * 4u;
+  float x[SKV];
+  [[unroll]] for (uint j = 0u; j < SKV; ++j) {
+    const uint i = gl_LocalInvocationID.x + j * WG, c = i / (DV * 4u), d = i - c * DV * 4u;
     const uint src = (b0 + c) * (pc.n_q / pc.group) * D + col + d;
-    kv[c * DV + d / 4u][d % 4u] = c < n && d < D ? (values ? vc[src] : kc[src]) : 0.0;
+    x[j] = i < BC * DV * 4u && c < n && d < D ? (values ? vc[src] : kc[src]) : 0.0;
+  }
+  [[unroll]] for (uint j = 0u; j < SKV; ++j) {
+    const uint i = gl_LocalInvocationID.x + j * WG, c = i / (DV * 4u), d = i - c * DV * 4u;
+    if (i < BC * DV * 4u) kv[c * DV + d / 4u][d % 4u] = x[j];
   }
 }
 

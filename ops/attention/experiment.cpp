@@ -15,7 +15,7 @@ Experiment attention_experiment() {
             if (!cx.quick)
               for (Part& p : parts)
                 if (p.group == "prefill")
-                  p.sweeps = {{"attention.flash_coopmat.subgroups", {4, 8}},
+                  p.sweeps = {{"attention.flash_coopmat.subgroups", {4, 8}}, {"attention.flash_coopmat.early_v", {0, 1}},
                               {"attention.flash_coopmat.split_min_keys", {64, 128, 256, 512}},
                               {"attention.flash_coopmat.min_groups", {1024, 4096}}};
             // The decode step fused from the projections on (attention_decode: q/k norms, rope, append, attention).
