@@ -75,7 +75,7 @@ void rowgroup_dispatch(Device& d, const std::string& shader, const std::vector<B
   if (!std::has_single_bit(wg) || !std::has_single_bit(group))
     fail("{}: {}.rowgroup.wg = {} and .group = {} must be powers of two", shader, shader, wg, group);
   const uint32_t gi = std::min({group, wg, std::bit_ceil(pc.D)});
-  const auto& p = d.pipeline(shader, {{0, wg}, {1, gi}}, u32(int64_t(buffers.size())), sizeof pc);
+  const auto& p = d.pipeline(shader, {{0, wg}, {1, gi}, {2, pc.D}}, u32(int64_t(buffers.size())), sizeof pc);
   const Grid g = grid((uint64_t(pc.groups) + wg / gi - 1) / (wg / gi));
   d.dispatch(p, buffers, pc, g.x, g.y);
 }

@@ -5,6 +5,7 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint GROUP = 32;
+layout(constant_id = 2) const uint DC = 128;  // D: the loops' trip count a constant (every load in flight at once)
 #include "common.glsl"
 #include "group_sum.glsl"
 
@@ -19,8 +20,16 @@ layout(push_constant) uniform Push {
 void main() {
   const uint L = hl_role(), grp = hl_group_index() * (WG / GROUP) + L / GROUP, base = grp * pc.D;
   const bool live = grp < pc.groups;  // no early return: hl_group_sum may need the whole workgroup
-  float s = 0.0;
-  for (uint i = L % GROUP; live && i < pc.D; i += GROUP) s += x[base + i] * x[base + i];
+  const uint NV = (DC + GROUP - 1u) / GROUP;  // values per invocation
+  float v[NV], s = 0.0;
+  for (uint j = 0u; j < NV; ++j) {
+    const uint i = L % GROUP + j * GROUP;
+    v[j] = live && i < DC ? x[base + i] : 0.0;
+  }
+  for (uint j = 0u; j < NV; ++j) s += v[j] * v[j];  // the strided loop's order
   const float f = pc.scale / sqrt(hl_group_sum(s, L) + pc.eps);
-  for (uint i = L % GROUP; live && i < pc.D; i += GROUP) y[base + i] = x[base + i] * f;
+  for (uint j = 0u; j < NV; ++j) {
+    const uint i = L % GROUP + j * GROUP;
+    if (live && i < DC) y[base + i] = v[j] * f;
+  }
 }
