@@ -38,7 +38,6 @@ layout(constant_id = 5) const uint NACC = 8;   // output blocks per subgroup: ce
 layout(constant_id = 6) const uint MARGIN = 8; // a row's max moves only past this margin (log units; TAU)
 layout(constant_id = 7) const uint F16KV = 0;  // 1: bindings 1, 2 hold the cache rows as f16 (attention_kv_f16.comp)
 layout(constant_id = 8) const uint EARLY_V = 1;  // 1: a tile's V loads issued with its K loads (load_kv)
-layout(constant_id = 9) const uint EARLY_K = 0;  // 1: the next tile's K loads issued before this tile's P V
 #include "common.glsl"
 #include "coopmat.glsl"
 
@@ -81,8 +80,7 @@ float hl_cm_read(uint id, uint i) { return float(id == 0u ? qs[i] : id == 1u ? k
 
 // A K or V tile: cache rows [b0, b0 + n) of this KV head, zero rows past n. load_kv takes each invocation's SKV vec4s
 // into registers (a constant trip count: every load in flight at once, not a round trip per vec4), store_kv writes
-// them to kv as f16; with EARLY_V the V tile's loads are issued with the K tile's and fly during S and the softmax; with
-// EARLY_K the next tile's K loads fly during this tile's P V.
+// them to kv as f16; with EARLY_V the V tile's loads are issued with the K tile's and fly during S and the softmax.
 const uint SKV = (BK * (D / 4u) + WG - 1u) / WG;
 void load_kv(uint b0, uint n, uint col4, bool values, out vec4 x[SKV]) {
   const uint D4 = D / 4u, W4 = (pc.n_q / pc.group) * D4;
@@ -151,10 +149,10 @@ void main() {
   hl_cm_acc acc[NACC];
   [[unroll]] for (uint j = 0u; j < NACC; ++j) acc[j] = hl_cm_fill(0.0);
 
-  vec4 xk[SKV], xv[SKV];
   for (uint b0 = k0; b0 < k1; b0 += BK) {  // uniform: k0, k1 depend on the workgroup only
     const uint nb = min(BK, k1 - b0);
-    if (EARLY_K == 0u || b0 == k0) load_kv(b0, nb, col4, false, xk);  // else loaded during the tile before's P V
+    vec4 xk[SKV], xv[SKV];
+    load_kv(b0, nb, col4, false, xk);
     if (EARLY_V != 0u) load_kv(b0, nb, col4, true, xv);
     barrier();  // Q staged / the previous tile's P, V and scratch consumed
     store_kv(xk);
@@ -208,7 +206,6 @@ void main() {
       ls[r] = ls[r] * alphas[r] + lb;
       ms[r] = mx[r];
     }
-    if (EARLY_K != 0u && b0 + BK < k1) load_kv(b0 + BK, min(BK, k1 - b0 - BK), col4, false, xk);
     if (computes) {
       [[unroll]] for (uint j = 0u; j < NACC; ++j) {
         const uint b = sg * NACC + j, rb = b / DB;

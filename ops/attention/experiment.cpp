@@ -12,11 +12,11 @@ Experiment attention_experiment() {
             // 256; rows, keys and f16_cache were swept in 0b141f1's reports): computing subgroups per workgroup, and
             // the key splits (the longest causal tile walks every key alone unless its keys are split: splits while
             // fewer than min_groups workgroups would run, at least split_min_keys keys each; min_groups 1024 and 4096
-            // measured the same), the next K tile's loads during P V (early_k), in full runs.
+            // measured the same), the V tile's loads with the K tile's or after S (early_v), in full runs.
             if (!cx.quick)
               for (Part& p : parts)
                 if (p.group == "prefill")
-                  p.sweeps = {{"attention.flash_coopmat.subgroups", {4, 8}}, {"attention.flash_coopmat.early_k", {0, 1}},
+                  p.sweeps = {{"attention.flash_coopmat.subgroups", {4, 8}}, {"attention.flash_coopmat.early_v", {0, 1}},
                               {"attention.flash_coopmat.split_min_keys", {128, 256, 512}}};
             // The decode step fused from the projections on (attention_decode: q/k norms, rope, append, attention).
             for (Part& p : op_parts("attention_decode", cx)) {

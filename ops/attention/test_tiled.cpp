@@ -135,8 +135,8 @@ TEST_CASE("vk attention flash_coopmat: emulated matrices", "[vk][ops]") {
   // (max_keys 16: many, some empty for early rows); margin 0, so that every rise of a row's max rescales its
   // accumulators (with the default margin of 8 and these scores, only the first tile of a row does); the
   // cache rows converted to f16 first (f16_cache; the same roundings, so the same error); the V tile's loads issued
-  // after the S products (early_v 0, the default is 1); the next tile's K loads during P V (early_k), at the default
-  // tiles and at 16 x 16 with f16 cache rows and key splits.
+  // after the S products (early_v 0; the default 1 issues them with the K tile's), at the default tiles and at 16 x 16
+  // with f16 cache rows and key splits.
   for (auto tuning : {std::map<std::string, uint32_t>{{"attention.flash_coopmat.rows", 16},
                                                       {"attention.flash_coopmat.keys", 16},
                                                       {"attention.flash_coopmat.subgroups", 6}},
@@ -144,8 +144,7 @@ TEST_CASE("vk attention flash_coopmat: emulated matrices", "[vk][ops]") {
                       {{"attention.flash_coopmat.margin", 0}, {"attention.flash_coopmat.keys", 16}},
                       {{"attention.flash_coopmat.f16_cache", 1}},
                       {{"attention.flash_coopmat.early_v", 0}},
-                      {{"attention.flash_coopmat.early_k", 1}},
-                      {{"attention.flash_coopmat.early_k", 1}, {"attention.flash_coopmat.rows", 16},
+                      {{"attention.flash_coopmat.early_v", 0}, {"attention.flash_coopmat.rows", 16},
                        {"attention.flash_coopmat.keys", 16}, {"attention.flash_coopmat.f16_cache", 1},
                        {"attention.flash_coopmat.max_keys", 48}}}) {
     const vk::ScopedTuning t(device().ctx().profile(), tuning);

@@ -103,7 +103,7 @@ void flash_coopmat(VariantCtx& c, OpArgs& a) {
   }
   const TiledAttn k{emul ? "attention_flash_cm_emul" : "attention_flash_cm",
                     {{0, t.wg}, {1, u32(s.D)}, {2, t.rows}, {3, t.keys}, {4, t.nsg}, {5, t.nacc}, {6, margin},
-                     {7, f16}, {8, tune(d, "early_v") != 0}, {9, tune(d, "early_k") != 0}},
+                     {7, f16}, {8, tune(d, "early_v") != 0}},
                     t.rows,
                     t.keys,
                     emul && d.info().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? loop_budget_keys(d, t, s.D) : 0,
@@ -137,7 +137,7 @@ void register_attention_vulkan_flash_coopmat(Registry& r) {
                 {"attention.flash_coopmat.max_keys", UINT32_MAX}, {"attention.flash_coopmat.min_groups", 1024},
                 {"attention.flash_coopmat.split_min_keys", 512, {{"nvidia-hopper", 256}}}, {"attention.flash_coopmat.merge_wg", 128},
                 {"attention.flash_coopmat.convert_wg", 256},  {"attention.flash_coopmat.cm_emulate", 0},
-                {"attention.flash_coopmat.early_v", 1},       {"attention.flash_coopmat.early_k", 0}};
+                {"attention.flash_coopmat.early_v", 1}};
   r.add_variant(std::move(v));
 }
 
