@@ -12,6 +12,7 @@
 // x [T, C]; b, a [T, nv]; w [C, K]; A, dt_bias [nv]; state [K-1, C]; q, k [T, nk*dk]; v [T, nv*dv];
 // beta, g [T, nv].
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint K = 4;       // taps
@@ -54,14 +55,17 @@ void main() {
   const uint D = is_v ? pc.dv : pc.dk;
   const uint c0 = is_v ? 2u * kd + (head - 2u * pc.nk) * pc.dv : head * pc.dk;  // first channel of x
 
-  // Phase 1: conv + silu of this head's channels over the block.
+  // Phase 1: conv + silu of this head's channels over the block. The block's inputs are loaded first (TB of them, a
+  // constant trip count: all in flight at once, not a round trip per token), then convolved.
   for (uint i = L; i < D; i += WG) {
     const uint c = c0 + i;
-    float wc[K], win[K];  // win[0..K-2]: the previous K-1 inputs, oldest first; win[K-1]: the current one
+    float wc[K], win[K], xt[TB];  // win[0..K-2]: the previous K-1 inputs, oldest first; win[K-1]: the current one
     for (uint j = 0u; j < K; ++j) wc[j] = w[c * K + j];
     for (uint j = 0u; j + 1u < K; ++j) win[j] = window_row(t0 + j, c);
-    for (uint t = 0u; t < nt; ++t) {
-      win[K - 1u] = x[(t0 + t) * pc.C + c];
+    [[unroll]] for (uint t = 0u; t < TB; ++t) xt[t] = t < nt ? x[(t0 + t) * pc.C + c] : 0.0;
+    [[unroll]] for (uint t = 0u; t < TB; ++t) {
+      if (t >= nt) break;  // uniform per workgroup
+      win[K - 1u] = xt[t];
       float acc = 0.0;  // taps summed oldest first, as the reference does
       for (uint j = 0u; j < K; ++j) acc += wc[j] * win[j];
       u[t * D + i] = acc / (1.0 + exp(-acc));

@@ -1,5 +1,5 @@
 // moe_router on Vulkan: vulkan:softmax_topk, a workgroup per token, the softmax in shared memory and k
-// workgroup argmax rounds (moe_router.comp).
+// workgroup argmax rounds (moe_router.comp); vulkan:subgroup_topk, a subgroup per token (moe_router_subgroup.comp).
 #include "ops/vulkan_variant.h"
 
 namespace hl::gpu {
@@ -27,11 +27,40 @@ void softmax_topk(VariantCtx& c, OpArgs& a) {
   a.set("weight", weight);
 }
 
+// A subgroup per token (moe_router_subgroup.comp): the workgroups are sized for the largest subgroup size the device
+// may run (the fewest tokens per workgroup), so that every token has a subgroup whatever size runs.
+void subgroup_topk(VariantCtx& c, OpArgs& a) {
+  Device& d = c.device();
+  const Tensor& logits = a.in("logits");
+  struct {
+    uint32_t T, E, k;
+  } pc{u32(logits.rows()), u32(logits.cols()), u32(a.iparam("k"))};
+  if (pc.k < 1 || pc.k > pc.E) fail("moe_router: top-{} of {} experts", pc.k, pc.E);
+  const uint32_t wg = std::max(d.tune("moe_router.subgroup_topk.wg"), d.info().max_subgroup_size);
+  if (wg % d.info().max_subgroup_size || wg > d.info().max_workgroup_invocations)
+    fail("moe_router: moe_router.subgroup_topk.wg = {} must be a multiple of the subgroup size {} and at most {}", wg,
+         d.info().max_subgroup_size, d.info().max_workgroup_invocations);
+  Tensor expert = Tensor::device(d, pc.T, pc.k, Tensor::Type::I32), weight = Tensor::device(d, pc.T, pc.k);
+  const auto& p = d.pipeline("moe_router_subgroup", {{0, wg}, {1, pc.E}, {2, d.info().min_subgroup_size}}, 3, sizeof pc);
+  const uint32_t per_group = wg / d.info().max_subgroup_size;
+  const Grid g = grid((pc.T + per_group - 1) / per_group);
+  d.dispatch(p, {logits.buffer(d), expert.buffer_mut(d), weight.buffer_mut(d)}, pc, g.x, g.y);
+  a.set("expert", expert);
+  a.set("weight", weight);
+}
+
 }  // namespace
 
 void register_moe_router_vulkan(Registry& r) {
-  r.add_variant(vulkan_variant("moe_router", "vulkan:softmax_topk",
-                               "a workgroup per token: softmax in shared memory, k workgroup argmax rounds", softmax_topk, true));
+  Variant wg = vulkan_variant("moe_router", "vulkan:softmax_topk",
+                              "a workgroup per token: softmax in shared memory, k workgroup argmax rounds", softmax_topk);
+  wg.status = "baseline";
+  r.add_variant(std::move(wg));
+  Variant sg = vulkan_variant("moe_router", "vulkan:subgroup_topk",
+                              "a subgroup per token: logits in registers, k rounds of two subgroup reductions, no barriers",
+                              subgroup_topk, true);
+  sg.tunables = {{"moe_router.subgroup_topk.wg", 128}};
+  r.add_variant(std::move(sg));
 }
 
 }  // namespace hl::gpu
