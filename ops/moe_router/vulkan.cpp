@@ -6,47 +6,49 @@ namespace hl::gpu {
 
 namespace {
 
-void softmax_topk(VariantCtx& c, OpArgs& a) {
+// Both kernels: logits [T, E] in, expert (i32) and weight [T, k] out, the same bindings and push constants; `pipeline`
+// with the call's push constants gives the kernel and its workgroup count.
+struct RouterPush {
+  uint32_t T, E, k;
+};
+void route(VariantCtx& c, OpArgs& a,
+           const std::function<std::pair<const vk::Pipeline*, uint32_t>(Device&, const RouterPush&)>& pipeline) {
   Device& d = c.device();
   const Tensor& logits = a.in("logits");
-  struct {
-    uint32_t T, E, k;
-  } pc{u32(logits.rows()), u32(logits.cols()), u32(a.iparam("k"))};
+  const RouterPush pc{u32(logits.rows()), u32(logits.cols()), u32(a.iparam("k"))};
   if (pc.k < 1 || pc.k > pc.E) fail("moe_router: top-{} of {} experts", pc.k, pc.E);
-  const uint32_t size = d.tune("moe_router.softmax_topk.wg");
-  // p[E], two per-subgroup partials per invocation, hl_workgroup_sum's partials, a few scalars.
-  const uint64_t shared = 4ull * (pc.E + 3ull * size + 4);
-  if (shared > d.info().max_shared_memory)
-    fail("moe_router: {} experts need {} bytes of shared memory, this device has {}", pc.E, shared,
-         d.info().max_shared_memory);
+  const auto [p, groups] = pipeline(d, pc);
   Tensor expert = Tensor::device(d, pc.T, pc.k, Tensor::Type::I32), weight = Tensor::device(d, pc.T, pc.k);
-  const auto& p = d.pipeline("moe_router", {{0, size}, {1, pc.E}}, 3, sizeof pc);
-  const Grid g = grid(pc.T);
-  d.dispatch(p, {logits.buffer(d), expert.buffer_mut(d), weight.buffer_mut(d)}, pc, g.x, g.y);
+  const Grid g = grid(groups);
+  d.dispatch(*p, {logits.buffer(d), expert.buffer_mut(d), weight.buffer_mut(d)}, pc, g.x, g.y);
   a.set("expert", expert);
   a.set("weight", weight);
+}
+
+// A workgroup per token (moe_router.comp).
+void softmax_topk(VariantCtx& c, OpArgs& a) {
+  route(c, a, [](Device& d, const RouterPush& pc) {
+    const uint32_t size = d.tune("moe_router.softmax_topk.wg");
+    // p[E], two per-subgroup partials per invocation, hl_workgroup_sum's partials, a few scalars.
+    const uint64_t shared = 4ull * (pc.E + 3ull * size + 4);
+    if (shared > d.info().max_shared_memory)
+      fail("moe_router: {} experts need {} bytes of shared memory, this device has {}", pc.E, shared,
+           d.info().max_shared_memory);
+    return std::pair{&d.pipeline("moe_router", {{0, size}, {1, pc.E}}, 3, sizeof pc), pc.T};
+  });
 }
 
 // A subgroup per token (moe_router_subgroup.comp): the workgroups are sized for the largest subgroup size the device
 // may run (the fewest tokens per workgroup), so that every token has a subgroup whatever size runs.
 void subgroup_topk(VariantCtx& c, OpArgs& a) {
-  Device& d = c.device();
-  const Tensor& logits = a.in("logits");
-  struct {
-    uint32_t T, E, k;
-  } pc{u32(logits.rows()), u32(logits.cols()), u32(a.iparam("k"))};
-  if (pc.k < 1 || pc.k > pc.E) fail("moe_router: top-{} of {} experts", pc.k, pc.E);
-  const uint32_t wg = std::max(d.tune("moe_router.subgroup_topk.wg"), d.info().max_subgroup_size);
-  if (wg % d.info().max_subgroup_size || wg > d.info().max_workgroup_invocations)
-    fail("moe_router: moe_router.subgroup_topk.wg = {} must be a multiple of the subgroup size {} and at most {}", wg,
-         d.info().max_subgroup_size, d.info().max_workgroup_invocations);
-  Tensor expert = Tensor::device(d, pc.T, pc.k, Tensor::Type::I32), weight = Tensor::device(d, pc.T, pc.k);
-  const auto& p = d.pipeline("moe_router_subgroup", {{0, wg}, {1, pc.E}, {2, d.info().min_subgroup_size}}, 3, sizeof pc);
-  const uint32_t per_group = wg / d.info().max_subgroup_size;
-  const Grid g = grid((pc.T + per_group - 1) / per_group);
-  d.dispatch(p, {logits.buffer(d), expert.buffer_mut(d), weight.buffer_mut(d)}, pc, g.x, g.y);
-  a.set("expert", expert);
-  a.set("weight", weight);
+  route(c, a, [](Device& d, const RouterPush& pc) {
+    const uint32_t sg = d.info().max_subgroup_size, wg = std::max(d.tune("moe_router.subgroup_topk.wg"), sg);
+    if (wg % sg || wg > d.info().max_workgroup_invocations)
+      fail("moe_router: moe_router.subgroup_topk.wg = {} must be a multiple of the subgroup size {} and at most {}", wg, sg,
+           d.info().max_workgroup_invocations);
+    const auto& p = d.pipeline("moe_router_subgroup", {{0, wg}, {1, pc.E}, {2, d.info().min_subgroup_size}}, 3, sizeof pc);
+    return std::pair{&p, (pc.T + wg / sg - 1) / (wg / sg)};
+  });
 }
 
 }  // namespace
