@@ -2,7 +2,8 @@
 // ... in registers (a constant count per lane: every load in flight at once); p = softmax over all E (max-subtracted,
 // f32: subgroup max and sum); then k rounds, each the largest p and the lowest expert id among equal p (the
 // reference's order) by two subgroup reductions; only the winning lane drops that entry and finds its next best.
-// Weights p_e / sum of the k chosen (summed in slot order, as the reference does).
+// Weights p_e / sum of the k chosen (summed in slot order, as the reference does); all NaN where the logits are not
+// finite (as softmax_topk's).
 #version 450
 #extension GL_KHR_shader_subgroup_arithmetic : require
 layout(local_size_x_id = 0) in;
@@ -69,6 +70,7 @@ void main() {
       }
     }
   }
+  // A NaN or +Inf logit makes the softmax's sum NaN: every weight is NaN then (no route is silently finite).
   if (subgroupElect())
-    for (uint j = 0u; j < pc.k; ++j) weight[t * pc.k + j] /= sum;
+    for (uint j = 0u; j < pc.k; ++j) weight[t * pc.k + j] = isnan(s) ? s : weight[t * pc.k + j] / sum;
 }

@@ -37,3 +37,23 @@ TEST_CASE("vk ops: moe_router, random and exactly tied logits", "[vk][ops]") {
         }
       }
 }
+
+// Non-finite logits (a NaN weight upstream) give NaN weights, never finite routes: the model's NaN check must see them.
+TEST_CASE("vk ops: moe_router, a token's NaN logit makes its weights NaN", "[vk][ops]") {
+  std::mt19937_64 g(13);
+  Mat<float> l = randn(g, 3, 256, 2.0);
+  l(1, 17) = std::numeric_limits<float>::quiet_NaN();
+  for (auto& name : vulkan_variants("moe_router")) {
+    INFO(name);
+    gpu::WeightStore ws(&device());
+    gpu::VariantCtx ctx{&device(), &ws};
+    gpu::OpArgs a{{{"logits", Tensor::from(l)}}, {}, {{"k", 8}}};
+    gpu::Registry::get().variant("moe_router", name).run(ctx, a);
+    const Mat<float> w = a.t.at("weight").f32();
+    for (int j = 0; j < 8; ++j) {
+      CHECK(std::isnan(w(1, j)));
+      CHECK(std::isfinite(w(0, j)));
+      CHECK(std::isfinite(w(2, j)));
+    }
+  }
+}
