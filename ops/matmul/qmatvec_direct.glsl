@@ -24,7 +24,6 @@
 // Included by qmatvec_direct{,_norm}{,_x16}.comp.
 #ifndef HL_QMATVEC_DIRECT_GLSL
 #define HL_QMATVEC_DIRECT_GLSL
-#extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256;
 layout(constant_id = 1) const uint TYPE = 12;  // ggml type id
@@ -41,9 +40,6 @@ layout(constant_id = 10) const uint TYPE3 = 12;
 // products (a word of the unit stands in): what the arithmetic costs beside the loads. With x16: 2 skips the staging
 // of x (its loads, the norm, the rounding; the barriers stay), 4 skips the weights' loads (values from the row index).
 layout(constant_id = 11) const uint DIAG = 0;
-// x16: 1 loads a subgroup's first pass of weight units before x is staged, so that their round trip to memory runs
-// beside the staging's (its loads, the barrier) instead of after it; 0 loads each pass when it computes.
-layout(constant_id = 12) const uint EARLY = 1;
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };   // [T, K]
@@ -88,15 +84,6 @@ shared vec4 xs[1];
 shared vec4 xs[XG != 0u ? 1u : XV];
 #endif
 
-#ifdef QMV_X16
-// A pass's units as loaded (hlq_unit_raw), indexed (step UPL + i) R + r: the loads of a pass are issued before its
-// arithmetic, and the first pass's before x is staged (EARLY). The array has a literal size (one sized by these
-// specialization constants is emitted at their defaults): units past it are loaded where they are used.
-#define QMV_RAWS 8u
-HlqRaw qmv_raw[QMV_RAWS];
-const uint QMV_STEPS = (XV / 8u + SGS * UPL - 1u) / (SGS * UPL);  // the unit loop's trip count (units = XV / 8)
-#endif
-
 void store(uint seg, uint i, float v) {
   if (seg == 0u) y0[i] = v;
   else if (seg == 1u) y1[i] = v;
@@ -104,74 +91,6 @@ void store(uint seg, uint i, float v) {
   else y3[i] = v;
 }
 
-#ifdef QMV_X16
-// The loads of one subgroup pass (rows r0 .. r0 + R - 1 of segment `seg`, of `type`, N rows) into qmv_raw. Past the
-// row's units: a repeat of the last (weighted 0 by pass_x16); past the last row: a repeat (not stored).
-void pass_load(uint seg, uint type, uint r0, uint N, uint row_bytes) {
-  const uint lanes = gl_SubgroupSize, lane = gl_SubgroupInvocationID, units = XV / 8u;
-  [[unroll]] for (uint step = 0u; step < QMV_STEPS; ++step)
-    [[unroll]] for (uint i = 0u; i < UPL; ++i) {
-      const uint uu = min(lane + step * lanes * UPL + i * lanes, units - 1u);
-      [[unroll]] for (uint r = 0u; r < R; ++r) {
-        const uint at = (step * UPL + i) * R + r;
-        if ((DIAG & 4u) == 0u && at < QMV_RAWS) hlq_unit_raw(type, seg, min(r0 + r, N - 1u) * row_bytes, uu, qmv_raw[at]);
-      }
-    }
-}
-
-// The arithmetic of that pass for token t from qmv_raw; scale: a factor for the whole row's sum (QMV_NORM's 1 / rms).
-void pass_x16(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes, float scale) {
-  const uint lanes = gl_SubgroupSize, lane = gl_SubgroupInvocationID, units = XV / 8u;
-  float acc[R];
-  [[unroll]] for (uint r = 0u; r < R; ++r) acc[r] = 0.0;
-  [[unroll]] for (uint step = 0u; step < QMV_STEPS; ++step)
-    [[unroll]] for (uint i = 0u; i < UPL; ++i) {
-      const uint u = lane + step * lanes * UPL + i * lanes, uu = min(u, units - 1u);
-      const uvec2 xr = hlq_unit_runs(type, uu) >> 4u;
-      [[unroll]] for (uint r = 0u; r < R; ++r) {
-        const uint row = min(r0 + r, N - 1u);
-        uvec4 lo, hi;
-        vec4 ms;
-        float bias;
-        if ((DIAG & 4u) != 0u) {
-          lo = uvec4(row ^ uu, row, uu, row + uu) & 0x0F0F0F0Fu;
-          hi = lo.yzwx;
-          ms = vec4(1e-6);  // small: the stream's later ops stay finite
-          bias = 0.0;
-        } else {
-          const uint at = (step * UPL + i) * R + r;
-          HlqRaw raw;
-          if (at < QMV_RAWS) raw = qmv_raw[at];
-          else hlq_unit_raw(type, seg, row * row_bytes, uu, raw);
-          hlq_unit_unpack(type, row * row_bytes, uu, raw, lo, hi, ms, bias);
-        }
-        acc[r] += u < units ? hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y) : 0.0;
-      }
-    }
-  for (uint r = 0u; r < R; ++r) {
-    const float s = subgroupAdd(acc[r]) * scale;
-    if (subgroupElect() && r0 + r < N) store(seg, t * N + r0 + r, s);
-  }
-}
-
-// The segment that holds pass r0 (in the dispatch's row space): its loads, then (compute) its arithmetic. Every
-// call names its segment by a literal, so each folds to one buffer and one block type.
-void seg_pass(bool compute, uint t, uint r0, float scale) {
-  if (NSEG == 1u || r0 < pc.first.y) {
-    if (compute) pass_x16(0u, TYPE, t, r0, pc.N.x, pc.row_bytes.x, scale);
-    else pass_load(0u, TYPE, r0, pc.N.x, pc.row_bytes.x);
-  } else if (NSEG == 2u || r0 < pc.first.z) {
-    if (compute) pass_x16(1u, TYPE1, t, r0 - pc.first.y, pc.N.y, pc.row_bytes.y, scale);
-    else pass_load(1u, TYPE1, r0 - pc.first.y, pc.N.y, pc.row_bytes.y);
-  } else if (NSEG == 3u || r0 < pc.first.w) {
-    if (compute) pass_x16(2u, TYPE2, t, r0 - pc.first.z, pc.N.z, pc.row_bytes.z, scale);
-    else pass_load(2u, TYPE2, r0 - pc.first.z, pc.N.z, pc.row_bytes.z);
-  } else {
-    if (compute) pass_x16(3u, TYPE3, t, r0 - pc.first.w, pc.N.w, pc.row_bytes.w, scale);
-    else pass_load(3u, TYPE3, r0 - pc.first.w, pc.N.w, pc.row_bytes.w);
-  }
-}
-#else
 // One subgroup pass: rows r0 .. r0 + R - 1 of segment `seg` (of `type`, N rows) for token t.
 // scale: a factor for the whole row's sum (QMV_NORM's 1 / rms; 1 otherwise).
 void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes, float scale) {
@@ -186,6 +105,25 @@ void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes, float sc
     for (uint i = 0u; i < UPL; ++i) {
       // Past the row's units: a repeat of the last, weighted 0 (no branch between the loads).
       const uint u = u0 + i * lanes, uu = min(u, units - 1u);
+#ifdef QMV_X16
+      const uvec2 xr = hlq_unit_runs(type, uu) >> 4u;
+      for (uint r = 0u; r < R; ++r) {
+        const uint row = min(r0 + r, N - 1u);
+        uvec4 lo, hi;
+        vec4 ms;
+        float bias;
+        if ((DIAG & 4u) != 0u) {
+          lo = uvec4(row ^ uu, row, uu, row + uu) & 0x0F0F0F0Fu;
+          hi = lo.yzwx;
+          ms = vec4(1e-6);  // small: the stream's later ops stay finite
+          bias = 0.0;
+        } else {
+          hlq_unit_packed(type, seg, row * row_bytes, uu, lo, hi, ms, bias);
+        }
+        const float d = hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
+        acc[r] += u < units ? d : 0.0;
+      }
+#else
       const uvec2 runs = hlq_unit_runs(type, uu) >> 2u;
       vec4 xv[8];
       for (uint k = 0u; k < 4u; ++k) {
@@ -209,6 +147,7 @@ void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes, float sc
         }
         acc[r] += u < units ? d : 0.0;
       }
+#endif
     }
   }
   for (uint r = 0u; r < R; ++r) {
@@ -216,7 +155,6 @@ void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes, float sc
     if (subgroupElect() && r0 + r < N) store(seg, t * N + r0 + r, s);
   }
 }
-#endif
 
 #ifdef QMV_NORM
 // Token t's x + a times the gain, staged as the plain kernel stages x: each invocation takes runs of 16 values (4 vec4s;
@@ -262,10 +200,6 @@ void main() {
   const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * nsg * R;
   for (uint t = 0u; t < pc.T; ++t) {
     float scale = 1.0;
-#ifdef QMV_X16
-    const bool early = EARLY != 0u && first < pc.end;  // uniform per subgroup
-    if (early) seg_pass(false, t, first, scale);
-#endif
 #if defined(QMV_NORM)
     barrier();  // the previous token's x is no longer read
     if ((DIAG & 2u) == 0u) stage_normed(t);
@@ -294,15 +228,10 @@ void main() {
     }
 #endif
     for (uint r0 = first; r0 < pc.end; r0 += stride) {  // uniform per subgroup
-#ifdef QMV_X16
-      if (!early || r0 != first) seg_pass(false, t, r0, scale);
-      seg_pass(true, t, r0, scale);
-#else
       if (NSEG == 1u || r0 < pc.first.y) pass(0u, TYPE, t, r0, pc.N.x, pc.row_bytes.x, scale);
       else if (NSEG == 2u || r0 < pc.first.z) pass(1u, TYPE1, t, r0 - pc.first.y, pc.N.y, pc.row_bytes.y, scale);
       else if (NSEG == 3u || r0 < pc.first.w) pass(2u, TYPE2, t, r0 - pc.first.z, pc.N.z, pc.row_bytes.z, scale);
       else pass(3u, TYPE3, t, r0 - pc.first.w, pc.N.w, pc.row_bytes.w, scale);
-#endif
     }
   }
 }

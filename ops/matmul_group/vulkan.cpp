@@ -28,8 +28,7 @@ void register_matmul_group_vulkan(Registry& r) {
   // with integer dot products where every weight is a K-quant.
   v.tunables = {{"matmul_group.qmatvec_direct.wg", 256}, {"matmul_group.qmatvec_direct.rows", 2},
                 {"matmul_group.qmatvec_direct.units", 1}, {"matmul_group.qmatvec_direct.groups", 0},
-                {"matmul_group.qmatvec_direct.x_global", 0}, {"matmul_group.qmatvec_direct.x16", 1},
-                {"matmul_group.qmatvec_direct.early", 1}};
+                {"matmul_group.qmatvec_direct.x_global", 0}, {"matmul_group.qmatvec_direct.x16", 1}};
   v.precision_tolerance = kX16Tolerance;
   r.add_variant(std::move(v));
   // What the unfused forward pass runs in decode: matmul's vulkan:auto once per weight (a dispatch each), to time the
