@@ -75,10 +75,10 @@ struct Push {
 };
 
 const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const QgemmTile& t, const Shape& s, uint32_t mode,
-                             uint32_t type0, uint32_t type1, uint32_t ks = 1, uint32_t a16 = 0) {
+                             uint32_t type0, uint32_t type1, uint32_t ks = 1) {
   return d.pipeline(std::string(s.shader) + (!s.scalar && emulated(d, prefix) ? "_emul" : ""),
                     {{0, t.wg}, {1, t.sr}, {2, t.sc}, {3, s.gated ? 1u : 0u}, {4, mode}, {5, type0}, {6, type1},
-                     {7, d.profile().get(prefix + "diag", 0)}, {8, t.units}, {9, ks}, {10, d.tune(prefix + "prefetch")}, {11, a16}}, 9,
+                     {7, d.profile().get(prefix + "diag", 0)}, {8, t.units}, {9, ks}, {10, d.tune(prefix + "prefetch")}}, 9,
                     sizeof(Push), !s.scalar && d.info().subgroup_size_control && d.info().compute_full_subgroups);
 }
 
@@ -177,22 +177,8 @@ void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed
   const uint64_t rows = p.rows.cols(), tiles = (rows + t.rows - 1) / t.rows + std::min<uint64_t>(p.E, rows);
   const Grid g = grid(tiles * pc.ncol);
   const BufferPtr b0 = w0.t.buffer(d), b1 = w1.t.buffer(d);
-  // a16 (gate/up on cooperative matrices): x's rows gathered once into f16 in packed order, which the kernel reads as
-  // its A (half the bytes, half the registers for the next step's A) instead of gathering f32 rows every step.
-  const uint32_t a16 = gated && !scalar && d.profile().get(prefix + "a16", 0) ? 1u : 0u;
-  Tensor ah;
-  if (a16) {
-    const uint32_t P = u32(p.rows.cols());
-    ah = Tensor::device(d, P, K / 2);
-    const struct {
-      uint32_t P, pad, K4, k;
-    } gp{P, 0, K / 4, u32(p.k)};
-    const Grid gg = grid((uint64_t(P) * (K / 4) + 255) / 256);
-    d.dispatch(d.pipeline("route_gather_f16", {{0, 256}}, 3, sizeof gp), {a.buffer(d), p.rows.buffer(d), ah.buffer_mut(d)},
-               gp, gg.x, gg.y);
-  }
-  d.dispatch(pipeline(d, prefix, t, s, 1, w0.type, w1.type, 1, a16),
-             {(a16 ? ah : a).buffer(d), p.rows.buffer(d), p.offsets.buffer(d), p.tiles.buffer(d), b0, b1, out.buffer_mut(d), b0, b1}, pc,
+  d.dispatch(pipeline(d, prefix, t, s, 1, w0.type, w1.type),
+             {a.buffer(d), p.rows.buffer(d), p.offsets.buffer(d), p.tiles.buffer(d), b0, b1, out.buffer_mut(d), b0, b1}, pc,
              g.x, g.y);
 }
 

@@ -372,19 +372,17 @@ TEST_CASE("vk route_pack_coopmat: emulated matrices, stage 4 and the whole varia
   // and F multiples of 64: every model's), so not the odd f32 shapes, and gate and up in one pass need one order of
   // values within a unit (every model's gate and up share a type): q5_K gate beside a q8_0 up is refused, clearly.
   // Prefetch 0 and 1: nothing held in registers across the products, and A alone (the weights loaded when staged).
-  // Two and four units per step: each weight row's run of units prefetched behind one block head. a16 0: gate/up
-  // gathers x's f32 rows itself (1, the default: from the f16 rows gathered once in packed order).
-  const std::tuple<size_t, bool, uint32_t, uint32_t, uint32_t> runs[] = {
-      {1, true, 3, 1, 1},  {1, false, 3, 1, 1}, {3, true, 3, 1, 1},  {6, true, 3, 1, 1}, {1, false, 0, 1, 1},
-      {1, false, 1, 1, 1}, {3, false, 3, 2, 1}, {1, true, 3, 4, 1},  {3, false, 3, 4, 1}, {7, false, 3, 1, 1},
-      {7, false, 3, 4, 1}, {1, true, 3, 1, 0},  {1, false, 0, 1, 0}, {7, false, 3, 4, 0}};
-  for (const auto& [i, small, prefetch, units, a16] : runs) {
+  // Two and four units per step: each weight row's run of units prefetched behind one block head.
+  const std::tuple<size_t, bool, uint32_t, uint32_t> runs[] = {{1, true, 3, 1},  {1, false, 3, 1}, {3, true, 3, 1},
+                                                               {6, true, 3, 1},  {1, false, 0, 1}, {1, false, 1, 1},
+                                                               {3, false, 3, 2}, {1, true, 3, 4},  {3, false, 3, 4},
+                                                               {7, false, 3, 1}, {7, false, 3, 4}};
+  for (const auto& [i, small, prefetch, units] : runs) {
     std::map<std::string, uint32_t> t = small ? kSmallCmTiles : std::map<std::string, uint32_t>{};
     t["moe_experts.route_pack_coopmat.prefetch"] = prefetch;
     t["moe_experts.route_pack_coopmat.k_units"] = units;
-    t["moe_experts.route_pack_coopmat.a16"] = a16;
     const vk::ScopedTuning tune(device().ctx().profile(), t);
-    INFO((small ? "small tiles" : "default tiles") << ", prefetch " << prefetch << ", k_units " << units << ", a16 " << a16);
+    INFO((small ? "small tiles" : "default tiles") << ", prefetch " << prefetch << ", k_units " << units);
     const double e = coopmat_gemm_error(device(), g, cases[i], 5);
     CHECK(e <= kCoopmatTol);
   }

@@ -348,7 +348,7 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
   // 16) by 64 columns of gate and up, or 128 of down; cm_emulate 1: the test hook.
   cm.tunables = {{std::string(route_pack::kCmTune) + "warp_rows", 1}, {std::string(route_pack::kCmTune) + "warp_cols", 2},
                  {std::string(route_pack::kCmTune) + "k_units", 1}, {std::string(route_pack::kCmTune) + "prefetch", 3},
-                 {std::string(route_pack::kCmTune) + "cm_emulate", 0}, {std::string(route_pack::kCmTune) + "a16", 1}};
+                 {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
   r.add_variant(std::move(cm));
   Variant q = vulkan_variant("moe_experts", "vulkan:route_pack_qgemm",
                              "vulkan:route_pack with the grouped GEMM on route_pack_coopmat's kernel in scalar FMAs (A in "

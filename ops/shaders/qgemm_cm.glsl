@@ -1,6 +1,6 @@
 // Y = A W^T on cooperative matrices, W read as ggml blocks (or f32/f16 rows) and decoded into shared f16 tiles
 // inside the K loop (never a dequantized copy of the weight in memory); A rows are f32, rounded to f16 as they
-// are staged (A16: already f16); f32 accumulation. Shared by matmul / lm_head (vulkan:qgemm_coopmat: A = the prompt chunk's rows)
+// are staged; f32 accumulation. Shared by matmul / lm_head (vulkan:qgemm_coopmat: A = the prompt chunk's rows)
 // and moe_experts (vulkan:route_pack_coopmat: A = the rows route_pack packed for one expert).
 //
 // Tiles: a workgroup computes BR x BN of Y: BR rows of A (tokens, or one expert's packed entries) by BN weight
@@ -58,9 +58,6 @@ layout(constant_id = 7) const uint DIAG = 0;
 // Prefetch into registers (below) of A (bit 0) and of the weight units (bit 1), where the slots hold a step: each
 // slot is live across the step's products, so it costs residency; 0 loads a step when it is staged.
 layout(constant_id = 10) const uint PREFETCH = 3;
-// MODE 1 gate/up: A is x's rows already in f16 and in packed order (route_gather_f16.comp), binding 0 read as halves:
-// half the bytes per step, and half the registers for the next step's A.
-layout(constant_id = 11) const uint A16 = 0;
 #ifdef QG_SCALAR
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 const uint BR = QG_TM * SR, BN = QG_TN * SC;
@@ -85,7 +82,6 @@ const uint QG_PAD = 2u;  // 16-byte aligned rows
 #endif
 
 layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };        // [rows, K] f32
-layout(std430, binding = 0) readonly buffer AH { uvec2 a2[]; };      // A16: [packed rows, K] f16
 layout(std430, binding = 1) readonly buffer Rows { int rows[]; };     // MODE 1: [T k] entry ids, packed order
 layout(std430, binding = 2) readonly buffer Off { int offsets[]; };   // MODE 1: [E + 1]
 layout(std430, binding = 3) readonly buffer Tiles { int tiles[]; };   // MODE 1: [E + 1]
@@ -172,21 +168,12 @@ float hl_cm_read(uint id, uint i) {
 
 // A value i of the step at unit u0 (vec4 j of tile row r: the step's units' runs at the weight unit's K offsets);
 // zeros past the tile's rows and for i past the step.
-uint a_at(uint i, uint u0) {  // its index in A (f32: vec4s; A16: 4 halves), ROUTE_NONE where it is a zero
+vec4 a_load(uint i, uint u0) {
   const uint r = i / (8u * QG_U), j = i % (8u * QG_U), uu = j / 8u;
   const uvec2 runs = hlq_unit_runs(TYPE0, u0 + uu) / 4u;
   const uint at = ((j % 8u) < 4u ? runs.x : runs.y) + j % 4u;
-  return i < BR * 8u * QG_U && arow[min(r, BR - 1u)] != ROUTE_NONE ? arow[r] + at : ROUTE_NONE;
+  return i < BR * 8u * QG_U && arow[min(r, BR - 1u)] != ROUTE_NONE ? a4[arow[r] + at] : vec4(0.0);
 }
-vec4 a_load(uint i, uint u0) {
-  const uint at = a_at(i, u0);
-  return at != ROUTE_NONE ? a4[at] : vec4(0.0);
-}
-uvec2 a_load16(uint i, uint u0) {
-  const uint at = a_at(i, u0);
-  return at != ROUTE_NONE ? a2[at] : uvec2(0u);
-}
-QG_AT a_half4(uvec2 v) { return QG_AT(vec4(unpackHalf2x16(v.x), unpackHalf2x16(v.y))); }
 uint a_slot(uint i) { return (i / (8u * QG_U)) * KP + i % (8u * QG_U); }
 
 // Weight run i of the step at units [u0, u0 + QG_U): weight b = i / BN (GATED: 0 gate, 1 up), tile row c = i % BN
@@ -267,10 +254,8 @@ void main() {
     uint e;
     if (!route_tile(e, p0, p1, n0)) return;  // uniform per workgroup: past the packed tiles
     wrow0 = (DIAG & 8u) != 0u ? 0u : e * pc.N;
-    // route_tile wrote this invocation's arow entries in floats of A; here A is read as vec4 (A16: the packed row's
-    // groups of 4 halves).
-    for (uint r = lid; r < BR; r += WG)
-      arow[r] = arow[r] == ROUTE_NONE ? ROUTE_NONE : A16 != 0u ? (p0 + r) * (pc.K / 4u) : arow[r] / 4u;
+    // route_tile wrote this invocation's arow entries in floats of A; here A is read as vec4.
+    for (uint r = lid; r < BR; r += WG) arow[r] = arow[r] == ROUTE_NONE ? ROUTE_NONE : arow[r] / 4u;
   }
 
 #ifdef QG_SCALAR
@@ -310,15 +295,9 @@ void main() {
   bool PFW = (pf & 2u) != 0u && WR <= uint(QG_WREG) * WG && QG_U <= QG_UMAX && TYPE0 == HLQ_Q4_K &&
                   (GATED == 0u || TYPE1 == HLQ_Q4_K);
   vec4 ra[QG_AREG];
-  uvec2 ra16[QG_AREG];  // A16's slots (one of the two arrays is used: the driver drops the other)
   uvec4 rh[QG_WREG], rq[QG_WREG][QG_UMAX];
   barrier();  // arow written
-  if (PFA)
-    [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) {
-      if (q >= ASLOTS) continue;
-      if (A16 != 0u) ra16[q] = a_load16(lid + q * WG, ub);
-      else ra[q] = a_load(lid + q * WG, ub);
-    }
+  if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, ub);
   if (PFW)
     [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) w_load(lid + q * WG, ub, n0, wrow0, rh[q], rq[q]);
   for (uint u0 = ub; u0 < ue; u0 += QG_U) {
@@ -327,9 +306,9 @@ void main() {
       // A: BR rows x the step's units, each its two runs of 16 values (at the weight unit's K offsets), f32 -> f16.
       if (PFA) {
         [[unroll]] for (uint q = 0u; q < QG_AREG; ++q)
-          if (q < ASLOTS && lid + q * WG < AV) as[a_slot(lid + q * WG)] = A16 != 0u ? a_half4(ra16[q]) : QG_AT(ra[q]);
+          if (q < ASLOTS && lid + q * WG < AV) as[a_slot(lid + q * WG)] = QG_AT(ra[q]);
       } else {
-        for (uint i = lid; i < AV; i += WG) as[a_slot(i)] = A16 != 0u ? a_half4(a_load16(i, u0)) : QG_AT(a_load(i, u0));
+        for (uint i = lid; i < AV; i += WG) as[a_slot(i)] = QG_AT(a_load(i, u0));
       }
     }
     if ((DIAG & 1u) == 0u || u0 == ub) {
@@ -347,12 +326,7 @@ void main() {
     }
     barrier();  // the step is staged
     if (u0 + QG_U < ue) {
-      if (PFA)
-        [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) {
-          if (q >= ASLOTS) continue;
-          if (A16 != 0u) ra16[q] = a_load16(lid + q * WG, u0 + QG_U);
-          else ra[q] = a_load(lid + q * WG, u0 + QG_U);
-        }
+      if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, u0 + QG_U);
       if (PFW)
         [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)
           if (q < WSLOTS) w_load(lid + q * WG, u0 + QG_U, n0, wrow0, rh[q], rq[q]);
