@@ -70,12 +70,13 @@ Tensor WeightStore::scratch(const std::string& key, int64_t rows, int64_t cols) 
   return t;
 }
 
-Tensor WeightStore::constant(const std::string& key, const std::function<Tensor()>& make) {
+Tensor WeightStore::constant(const std::string& key, const std::function<Tensor()>& make, const std::string& version) {
   if (!dev_) fail("WeightStore::constant('{}'): no Vulkan device", key);
-  Tensor& t = constant_[key];
-  if (!t.valid()) {
+  auto& [held, t] = constant_[key];
+  if (!t.valid() || held != version) {
     t = make();
     t.buffer(*dev_);  // uploaded now, once
+    held = version;
   }
   return t;
 }

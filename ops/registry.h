@@ -111,13 +111,15 @@ class WeightStore {
   Tensor scratch(const std::string& key, int64_t rows, int64_t cols);
   // A small constant table kept on the device under `key` (rope's frequencies): made and uploaded by `make` on the
   // first call, the same device tensor after, so a decode step does not upload it again. The key must name
-  // everything the table depends on.
-  Tensor constant(const std::string& key, const std::function<Tensor()>& make);
+  // everything the table depends on, or `version` says which of several the key holds now: a key holds one table at a
+  // time, and a call with another version replaces it (commands already issued keep the old buffer alive).
+  Tensor constant(const std::string& key, const std::function<Tensor()>& make, const std::string& version = "");
 
  private:
   Device* dev_;
   WeightCache<Tensor> host_, device_, raw_, planar_;
-  std::map<std::string, Tensor> scratch_, constant_;
+  std::map<std::string, Tensor> scratch_;
+  std::map<std::string, std::pair<std::string, Tensor>> constant_;  // key -> (version, table)
 };
 
 struct VariantCtx {

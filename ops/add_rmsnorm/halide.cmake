@@ -1,7 +1,7 @@
 # add_rmsnorm: Halide schedules (ops/halide/CMakeLists.txt defines hybridlab_halide; GeneratorParams in halide_generator.cpp),
 # each for one addend and for two (two=true). CPU. plain: the algorithm as written (scalar, serial); tuned: 8 wide,
-# 16 rows per parallel task, the sum of squares in 8 lanes. GPU. plain: the sum a thread per value, the norm a thread
-# per row; tuned: the norm a block of 128 threads per row, partial sums in shared memory.
+# 16 rows per parallel task, the sum of squares in 8 lanes. GPU (one kernel). plain: a thread per
+# row; tuned: a block of 128 threads per row, partial sums in shared memory.
 foreach(addends one two)
   if(addends STREQUAL "two")
     set(two two=true)

@@ -20,3 +20,26 @@ TEST_CASE("halide ops: add_rmsnorm, one and two addends, odd widths and groups",
       check_all("add_rmsnorm", a, 5e-6);
     }
 }
+
+#ifdef HYBRIDLAB_HALIDE_VULKAN
+// y and n come out of one loop nest: one kernel per call on Vulkan, as the hand-written fused kernel's one dispatch.
+TEST_CASE("halide-vulkan: add_rmsnorm writes the sum and the norm in one kernel", "[halide][vk]") {
+  std::mt19937_64 g(13);
+  gpu::OpArgs a{{{"x", Tensor::from(randn(g, 3, 512))}, {"a", Tensor::from(randn(g, 3, 512))}},
+                {{"gain", weight("gain", randn(g, 1, 256, 0.2, 1.0))}}, {{"eps", 1e-6}}};
+  for (auto& v : halide_variants("add_rmsnorm"))
+    if (v.starts_with("halide-vulkan:")) {
+      INFO(v);
+      gpu::WeightStore ws(&device());
+      gpu::VariantCtx c{&device(), &ws};
+      gpu::OpArgs warm = a, x = a;
+      gpu::Registry::get().variant("add_rmsnorm", v).run(c, warm);  // the weight on the device, the pipelines made
+      device().sync();
+      const auto before = gpu::halide::vulkan_counts();
+      gpu::Registry::get().variant("add_rmsnorm", v).run(c, x);
+      device().sync();
+      const auto after = gpu::halide::vulkan_counts();
+      CHECK(after.dispatched + after.runtime_kernels - before.dispatched - before.runtime_kernels == 1);
+    }
+}
+#endif

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <type_traits>
 
 #include "HalideBuffer.h"
@@ -565,9 +566,11 @@ std::function<void(VariantCtx&, OpArgs&)> add_rmsnorm(AddNormFn one, AddNormFn t
 std::pair<Mat<float>, Mat<float>> rope_angles(double theta, int64_t R, int64_t p0, int64_t rows) {
   const int64_t half = R / 2;
   Mat<float> cs(rows, half), sn(rows, half);
+  std::vector<double> inv_freq(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i) inv_freq[size_t(i)] = std::pow(theta, -2.0 * double(i) / double(R));
   for (int64_t t = 0; t < rows; ++t)
     for (int64_t i = 0; i < half; ++i) {
-      const double ang = double(p0 + t) * std::pow(theta, -2.0 * double(i) / double(R));
+      const double ang = double(p0 + t) * inv_freq[size_t(i)];
       cs(t, i) = float(std::cos(ang));
       sn(t, i) = float(std::sin(ang));
     }
@@ -575,10 +578,11 @@ std::pair<Mat<float>, Mat<float>> rope_angles(double theta, int64_t R, int64_t p
 }
 
 // The pipeline rotates by cosines and sines per (token, pair) formed on the host in double, as the reference's. On the
-// CPU they are formed for the call's positions; on Vulkan the weight store keeps tables of positions [0, rows) (rows a
-// power of two past the call's last position, up to kRopeTablePositions; past it, the call's own, uploaded) on the
-// device, uploaded once, and the call's buffers are those tables translated by pos0 (Halide indexes them from -pos0),
-// so a step uploads nothing.
+// CPU they are formed for the call's positions. On Vulkan the weight store keeps them on the device, uploaded once, and
+// the call's buffers are those tables translated by pos0 (Halide indexes them from -pos0), so a step uploads nothing:
+// positions [0, rows) (rows a power of two past the call's last position, up to kRopeTablePositions), or past them one
+// window of kRopeTablePositions from a multiple of half of it, replaced when a call's positions leave it (once per
+// half window of decode steps). Only a chunk longer than half a window forms its own and uploads them.
 constexpr int64_t kRopeTablePositions = 65536;
 std::function<void(VariantCtx&, OpArgs&)> rope(RopeFn fn, On on, std::string what) {
   return [=](VariantCtx& c, OpArgs& a) {
@@ -597,11 +601,22 @@ std::function<void(VariantCtx&, OpArgs&)> rope(RopeFn fn, On on, std::string wha
     const int T = dim(x.rows(), "tokens"), H = dim(x.cols() / D, "heads"), iD = dim(D, "head dim"), ih = dim(half, "pairs");
     Tensor y, ct, st;
     int64_t first = pos0, rows = T;  // the tables' first position and rows
+    const auto kept = [&](const std::string& key, const std::string& version) {
+      std::optional<std::pair<Mat<float>, Mat<float>>> made;  // formed once for both tables, only when one is made
+      const auto part = [&](bool sine) {
+        if (!made) made = rope_angles(theta, R, first, rows);
+        return Tensor::from(sine ? made->second : made->first);
+      };
+      ct = c.weights->constant(key + ".cos", [&] { return part(false); }, version);
+      st = c.weights->constant(key + ".sin", [&] { return part(true); }, version);
+    };
+    constexpr int64_t kHalfWindow = kRopeTablePositions / 2;
     if (io.vulkan() && pos0 + T <= kRopeTablePositions) {
       first = 0, rows = std::max<int64_t>(64, int64_t(std::bit_ceil(uint64_t(pos0 + T))));
-      const std::string key = fmt::format("halide.rope.{}.{}.{}", theta, R, rows);
-      ct = c.weights->constant(key + ".cos", [&] { return Tensor::from(rope_angles(theta, R, 0, rows).first); });
-      st = c.weights->constant(key + ".sin", [&] { return Tensor::from(rope_angles(theta, R, 0, rows).second); });
+      kept(fmt::format("halide.rope.{}.{}.{}", theta, R, rows), "");
+    } else if (io.vulkan() && T <= kHalfWindow) {
+      first = pos0 / kHalfWindow * kHalfWindow, rows = kRopeTablePositions;  // pos0 + T <= first + rows
+      kept(fmt::format("halide.rope.{}.{}.window", theta, R), std::to_string(first));
     } else {
       auto [cs, sn] = rope_angles(theta, R, pos0, T);
       ct = Tensor::from(std::move(cs)), st = Tensor::from(std::move(sn));
@@ -995,7 +1010,7 @@ void register_halide_variants(Registry& r) {
   const std::string plain = "the algorithm as written, scalar, serial";
   add(r, On::Cpu, "add", "plain", plain, residual_add(hl_add_plain, On::Cpu, "hl_add_plain"));
   add(r, On::Cpu, "add", "tuned", "8-wide, 16 rows per task", residual_add(hl_add_tuned, On::Cpu, "hl_add_tuned"));
-  const std::string addnorm_how = "y = x + a (+ b), then rmsnorm of y (a build per addend count); ";
+  const std::string addnorm_how = "y = x + a (+ b) and rmsnorm of y from one loop nest (a build per addend count); ";
   add(r, On::Cpu, "add_rmsnorm", "plain", addnorm_how + plain,
       add_rmsnorm(hl_add_rmsnorm_plain, hl_add_rmsnorm_plain_two, On::Cpu, "hl_add_rmsnorm_plain"));
   add(r, On::Cpu, "add_rmsnorm", "tuned", addnorm_how + "8-wide, 16 rows per task, sum of squares in 8 lanes (rfactor)",
@@ -1064,10 +1079,10 @@ void register_halide_variants(Registry& r) {
 #ifdef HYBRIDLAB_HALIDE_VULKAN
   add(r, On::Vulkan, "add", "gpu_plain", "one thread per value, blocks of 64", residual_add(hl_add_gpu_plain, On::Vulkan, "hl_add_gpu_plain"));
   add(r, On::Vulkan, "add", "gpu_tuned", "one thread per value, blocks of 256", residual_add(hl_add_gpu_tuned, On::Vulkan, "hl_add_gpu_tuned"));
-  add(r, On::Vulkan, "add_rmsnorm", "gpu_plain", addnorm_how + "the sum a thread per value, the norm a thread per row",
+  add(r, On::Vulkan, "add_rmsnorm", "gpu_plain", addnorm_how + "one kernel, a thread per row",
       add_rmsnorm(hl_add_rmsnorm_gpu_plain, hl_add_rmsnorm_gpu_plain_two, On::Vulkan, "hl_add_rmsnorm_gpu_plain"));
-  add(r, On::Vulkan, "add_rmsnorm", "gpu_tuned", addnorm_how + "the sum a thread per value (blocks of 128), the norm a block of "
-      "128 threads per row (partial sums in shared memory)",
+  add(r, On::Vulkan, "add_rmsnorm", "gpu_tuned", addnorm_how + "one kernel, a block of 128 threads per row (partial sums "
+      "in shared memory)",
       add_rmsnorm(hl_add_rmsnorm_gpu_tuned, hl_add_rmsnorm_gpu_tuned_two, On::Vulkan, "hl_add_rmsnorm_gpu_tuned"));
   const std::string rope_gpu_how = "cosines and sines formed on the host in double, tables of positions kept on the device; ";
   add(r, On::Vulkan, "rope", "gpu_plain", rope_gpu_how + "one thread per value, blocks of 64",

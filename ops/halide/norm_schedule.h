@@ -12,6 +12,8 @@ struct NormSchedule {
   bool gpu;           // a GPU schedule (the target has a GPU feature)
   int gpu_threads;    // GPU: threads per block
   bool gpu_shared;    // GPU: one block per row, threads reduce through shared memory (else: one thread per row)
+  int gpu_fanin;      // GPU, shared: > 1: threads / fanin threads first add the partial sums fanin at a time, so each
+                      // thread then adds threads / fanin of them, not all (0: each thread adds every partial sum)
 };
 
 inline void schedule_norm(Func y, Func ss, Var g, Var r, RDom rg, const NormSchedule& s) {
@@ -37,6 +39,13 @@ inline void schedule_norm(Func y, Func ss, Var g, Var r, RDom rg, const NormSche
     Func part = ss.update().split(rg.x, rgo, rgi, s.gpu_threads, kGuard).rfactor(rgi, u);
     part.compute_at(y, r).gpu_threads(u);
     part.update().reorder(rgo, u).gpu_threads(u);
+    if (s.gpu_fanin > 1) {
+      RVar fo("fo"), fi("fi");
+      Var v("v");
+      Func part2 = ss.update().split(rgi, fo, fi, s.gpu_fanin, kGuard).rfactor(fo, v);
+      part2.compute_at(y, r).gpu_threads(v);
+      part2.update().reorder(fi, v).gpu_threads(v);
+    }
     ss.compute_at(y, gi);  // each thread adds the block's partial sums (shared memory reads)
   } else {
     y.split(r, ro, ri, s.gpu_threads, kGuard).reorder(g, ri, ro).gpu_blocks(ro).gpu_threads(ri);
@@ -65,6 +74,7 @@ inline void norm_pipeline(Func y, Func x, const Func& gain, const Expr& G, const
   GeneratorParam<bool> gpu{"gpu", false};                                          \
   GeneratorParam<int> gpu_threads{"gpu_threads", 128};                             \
   GeneratorParam<bool> gpu_shared{"gpu_shared", true};                             \
-  NormSchedule norm_schedule() const { return {vec, rows_per_task, rfactor_sum, gpu, gpu_threads, gpu_shared}; }
+  GeneratorParam<int> gpu_fanin{"gpu_fanin", 0};                                   \
+  NormSchedule norm_schedule() const { return {vec, rows_per_task, rfactor_sum, gpu, gpu_threads, gpu_shared, gpu_fanin}; }
 
 }  // namespace hl::halide_gen

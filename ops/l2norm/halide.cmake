@@ -7,4 +7,6 @@ if(HYBRIDLAB_HALIDE_VULKAN)
   hybridlab_halide(hl_l2norm gpu_tuned ${vk} PARAMS gpu=true gpu_shared=true gpu_threads=128)
   # gpu_tuned's threads per block swept (hl_sweeps.h): each point a variant halide-vulkan:l2norm:gpu_tuned_t<n>.
   hybridlab_halide_sweep(hl_l2norm gpu_tuned ${vk} PARAM gpu_threads LABEL t VALUES 64 256 PARAMS gpu=true gpu_shared=true)
+  # and its partial sums added in a tree, fanin at a time (gpu_fanin): halide-vulkan:l2norm:gpu_tuned_f<n>.
+  hybridlab_halide_sweep(hl_l2norm gpu_tuned ${vk} PARAM gpu_fanin LABEL f VALUES 8 16 PARAMS gpu=true gpu_shared=true gpu_threads=128)
 endif()
