@@ -1,10 +1,12 @@
 # gdn_prep: Halide schedules (ops/halide/CMakeLists.txt defines hybridlab_halide; GeneratorParams in halide_generator.cpp).
 # CPU. plain: the algorithm as written (every stage inlined at its use, scalar, serial); tuned: the conv output and the
 # heads' sums of squares stored once, 8 wide, tokens in parallel tasks. GPU. plain: a thread per value, blocks of 64;
-# tuned: blocks of 256, the conv as 256 channels x 4 tokens per block.
+# tuned (gpu_fused): no kernel between the conv and the outputs, 128 channels x 4 tokens per block.
 hybridlab_halide(hl_gdn_prep plain ${cpu} PARAMS vec=1 t_per_task=0)
 hybridlab_halide(hl_gdn_prep tuned ${cpu} PARAMS vec=8 t_per_task=16)
 if(HYBRIDLAB_HALIDE_VULKAN)
   hybridlab_halide(hl_gdn_prep gpu_plain ${vk} PARAMS gpu=true gpu_threads=64 gpu_tile_t=1)
-  hybridlab_halide(hl_gdn_prep gpu_tuned ${vk} PARAMS gpu=true gpu_threads=256 gpu_tile_t=4)
+  hybridlab_halide(hl_gdn_prep gpu_tuned ${vk} PARAMS gpu=true gpu_threads=128 gpu_tile_t=4 gpu_fused=true)
+  # gpu_tuned's tokens per block swept (hl_sweeps.h): halide-vulkan:gdn_prep:gpu_tuned_t<n>.
+  hybridlab_halide_sweep(hl_gdn_prep gpu_tuned ${vk} PARAM gpu_tile_t LABEL t VALUES 1 8 PARAMS gpu=true gpu_threads=128 gpu_fused=true)
 endif()

@@ -831,7 +831,8 @@ std::function<void(VariantCtx&, OpArgs&)> gdn_prep(PrepFn fn, On on, std::string
     auto xb = io.in<float>(x, {iC, iT}), bb = io.in<float>(b, {inv, iT}), ab = io.in<float>(av, {inv, iT});
     auto wb = io.weight(w, {iK, iC}), Ab = io.weight(A, {inv}), db = io.weight(dt, {inv});
     auto sb = io.in<float>(state, {iC, iK - 1});
-    auto qb = io.out<float>(q, T, kd, {ikd, iT}), kb = io.out<float>(k, T, kd, {ikd, iT}), vb = io.out<float>(v, T, iV, {iV, iT});
+    const std::vector<int> heads{dim(dk, "head dim"), dim(nk, "key heads"), iT};
+    auto qb = io.out<float>(q, T, kd, heads), kb = io.out<float>(k, T, kd, heads), vb = io.out<float>(v, T, iV, {iV, iT});
     auto betab = io.out<float>(beta, T, nv, {inv, iT}), gb = io.out<float>(g, T, nv, {inv, iT});
     auto nb = io.out<float>(next, K - 1, C, {iC, iK - 1});
     if (T > 0) {
@@ -1148,11 +1149,13 @@ void register_halide_variants(Registry& r) {
   }
   add(r, On::Vulkan, "gdn_prep", "gpu_plain", prep_how + "the conv, the sums of squares and each output a kernel, a thread per value "
       "(blocks of 64)", gdn_prep(hl_gdn_prep_gpu_plain, On::Vulkan, "hl_gdn_prep_gpu_plain"));
-  add(r, On::Vulkan, "gdn_prep", "gpu_tuned", prep_how + "as gpu_plain with blocks of 256, the conv 256 channels x 4 tokens per block",
+  add(r, On::Vulkan, "gdn_prep", "gpu_tuned", prep_how + "q, k and v each a kernel that convolves its own channels (a thread per channel "
+      "walking 4 tokens, its window in registers; q and k a block of 128 threads per head, its u and sums in shared memory), "
+      "no kernel between; the gates and the state a kernel each",
       gdn_prep(hl_gdn_prep_gpu_tuned, On::Vulkan, "hl_gdn_prep_gpu_tuned"));
   add(r, On::Vulkan, "ssm_conv", "gpu_plain", "one thread per (channel, token), blocks of 64",
          ssm_conv(hl_ssm_conv_gpu_plain, On::Vulkan, "hl_ssm_conv_gpu_plain"));
-  add(r, On::Vulkan, "ssm_conv", "gpu_tuned", "128 channels x 4 tokens per block, taps staged in shared memory",
+  add(r, On::Vulkan, "ssm_conv", "gpu_tuned", "a thread per channel walking 8 tokens, its taps and window in registers (blocks of 128)",
          ssm_conv(hl_ssm_conv_gpu_tuned, On::Vulkan, "hl_ssm_conv_gpu_tuned"));
   add(r, On::Vulkan, "attention", "gpu_plain", "each stage its own kernel, one thread per value, blocks of 64",
          attention(hl_attention_gpu_plain, On::Vulkan, "hl_attention_gpu_plain"));

@@ -14,6 +14,7 @@ struct NormSchedule {
   bool gpu_shared;    // GPU: one block per row, threads reduce through shared memory (else: one thread per row)
   int gpu_fanin;      // GPU, shared: > 1: threads / fanin threads first add the partial sums fanin at a time, so each
                       // thread then adds threads / fanin of them, not all (0: each thread adds every partial sum)
+  int gpu_rows;       // GPU, shared: rows per block (gpu_threads threads each), for rows too short to fill a block
 };
 
 inline void schedule_norm(Func y, Func ss, Var g, Var r, RDom rg, const NormSchedule& s) {
@@ -35,18 +36,38 @@ inline void schedule_norm(Func y, Func ss, Var g, Var r, RDom rg, const NormSche
     return;
   }
   if (s.gpu_shared) {
-    y.split(g, go, gi, s.gpu_threads, kGuard).reorder(go, gi, r).gpu_blocks(r).gpu_threads(gi);
+    // A block of gpu_rows rows, gpu_threads threads per row (gpu_rows > 1: a 2-D block, rows the second thread dim).
+    const bool rows = s.gpu_rows > 1;
+    Var at = rows ? ro : r;
+    y.split(g, go, gi, s.gpu_threads, kGuard);
+    if (rows) {
+      y.split(r, ro, ri, s.gpu_rows, kGuard).reorder(go, gi, ri, ro).gpu_blocks(ro).gpu_threads(gi, ri);
+    } else {
+      y.reorder(go, gi, r).gpu_blocks(r).gpu_threads(gi);
+    }
     Func part = ss.update().split(rg.x, rgo, rgi, s.gpu_threads, kGuard).rfactor(rgi, u);
-    part.compute_at(y, r).gpu_threads(u);
-    part.update().reorder(rgo, u).gpu_threads(u);
+    part.compute_at(y, at);
+    if (rows) {
+      part.reorder(u, r).reorder_storage(u, r).gpu_threads(u, r);  // u innermost (thread x), in shared memory too
+      part.update().reorder(rgo, u, r).gpu_threads(u, r);
+    } else {
+      part.gpu_threads(u);
+      part.update().reorder(rgo, u).gpu_threads(u);
+    }
     if (s.gpu_fanin > 1) {
       RVar fo("fo"), fi("fi");
       Var v("v");
       Func part2 = ss.update().split(rgi, fo, fi, s.gpu_fanin, kGuard).rfactor(fo, v);
-      part2.compute_at(y, r).gpu_threads(v);
-      part2.update().reorder(fi, v).gpu_threads(v);
+      part2.compute_at(y, at);
+      if (rows) {
+        part2.reorder(v, r).reorder_storage(v, r).gpu_threads(v, r);
+        part2.update().reorder(fi, v, r).gpu_threads(v, r);
+      } else {
+        part2.gpu_threads(v);
+        part2.update().reorder(fi, v).gpu_threads(v);
+      }
     }
-    ss.compute_at(y, gi);  // each thread adds the block's partial sums (shared memory reads)
+    ss.compute_at(y, gi);  // each thread adds its row's partial sums (shared memory reads)
   } else {
     y.split(r, ro, ri, s.gpu_threads, kGuard).reorder(g, ri, ro).gpu_blocks(ro).gpu_threads(ri);
     ss.compute_at(y, ri);
@@ -75,6 +96,9 @@ inline void norm_pipeline(Func y, Func x, const Func& gain, const Expr& G, const
   GeneratorParam<int> gpu_threads{"gpu_threads", 128};                             \
   GeneratorParam<bool> gpu_shared{"gpu_shared", true};                             \
   GeneratorParam<int> gpu_fanin{"gpu_fanin", 0};                                   \
-  NormSchedule norm_schedule() const { return {vec, rows_per_task, rfactor_sum, gpu, gpu_threads, gpu_shared, gpu_fanin}; }
+  GeneratorParam<int> gpu_rows{"gpu_rows", 1};                                     \
+  NormSchedule norm_schedule() const {                                             \
+    return {vec, rows_per_task, rfactor_sum, gpu, gpu_threads, gpu_shared, gpu_fanin, gpu_rows}; \
+  }
 
 }  // namespace hl::halide_gen

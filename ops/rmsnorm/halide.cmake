@@ -10,4 +10,6 @@ if(HYBRIDLAB_HALIDE_VULKAN)
   hybridlab_halide_sweep(hl_rmsnorm gpu_tuned ${vk} PARAM gpu_threads LABEL t VALUES 64 256 PARAMS gpu=true gpu_shared=true)
   # and its partial sums added in a tree, fanin at a time (gpu_fanin): halide-vulkan:rmsnorm:gpu_tuned_f<n>.
   hybridlab_halide_sweep(hl_rmsnorm gpu_tuned ${vk} PARAM gpu_fanin LABEL f VALUES 8 16 PARAMS gpu=true gpu_shared=true gpu_threads=128)
+  # and for short rows, several rows per block of 32 threads each (gpu_rows): halide-vulkan:rmsnorm:gpu_tuned_r<n>.
+  hybridlab_halide_sweep(hl_rmsnorm gpu_tuned ${vk} PARAM gpu_rows LABEL r VALUES 4 8 PARAMS gpu=true gpu_shared=true gpu_threads=32 gpu_fanin=8)
 endif()

@@ -5,5 +5,7 @@ hybridlab_halide(hl_ssm_conv plain ${cpu} PARAMS vec=1 t_per_task=0 transpose_w=
 hybridlab_halide(hl_ssm_conv tuned ${cpu} PARAMS vec=8 t_per_task=16 transpose_w=true)
 if(HYBRIDLAB_HALIDE_VULKAN)
   hybridlab_halide(hl_ssm_conv gpu_plain ${vk} PARAMS gpu=true gpu_tile_c=64 gpu_tile_t=1 gpu_shared_w=false)
-  hybridlab_halide(hl_ssm_conv gpu_tuned ${vk} PARAMS gpu=true gpu_tile_c=128 gpu_tile_t=4 gpu_shared_w=true)
+  hybridlab_halide(hl_ssm_conv gpu_tuned ${vk} PARAMS gpu=true gpu_tile_c=128 gpu_tile_t=8 gpu_window_regs=true)
+  # gpu_tuned's tokens per thread swept (hl_sweeps.h): halide-vulkan:ssm_conv:gpu_tuned_t<n>.
+  hybridlab_halide_sweep(hl_ssm_conv gpu_tuned ${vk} PARAM gpu_tile_t LABEL t VALUES 4 16 PARAMS gpu=true gpu_tile_c=128 gpu_window_regs=true)
 endif()

@@ -2,8 +2,10 @@
 // call) -> y = silu(causal depthwise conv over [state; x]) [T, C], and the new state (the last K-1 rows
 // of [state; x]). Tap 0 multiplies the oldest input.
 // CPU schedules: vectorise over channels, tokens split into parallel tasks, the taps transposed once
-// (wt(c, j): contiguous over channels). GPU: gpu_plain one thread per (channel, token); gpu_tuned a 2-D
-// tile of channels x tokens per block, the block's taps staged in shared memory.
+// (wt(c, j): contiguous over channels). GPU: gpu_plain one thread per (channel, token), a block a tile of channels x
+// tokens (gpu_shared_w: the block's taps staged in shared memory); gpu_window_regs: a thread per channel walks
+// gpu_tile_t tokens, its taps and its window of gpu_tile_t + K - 1 inputs loaded once into registers (the loops
+// unrolled, so the compiler holds them), as the hand-written kernel's sliding window.
 #include "ops/halide/generator_common.h"
 
 namespace hl::halide_gen {
@@ -17,6 +19,8 @@ class SsmConv : public Generator<SsmConv> {
   GeneratorParam<int> gpu_tile_c{"gpu_tile_c", 64};  // GPU: channels per block
   GeneratorParam<int> gpu_tile_t{"gpu_tile_t", 1};   // GPU: tokens per block
   GeneratorParam<bool> gpu_shared_w{"gpu_shared_w", false};  // GPU: stage the block's taps in shared memory
+  GeneratorParam<bool> gpu_window_regs{"gpu_window_regs", false};  // GPU: a thread per channel, window in registers
+  GeneratorParam<int> taps{"taps", 4};  // GPU, gpu_window_regs: the K the unrolled loops assume (others still run)
 
   Input<Buffer<float, 2>> x{"x"};          // (C, T)
   Input<Buffer<float, 2>> w{"w"};          // (K, C)
@@ -28,7 +32,10 @@ class SsmConv : public Generator<SsmConv> {
     Var c("c"), t("t"), j("j"), i("i");
     const Expr T = x.dim(1).extent(), K = w.dim(0).extent();
     Func window("window");  // rows [0, K-1) the carried state, then x
-    window(c, i) = select(i < K - 1, state(c, clamp(i, 0, K - 2)), x(c, clamp(i - (K - 1), 0, T - 1)));
+    const auto window_at = [&](const Expr& ch, const Expr& row) {
+      return select(row < K - 1, state(ch, clamp(row, 0, K - 2)), x(ch, clamp(row - (K - 1), 0, T - 1)));
+    };
+    window(c, i) = window_at(c, i);
     Func wt("wt");
     wt(c, j) = w(j, c);
     RDom rj(0, K, "rj");
@@ -36,7 +43,7 @@ class SsmConv : public Generator<SsmConv> {
     acc(c, t) = 0.0f;
     acc(c, t) += wt(c, rj) * window(c, t + rj);
     y(c, t) = silu(acc(c, t));
-    state_out(c, i) = window(c, T + i);
+    state_out(c, i) = window_at(c, T + i);  // not through window: y's schedules may keep window per thread
 
     Var co("co"), ci("ci"), to("to"), ti("ti");
     if (!gpu) {
@@ -53,8 +60,20 @@ class SsmConv : public Generator<SsmConv> {
       if (transpose_w) wt.compute_root().vectorize(c, vec, kGuard);
       return;
     }
-    y.gpu_tile(c, t, co, to, ci, ti, gpu_tile_c, gpu_tile_t, kGuard);
     state_out.gpu_tile(c, i, co, to, ci, ti, gpu_tile_c, 1, kGuard);
+    if (gpu_window_regs) {
+      // The unrolled loops need constant extents: built for K = taps (the model's 4); another K is a clear error.
+      y.split(c, co, ci, gpu_tile_c, kGuard).split(t, to, ti, gpu_tile_t, kGuard).reorder(ti, ci, co, to);
+      y.gpu_blocks(co, to).gpu_threads(ci).unroll(ti);
+      y.specialize(K == taps);
+      y.specialize_fail("ssm_conv: this Halide build's unrolled window takes " + std::to_string(int(taps)) + " taps");
+      acc.compute_at(y, ti);  // inside the unrolled token loop: constant offsets into the window
+      acc.update().unroll(rj);
+      window.compute_at(y, ci).store_in(MemoryType::Register).unroll(i);
+      wt.compute_at(y, ci).store_in(MemoryType::Register).unroll(j);
+      return;
+    }
+    y.gpu_tile(c, t, co, to, ci, ti, gpu_tile_c, gpu_tile_t, kGuard);
     acc.compute_at(y, ci);
     if (gpu_shared_w) wt.compute_at(y, co).gpu_threads(c);
   }
