@@ -164,6 +164,7 @@ class GdnPrep : public Generator<GdnPrep> {
       Var a0 = f.args()[0], a1 = f.args()[1];
       f.fuse(a0, a1, ct).gpu_tile(ct, o, in, gpu_threads, kGuard);
     }
+    Func(g).compute_with(Func(beta), o);  // the two gates of a (head, token) in one kernel
   }
 };
 

@@ -155,6 +155,8 @@ VulkanContext vulkan_context() {
 #endif
   return v;
 }
+int sweep_points_built() { return HL_SWEEP_POINTS; }
+
 }  // namespace halide
 
 namespace {
@@ -1141,6 +1143,16 @@ void register_halide_variants(Registry& r) {
   HL_SWEEP_hl_rope(HL_X)
 #undef HL_X
 #endif
+#ifdef HL_SWEEP_hl_ssm_conv
+#define HL_X(point, what) HL_SWEEP_POINT("ssm_conv", ssm_conv, hl_ssm_conv, point, what)
+  HL_SWEEP_hl_ssm_conv(HL_X)
+#undef HL_X
+#endif
+#ifdef HL_SWEEP_hl_gdn_prep
+#define HL_X(point, what) HL_SWEEP_POINT("gdn_prep", gdn_prep, hl_gdn_prep, point, what)
+  HL_SWEEP_hl_gdn_prep(HL_X)
+#undef HL_X
+#endif
 #undef HL_SWEEP_POINT
   for (const char* op : {"matmul", "lm_head"}) {
     add(r, On::Vulkan, op, "gpu_plain", "one thread per output", matmul(hl_matmul_gpu_plain, nullptr, On::Vulkan, "hl_matmul_gpu_plain"));
@@ -1151,7 +1163,7 @@ void register_halide_variants(Registry& r) {
       "(blocks of 64)", gdn_prep(hl_gdn_prep_gpu_plain, On::Vulkan, "hl_gdn_prep_gpu_plain"));
   add(r, On::Vulkan, "gdn_prep", "gpu_tuned", prep_how + "q, k and v each a kernel that convolves its own channels (a thread per channel "
       "walking 4 tokens, its window in registers; q and k a block of 128 threads per head, its u and sums in shared memory), "
-      "no kernel between; the gates and the state a kernel each",
+      "no kernel between; the two gates one kernel, the state one",
       gdn_prep(hl_gdn_prep_gpu_tuned, On::Vulkan, "hl_gdn_prep_gpu_tuned"));
   add(r, On::Vulkan, "ssm_conv", "gpu_plain", "one thread per (channel, token), blocks of 64",
          ssm_conv(hl_ssm_conv_gpu_plain, On::Vulkan, "hl_ssm_conv_gpu_plain"));

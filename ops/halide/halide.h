@@ -13,6 +13,9 @@ namespace hl::gpu::halide {
 // and Eigen variants run on the same number of threads).
 int cpu_threads();
 
+// The sweep points built (hybridlab_halide_sweep in the ops' halide.cmake): each must be registered as a variant.
+int sweep_points_built();
+
 // The instance, device and queue of Halide's Vulkan context in this process, and whether it has its memory allocator
 // (all null before a halide-vulkan variant first ran, or after the device it was seeded with went). Built without the
 // Vulkan schedules: all null.

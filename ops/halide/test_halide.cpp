@@ -106,3 +106,14 @@ TEST_CASE("halide-vulkan: ops chained on hybridlab's buffers, hand-written kerne
   require_no_validation_messages();
 }
 #endif
+
+// Every sweep point built (hybridlab_halide_sweep) is a registered variant: a generator's points are registered only
+// where halide.cpp names its list, so a sweep added without that would build and never run.
+TEST_CASE("halide: every sweep point built is a registered variant", "[halide]") {
+  const auto& r = gpu::Registry::get();
+  int registered = 0;
+  for (const auto& op : r.ops())
+    for (const auto* v : r.variants(op.name))
+      if (v->summary.find("sweep point: ") != std::string::npos) ++registered;
+  CHECK(registered == gpu::halide::sweep_points_built());
+}
