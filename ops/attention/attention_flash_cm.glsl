@@ -4,8 +4,7 @@
 // head m are i = t * G + h (token t, query head m * G + h); a workgroup takes BM consecutive rows and walks the
 // keys of split s, [s * split_keys, ...) up to its last row's position, BK keys at a time:
 //   K tile -> shared as f16 (zero past the range); S blocks (16 x 16, depth D) by the NSG computing subgroups
-//     round robin, stored to ss (f32); with KSPLIT > 1 (more subgroups than S blocks) each block's depth is split
-//     into KSPLIT parts on as many subgroups, each part's product stored to its own copy of S, summed where read;
+//     round robin, stored to ss (f32);
 //   per row (split over TPR invocations, partials through shared memory): the new max over its visible keys
 //     (causal: key <= kv_len + t); it moves only when the tile's max exceeds it by more than TAU = MARGIN (so
 //     p = exp(s - m) <= e^TAU, inside f16 for TAU <= 10), so that the accumulators are rescaled only in the
@@ -39,7 +38,6 @@ layout(constant_id = 5) const uint NACC = 8;   // output blocks per subgroup: ce
 layout(constant_id = 6) const uint MARGIN = 8; // a row's max moves only past this margin (log units; TAU)
 layout(constant_id = 7) const uint F16KV = 0;  // 1: bindings 1, 2 hold the cache rows as f16 (attention_kv_f16.comp)
 layout(constant_id = 8) const uint EARLY_V = 1;  // 1: a tile's V loads issued with its K loads (load_kv)
-layout(constant_id = 9) const uint KSPLIT = 1;   // parts of S's depth on separate subgroups (divides D / 16)
 #include "common.glsl"
 #include "coopmat.glsl"
 
@@ -64,7 +62,7 @@ const uint PP = BK + 8u;                        // f16 row stride of P
 const uint DB = D / 16u;                        // column blocks of O
 const uint NOB = (BM / 16u) * DB;               // output blocks
 const uint SB = (BM / 16u) * (BK / 16u);        // score blocks
-const uint SSN = KSPLIT * BM * SP > NSG * 256u ? KSPLIT * BM * SP : NSG * 256u;  // S's copies, or the scratch
+const uint SSN = BM * SP > NSG * 256u ? BM * SP : NSG * 256u;
 const uint TPR = WG > BM ? WG / BM : 1u;        // softmax invocations per row
 const float NEG = -1e30;  // a finite "minus infinity" (as attention_flash.comp)
 
@@ -114,13 +112,6 @@ uint visible(uint i, uint b0, uint nb, uint rows) {
   return i >= rows || pos < b0 ? 0u : min(nb, pos - b0 + 1u);
 }
 
-// Score (r, c) of the tile: the sum of its depth parts' copies.
-float score(uint r, uint c) {
-  float v = 0.0;
-  [[unroll]] for (uint k = 0u; k < KSPLIT; ++k) v += ss[k * BM * SP + r * SP + c];
-  return v;
-}
-
 // Query row i of KV head m: token i / G, query head m * G + i % G; the offset of its q/gate/o row.
 uint qrow(uint m, uint i) { return ((i / pc.group) * pc.n_q + m * pc.group + i % pc.group) * D; }
 
@@ -167,17 +158,17 @@ void main() {
     store_kv(xk);
     barrier();
     if (computes)
-      for (uint bp = sg; bp < SB * KSPLIT; bp += NSG) {
-        const uint b = bp % SB, part = bp / SB, rb = b / (BK / 16u), cb = b - rb * (BK / 16u);
+      for (uint b = sg; b < SB; b += NSG) {
+        const uint rb = b / (BK / 16u), cb = b - rb * (BK / 16u);
         hl_cm_acc sacc = hl_cm_fill(0.0);
-        [[unroll]] for (uint d = part * (D / KSPLIT); d < (part + 1u) * (D / KSPLIT); d += HL_CM) {
+        [[unroll]] for (uint d = 0u; d < D; d += HL_CM) {
           hl_cm_a am;
           hl_cm_b bm;
           HL_CM_LOAD_A(am, qs, rb * 16u * QP + d, HL_CM_ROW_MAJOR, QP);
           HL_CM_LOAD_B(bm, kv, cb * 16u * QP + d, HL_CM_COL_MAJOR, QP);
           sacc = hl_cm_muladd(am, bm, sacc);
         }
-        HL_CM_STORE(ss, part * BM * SP + rb * 16u * SP + cb * 16u, sacc, HL_CM_ROW_MAJOR, SP);
+        HL_CM_STORE(ss, rb * 16u * SP + cb * 16u, sacc, HL_CM_ROW_MAJOR, SP);
       }
     barrier();  // S stored, K consumed
     // Softmax rows are split over TPR invocations each ((row, part): columns part, part + TPR, ...), their
@@ -185,7 +176,7 @@ void main() {
     for (uint i = lid; i < BM * TPR; i += WG) {
       const uint r = i / TPR, nv = visible(i0 + r, b0, nb, rows);
       float mb = NEG;
-      for (uint c = i - r * TPR; c < nv; c += TPR) mb = max(mb, score(r, c) * pc.scale);
+      for (uint c = i - r * TPR; c < nv; c += TPR) mb = max(mb, ss[r * SP + c] * pc.scale);
       pm[i] = mb;
     }
     if (EARLY_V == 0u) load_kv(b0, nb, col4, true, xv);
@@ -198,7 +189,7 @@ void main() {
       const float mo = ms[r], mn = mb > mo + TAU ? mb : mo;
       float lb = 0.0;
       for (uint c = part; c < BK; c += TPR) {
-        const float16_t p = float16_t(c < nv ? exp(score(r, c) * pc.scale - mn) : 0.0);
+        const float16_t p = float16_t(c < nv ? exp(ss[r * SP + c] * pc.scale - mn) : 0.0);
         ps[r * PP + c] = p;
         lb += float(p);  // the rounded weights that P V uses
       }

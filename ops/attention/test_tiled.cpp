@@ -136,8 +136,7 @@ TEST_CASE("vk attention flash_coopmat: emulated matrices", "[vk][ops]") {
   // accumulators (with the default margin of 8 and these scores, only the first tile of a row does); the
   // cache rows converted to f16 first (f16_cache; the same roundings, so the same error); the V tile's loads issued
   // after the S products (early_v 0; the default 1 issues them with the K tile's), at the default tiles and at 16 x 16
-  // with f16 cache rows and key splits. S's depth split over the subgroups its blocks leave idle (split_depth): 4 parts
-  // at 16 x 16 with 6 subgroups, 2 at the default tiles with 8 subgroups (Hopper's), and off.
+  // with f16 cache rows and key splits.
   for (auto tuning : {std::map<std::string, uint32_t>{{"attention.flash_coopmat.rows", 16},
                                                       {"attention.flash_coopmat.keys", 16},
                                                       {"attention.flash_coopmat.subgroups", 6}},
@@ -147,10 +146,7 @@ TEST_CASE("vk attention flash_coopmat: emulated matrices", "[vk][ops]") {
                       {{"attention.flash_coopmat.early_v", 0}},
                       {{"attention.flash_coopmat.early_v", 0}, {"attention.flash_coopmat.rows", 16},
                        {"attention.flash_coopmat.keys", 16}, {"attention.flash_coopmat.f16_cache", 1},
-                       {"attention.flash_coopmat.max_keys", 48}},
-                      {{"attention.flash_coopmat.subgroups", 8}},
-                      {{"attention.flash_coopmat.subgroups", 6}, {"attention.flash_coopmat.rows", 16},
-                       {"attention.flash_coopmat.keys", 16}, {"attention.flash_coopmat.split_depth", 0}}}) {
+                       {"attention.flash_coopmat.max_keys", 48}}}) {
     const vk::ScopedTuning t(device().ctx().profile(), tuning);
     for (auto [T, kv_len, nq, nkv, D] : {std::tuple{17, 30, 4, 2, 64}, {5, 60, 16, 2, 256}}) {
       INFO("T " << T << ", kv_len " << kv_len << ", D " << D << ", heads " << nq << "/" << nkv);

@@ -28,38 +28,25 @@ std::string unavailable(const Device& d) { return coopmat_unavailable(d, emulate
 // attention_flash_cm.glsl's tiles and their shared memory: Q rows and the K/V tile as f16 (rows padded by 8),
 // S as f32 (padded by 4) or the subgroups' 16 x 16 scratch, P as f16 (padded by 8), 4 f32 per row, and the
 // softmax's partial maxima and sums (2 f32 per invocation, or per row where rows outnumber invocations).
-// ksplit: parts of S's depth on separate subgroups, each with its own copy of S (the subgroups S's blocks leave idle).
 struct Shape {
-  uint32_t rows, keys, nsg, nacc, wg, ksplit;
+  uint32_t rows, keys, nsg, nacc, wg;
 };
 
-uint64_t shared_bytes(uint64_t D, uint64_t rows, uint64_t keys, uint64_t nsg, uint64_t wg, uint64_t ksplit) {
-  return 2 * (rows + keys) * (D + 8) + 4 * std::max(ksplit * rows * (keys + 4), nsg * 256) + 2 * rows * (keys + 8) +
-         16 * rows + 8 * std::max(rows, wg / rows * rows);
-}
-
-// The most parts of D / 16 depth steps that the idle subgroups take: ksplit * (S blocks) <= subgroups.
-uint32_t depth_split(const Device& d, const Shape& t, int64_t D) {
-  if (tune(d, "split_depth") == 0) return 1;
-  const uint32_t blocks = (t.rows / 16) * (t.keys / 16), steps = u32(D / 16);
-  uint32_t k = std::max<uint32_t>(1, t.nsg / blocks);
-  while (k > 1 && steps % k) --k;
-  return k;
+uint64_t shared_bytes(uint64_t D, uint64_t rows, uint64_t keys, uint64_t nsg, uint64_t wg) {
+  return 2 * (rows + keys) * (D + 8) + 4 * std::max(rows * (keys + 4), nsg * 256) + 2 * rows * (keys + 8) + 16 * rows +
+         8 * std::max(rows, wg / rows * rows);
 }
 
 Shape shape(const Device& d, int64_t D) {
-  Shape t{tune(d, "rows"), tune(d, "keys"), tune(d, "subgroups"), 0, 0, 1};
+  Shape t{tune(d, "rows"), tune(d, "keys"), tune(d, "subgroups"), 0, 0};
   if (!t.rows || !t.keys || !t.nsg || t.rows % 16 || t.keys % 16)
     fail("attention: flash_coopmat tiles of {} rows x {} keys are not multiples of 16, or {} subgroups", t.rows,
          t.keys, t.nsg);
   t.wg = t.nsg * d.info().max_subgroup_size;
   // Fewer keys, then rows, per tile where shared memory is short.
-  while (shared_bytes(D, t.rows, t.keys, t.nsg, t.wg, 1) > d.info().max_shared_memory && (t.keys > 16 || t.rows > 16))
+  while (shared_bytes(D, t.rows, t.keys, t.nsg, t.wg) > d.info().max_shared_memory && (t.keys > 16 || t.rows > 16))
     (t.keys > 16 ? t.keys : t.rows) -= 16;
-  t.ksplit = depth_split(d, t, D);
-  while (t.ksplit > 1 && shared_bytes(D, t.rows, t.keys, t.nsg, t.wg, t.ksplit) > d.info().max_shared_memory) --t.ksplit;
-  while (t.ksplit > 1 && (D / 16) % t.ksplit) --t.ksplit;
-  if (const uint64_t b = shared_bytes(D, t.rows, t.keys, t.nsg, t.wg, t.ksplit); b > d.info().max_shared_memory)
+  if (const uint64_t b = shared_bytes(D, t.rows, t.keys, t.nsg, t.wg); b > d.info().max_shared_memory)
     fail("attention: flash_coopmat at head dim {} needs {} bytes of shared memory, the device has {}", D, b,
          d.info().max_shared_memory);
   t.nacc = u32(((t.rows / 16) * (D / 16) + t.nsg - 1) / t.nsg);
@@ -77,8 +64,8 @@ uint64_t loop_budget_keys(const Device& d, const Shape& t, uint64_t D) {
   const uint64_t rows = (t.rows + wg - 1) / wg, tpr = std::max<uint64_t>(1, t.wg / t.rows);
   const uint64_t parts = (t.rows * tpr + wg - 1) / wg, cols = (t.keys + tpr - 1) / tpr;
   const uint64_t tile = 2 * 5 * ((t.keys * D / 4 + wg - 1) / wg) +                          // K, V staged
-                        ((t.rows / 16) * (t.keys / 16) * t.ksplit + t.nsg - 1) / t.nsg * (D / 16 / t.ksplit + 2) * e +  // S
-                        parts * (2 * cols * t.ksplit + tpr + 2) + rows * (tpr + 1) +          // softmax
+                        ((t.rows / 16) * (t.keys / 16) + t.nsg - 1) / t.nsg * (D / 16 + 2) * e +  // S
+                        parts * (2 * cols + tpr + 2) + rows * (tpr + 1) +                     // softmax
                         t.nacc * (16 + 3 * e) + t.keys / 16 * t.nacc * e + 8;               // rescale, P V
   const uint64_t rest = 5 * ((t.rows * D / 4 + wg - 1) / wg) + rows + t.nacc * (3 * e + 2) + 64;
   return std::max<uint64_t>(1, (60000 - rest) / tile) * t.keys;
@@ -116,7 +103,7 @@ void flash_coopmat(VariantCtx& c, OpArgs& a) {
   }
   const TiledAttn k{emul ? "attention_flash_cm_emul" : "attention_flash_cm",
                     {{0, t.wg}, {1, u32(s.D)}, {2, t.rows}, {3, t.keys}, {4, t.nsg}, {5, t.nacc}, {6, margin},
-                     {7, f16}, {8, tune(d, "early_v") != 0}, {9, t.ksplit}},
+                     {7, f16}, {8, tune(d, "early_v") != 0}},
                     t.rows,
                     t.keys,
                     emul && d.info().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? loop_budget_keys(d, t, s.D) : 0,
@@ -150,7 +137,7 @@ void register_attention_vulkan_flash_coopmat(Registry& r) {
                 {"attention.flash_coopmat.max_keys", UINT32_MAX}, {"attention.flash_coopmat.min_groups", 1024},
                 {"attention.flash_coopmat.split_min_keys", 512, {{"nvidia-hopper", 256}}}, {"attention.flash_coopmat.merge_wg", 128},
                 {"attention.flash_coopmat.convert_wg", 256},  {"attention.flash_coopmat.cm_emulate", 0},
-                {"attention.flash_coopmat.early_v", 1},       {"attention.flash_coopmat.split_depth", 1}};
+                {"attention.flash_coopmat.early_v", 1}};
   r.add_variant(std::move(v));
 }
 
