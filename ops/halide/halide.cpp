@@ -1059,7 +1059,7 @@ void register_halide_variants(Registry& r) {
   add(r, On::Cpu, "gdn_prep", "tuned", prep_how + "the conv output and sums of squares stored once, 8 wide, 16 tokens per task",
       gdn_prep(hl_gdn_prep_tuned, On::Cpu, "hl_gdn_prep_tuned"));
   add(r, On::Cpu, "ssm_conv", "plain", plain, ssm_conv(hl_ssm_conv_plain, On::Cpu, "hl_ssm_conv_plain"));
-  add(r, On::Cpu, "ssm_conv", "tuned", "8 channels wide, 16 tokens per task, taps transposed once",
+  add(r, On::Cpu, "ssm_conv", "tuned", "tasks of 512 channels, each vector of 8 walking the tokens with its taps in registers",
           ssm_conv(hl_ssm_conv_tuned, On::Cpu, "hl_ssm_conv_tuned"));
   add(r, On::Cpu, "ssm_scan", "plain", "chunked form (C = 64), every stage whole, breadth first, scalar, serial",
           ssm_scan(hl_ssm_scan_plain, On::Cpu, "hl_ssm_scan_plain"));

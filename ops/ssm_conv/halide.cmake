@@ -2,7 +2,7 @@
 # CPU. plain: the algorithm as written (reductions at their use, no vectors, no threads); tuned: vectors,
 # parallel tasks, tiles, intermediates placed for locality.
 hybridlab_halide(hl_ssm_conv plain ${cpu} PARAMS vec=1 t_per_task=0 transpose_w=false)
-hybridlab_halide(hl_ssm_conv tuned ${cpu} PARAMS vec=8 t_per_task=16 transpose_w=true)
+hybridlab_halide(hl_ssm_conv tuned ${cpu} PARAMS vec=8 c_per_task=512)
 if(HYBRIDLAB_HALIDE_VULKAN)
   hybridlab_halide(hl_ssm_conv gpu_plain ${vk} PARAMS gpu=true gpu_tile_c=64 gpu_tile_t=1 gpu_shared_w=false)
   hybridlab_halide(hl_ssm_conv gpu_tuned ${vk} PARAMS gpu=true gpu_tile_c=128 gpu_tile_t=8 gpu_window_regs=true)

@@ -2,7 +2,7 @@
 // call) -> y = silu(causal depthwise conv over [state; x]) [T, C], and the new state (the last K-1 rows
 // of [state; x]). Tap 0 multiplies the oldest input.
 // CPU schedules: vectorise over channels, tokens split into parallel tasks, the taps transposed once
-// (wt(c, j): contiguous over channels). GPU: gpu_plain one thread per (channel, token), a block a tile of channels x
+// (wt(c, j): contiguous over channels); or (c_per_task) channel blocks as tasks, each vector's taps in registers. GPU: gpu_plain one thread per (channel, token), a block a tile of channels x
 // tokens (gpu_shared_w: the block's taps staged in shared memory); gpu_window_regs: a thread per channel walks
 // gpu_tile_t tokens, its taps and its window of gpu_tile_t + K - 1 inputs loaded once into registers (the loops
 // unrolled, so the compiler holds them), as the hand-written kernel's sliding window.
@@ -15,6 +15,8 @@ class SsmConv : public Generator<SsmConv> {
   GeneratorParam<int> vec{"vec", 8};               // CPU: vector width over channels (1: scalar)
   GeneratorParam<int> t_per_task{"t_per_task", 16};  // CPU: tokens per parallel task (0: serial)
   GeneratorParam<bool> transpose_w{"transpose_w", true};  // compute_root the transposed taps
+  GeneratorParam<int> c_per_task{"c_per_task", 0};  // CPU: channels per parallel task, each vector of them walking every
+                                                    // token with its taps loaded once (0: tasks over tokens)
   GeneratorParam<bool> gpu{"gpu", false};
   GeneratorParam<int> gpu_tile_c{"gpu_tile_c", 64};  // GPU: channels per block
   GeneratorParam<int> gpu_tile_t{"gpu_tile_t", 1};   // GPU: tokens per block
@@ -46,6 +48,20 @@ class SsmConv : public Generator<SsmConv> {
     state_out(c, i) = window_at(c, T + i);  // not through window: y's schedules may keep window per thread
 
     Var co("co"), ci("ci"), to("to"), ti("ti");
+    if (!gpu && c_per_task > 0) {
+      // A task per block of channels (so one token still splits over the cores); each vector of channels loads its
+      // taps once (no transposed copy of w per call) and walks the tokens, built for K = taps (other K run the same
+      // loops with the taps' buffer sized at run time).
+      Var cb("cb"), cr("cr"), cv("cv"), cl("cl");
+      y.split(c, cb, cr, c_per_task, kGuard).split(cr, cv, cl, vec, kGuard).reorder(cl, t, cv, cb);
+      y.vectorize(cl).parallel(cb);
+      y.specialize(K == taps && w.dim(1).stride() == taps);  // the taps of a vector: dense loads and shuffles
+      acc.compute_at(y, t).vectorize(c);
+      acc.update().vectorize(c);
+      wt.compute_at(y, cv).vectorize(c);
+      state_out.split(c, cb, cr, c_per_task, kGuard).parallel(cb).vectorize(cr, vec, kGuard);
+      return;
+    }
     if (!gpu) {
       if (t_per_task > 0) y.split(t, to, ti, t_per_task, kGuard).parallel(to);
       if (vec > 1) {

@@ -17,3 +17,16 @@ TEST_CASE("halide ops: ssm_conv with carried state", "[halide][ops]") {
     check_all("ssm_conv", a, 1e-6);
   }
 }
+
+// The CPU schedules at K != 4: the tuned one's general branch (its taps' buffer sized at run time, not the K = 4
+// specialisation). gpu_tuned takes only K = 4 by design (a one-line error), so the CPU variants only.
+TEST_CASE("halide ops: ssm_conv's CPU schedules at other kernel sizes", "[halide][ops]") {
+  std::mt19937_64 g(7);
+  for (auto [T, C, K] : {std::tuple{1, 37, 2}, {19, 100, 3}, {5, 64, 6}}) {
+    gpu::OpArgs a{{{"x", Tensor::from(randn(g, T, C))}, {"state", Tensor::from(randn(g, K - 1, C))}},
+                  {{"w", weight("w", randn(g, C, K, 0.5))}},
+                  {}};
+    INFO("T " << T << " C " << C << " K " << K);
+    check_all("ssm_conv", a, 1e-6, false);
+  }
+}
