@@ -1,4 +1,5 @@
 #include "experiments/harness.h"
+#include "experiments/cpu_ceilings.h"
 
 #include <algorithm>
 #include <cctype>
@@ -203,6 +204,22 @@ json roofline(const Cost& c, double seconds, const Ceilings& ceil, const Project
   return r;
 }
 
+// A CPU row's roofline: against the host's ceilings at its thread count (cpu_ceilings.h), measured in this process;
+// no RDNA4 projection (it projects GPU rows).
+json cpu_roofline(const Cost& c, double seconds, int threads) {
+  const CpuCeilings& cc = cpu_ceilings(threads);
+  json r;
+  r["GBps"] = c.bytes / seconds / 1e9;
+  r["TFLOPs"] = c.flops / seconds / 1e12;
+  const double t_mem = c.bytes / (cc.read_gbps * 1e9), t_cmp = c.flops / (cc.f32_gflops * 1e9), floor = std::max(t_mem, t_cmp);
+  r["bound"] = t_mem >= t_cmp ? "memory" : "compute";
+  r["roofline_us"] = floor * 1e6;
+  r["fraction_of_ceiling"] = floor / seconds;
+  r["rdna4_floor_us"] = nullptr;
+  r["rdna4_projected_us"] = nullptr;
+  return r;
+}
+
 json load_peers(const std::string& path) {
   std::ifstream f(path);
   if (!f) fail("--peers {}: cannot read it", quant::printable(path, 200));
@@ -329,7 +346,7 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
                                {"max", *std::max_element(ref_times.begin(), ref_times.end()) * 1e6},
                                {"p10", percentile(ref_times, 0.1) * 1e6}, {"p90", percentile(ref_times, 0.9) * 1e6},
                                {"runs", ref_times.size()}}}};
-        r.update(roofline(c.cost, s, cx.ceil, proj, part.flops_precision, false));
+        r.update(cpu_roofline(c.cost, s, omp_get_max_threads()));
         jc["results"].push_back(r);
         continue;
       }
@@ -461,9 +478,8 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
         }
         // The f16 matrix roofline where the kernel that ran (a delegate's pick included) is on matrix units.
         const bool on_matrix_units = on_cpu ? false : reg.resolve(*v, dev_ctx, inputs).cooperative_matrices;
-        r.update(roofline(c.cost, s, cx.ceil, proj, on_matrix_units ? "f16" : part.flops_precision, !on_cpu));
-        if (on_cpu)  // the device's roofline and the RDNA4 projection do not apply to a CPU run: null
-          for (const char* k : {"bound", "roofline_us", "fraction_of_ceiling", "rdna4_floor_us", "rdna4_projected_us"}) r[k] = nullptr;
+        r.update(on_cpu ? cpu_roofline(c.cost, s, threads)
+                        : roofline(c.cost, s, cx.ceil, proj, on_matrix_units ? "f16" : part.flops_precision, true));
         jc["results"].push_back(r);
         std::string params;
         for (auto& [k, val] : point) params += fmt::format(" {}={}", k.substr(k.rfind('.') + 1), val);
@@ -639,6 +655,20 @@ static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt) {
       run_part(cx, e.name, p, report, &failures);
     }
   }
+  // The CPU ceilings the CPU rows were divided by (those measured in this process, per thread count).
+  for (int threads : {omp_get_max_threads()
+#ifdef HYBRIDLAB_HALIDE
+                      , gpu::halide::cpu_threads()
+#endif
+       })
+    if (cpu_ceilings_measured(threads)) {
+      const CpuCeilings& cc = cpu_ceilings(threads);
+      json j = {{"threads", cc.threads}, {"read_GBps", cc.read_gbps}, {"cache_read_GBps", cc.cache_read_gbps},
+                {"f32_GFLOPs", cc.f32_gflops}, {"buffer_MiB", cc.buffer_mib}};
+      bool seen = false;
+      for (auto& x : report["cpu_ceilings"]) seen |= x["threads"] == cc.threads;
+      if (!seen) report["cpu_ceilings"].push_back(j);
+    }
   report["failures"] = failures;
   write_report(report, opt);  // report.py prints each case's verdict
   if (dev.ctx().validation_message_count())

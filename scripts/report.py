@@ -138,6 +138,12 @@ def markdown(report, images):
             f"f32 FMA {ceil['f32_TFLOPs']:.2f} TFLOP/s ({ceil.get('source', '')})")
         lines.append(
             "- roofline: the larger of bytes / read bandwidth and flops / f32 rate; *fraction* = roofline time / measured time")
+        for cc in report.get("cpu_ceilings", []):
+            lines.append(
+                f"- CPU ceilings (measured in this run, {cc['threads']} threads): read {cc['read_GBps']:.1f} GB/s (a "
+                f"{cc['buffer_MiB']} MiB buffer; from L2, 128 KiB per thread: {cc['cache_read_GBps']:.1f} GB/s), f32 FMA "
+                f"{cc['f32_GFLOPs']:.1f} GFLOP/s: the roofline of the CPU rows run on that many threads (a row whose data the "
+                "caches hold can pass 100%)")
         if report.get("timing_floor_us") is not None:
             lines.append(f"- timing floor: {report['timing_floor_us']:.2f} us, the median time of a 4-value add through the same "
                          "path (allocation, dispatch, barrier, timestamps); GPU times near it measure that path, not the kernel")

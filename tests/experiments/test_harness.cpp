@@ -94,11 +94,19 @@ TEST_CASE("experiments: a QUICK run writes a report with the documented schema",
     CHECK(j.contains(k));
   CHECK(j["quick"] == true);
   CHECK(j["ceilings"]["read_GBps"].get<double>() > 0);
+  // The CPU rows' ceilings, measured in the run at each thread count a CPU row used.
+  REQUIRE(j.contains("cpu_ceilings"));
+  for (auto& cc : j["cpu_ceilings"])
+    for (const char* k : {"read_GBps", "cache_read_GBps", "f32_GFLOPs"}) CHECK(cc[k].get<double>() > 0);
   REQUIRE(j["cases"].size() == 4);  // ssm_conv and gdn_prep at T = 1 and 64
   for (auto& c : j["cases"]) {
     CHECK(c["bytes"].get<double>() > 0);
     bool timed_gpu = false;
     for (auto& res : c["results"]) {
+      if (res["status"] == "reference") {  // a CPU row: divided by the CPU's ceilings
+        CHECK(res["fraction_of_ceiling"].get<double>() > 0);
+        CHECK(res["roofline_us"].get<double>() > 0);
+      }
       if (res["status"] == "pass") {
         timed_gpu = true;
         CHECK(res["time_us"]["median"].get<double>() > 0);
