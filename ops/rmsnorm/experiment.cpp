@@ -9,8 +9,11 @@ Experiment norms_experiment() {
   return {"norms", "rmsnorm, gated_rmsnorm and l2norm at the model's widths (memory bound)",
           [](const Context& cx) {
             std::vector<Part> parts;
-            for (const char* op : {"rmsnorm", "gated_rmsnorm", "l2norm"})
-              for (Part& p : op_parts(op, cx)) parts.push_back(std::move(p));
+            for (const std::string op : {"rmsnorm", "gated_rmsnorm", "l2norm"})
+              for (Part& p : op_parts(op, cx)) {
+                p.sweeps[op + ".rowgroup.group"] = {8, 32, 64, 128, 256};  // invocations per group
+                parts.push_back(std::move(p));
+              }
             return parts;
           },
           {}};

@@ -28,5 +28,12 @@ TEST_CASE("vk ops: rmsnorm over rows and over head groups", "[vk][ops]") {
   for (auto [r, c, G] : {std::tuple{1, 2048, 2048}, {7, 2048, 2048}, {5, 16 * 256, 256}, {3, 130, 13}}) {
     gpu::OpArgs a{{{"x", Tensor::from(randn(g, r, c, 3.0))}}, {{"gain", weight("gain", randn(g, 1, G, 0.2, 1.0))}}, {{"eps", 1e-6}}};
     for (auto& v : vulkan_variants("rmsnorm")) require_close("rmsnorm", v, a, 1e-6);
+    // Invocations per group: within a subgroup (lavapipe's 8: a butterfly), whole subgroups (partials through shared
+    // memory), the whole workgroup; with several groups per workgroup and a last workgroup part empty.
+    for (uint32_t group : {2u, 8u, 64u, 1024u}) {
+      INFO("G " << G << ", group " << group);
+      const vk::ScopedTuning t(device().ctx().profile(), {{"rmsnorm.rowgroup.group", group}});
+      require_close("rmsnorm", "vulkan:rowgroup", a, 1e-6);
+    }
   }
 }
