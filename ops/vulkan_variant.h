@@ -67,13 +67,15 @@ std::string coopmat_unavailable(const Device& d, bool emulated);
 // A tensor bound whole as one storage buffer must fit maxStorageBufferRange (lavapipe: 128 MiB).
 void check_binding(const Device& d, const Tensor& t, const std::string& op, const std::string& what);
 
-// Per-group norms (l2norm, gated_rmsnorm): `group` invocations (a power of two) per group of D columns of a row,
-// wg / group groups per workgroup; tunables <shader>.rowgroup.{wg,group}; push constants {groups, D, ...}.
+// Per-group norms (rmsnorm, l2norm, gated_rmsnorm): `group` invocations (a power of two; 0: D / 8 rounded up to one,
+// 8 values per invocation) per group of D columns of a row, wg / group groups per workgroup; tunables
+// <shader>.rowgroup.{wg,group}; push constants {groups, D, ...}.
 template <class Push>
 void rowgroup_dispatch(Device& d, const std::string& shader, const std::vector<BufferPtr>& buffers, const Push& pc) {
-  const uint32_t wg = d.tune(shader + ".rowgroup.wg"), group = d.tune(shader + ".rowgroup.group");
+  const uint32_t wg = d.tune(shader + ".rowgroup.wg"), tuned = d.tune(shader + ".rowgroup.group");
+  const uint32_t group = tuned ? tuned : std::bit_ceil(std::max<uint32_t>(pc.D / 8, 1));
   if (!std::has_single_bit(wg) || !std::has_single_bit(group))
-    fail("{}: {}.rowgroup.wg = {} and .group = {} must be powers of two", shader, shader, wg, group);
+    fail("{}: {}.rowgroup.wg = {} and .group = {} must be powers of two", shader, shader, wg, tuned);
   const uint32_t gi = std::min({group, wg, std::bit_ceil(pc.D)});
   const auto& p = d.pipeline(shader, {{0, wg}, {1, gi}, {2, pc.D}}, u32(int64_t(buffers.size())), sizeof pc);
   const Grid g = grid((uint64_t(pc.groups) + wg / gi - 1) / (wg / gi));
