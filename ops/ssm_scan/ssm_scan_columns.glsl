@@ -5,10 +5,8 @@
 // registers for all T tokens, and reads and writes it once. SPLIT invocations share a column, each a
 // strided 1/SPLIT of its DK entries. The inputs of TCH tokens at a time (k, q, the COLS values of v,
 // exp(g), beta) are staged in shared memory, loaded while the previous TCH tokens are computed, so no
-// token waits on a global load. Per token one fused reduction gives S^T k and S^T q of the undecayed state,
-// since o = exp(g) S^T q + delta (k.q) and r = exp(g) S^T k; k.q is the same for every column, so it is summed once
-// per staged token (a subgroup each), not by every column. Each invocation's dot products run in 4 partial sums, so
-// the token-to-token chain (S^T k, its reduction, delta, the update) waits on a quarter of the FMA latency.
+// token waits on a global load. Per token one fused reduction gives S^T k, S^T q and k.q of the
+// undecayed state, since o = exp(g) S^T q + delta (k.q) and r = exp(g) S^T k.
 // NORM (gdn_output vulkan:fused_decode): a workgroup owns a whole value head (COLS = dv) and writes the gated
 // RMSNorm of each token's o instead of o, y = o / sqrt(mean(o^2) + eps) * gain * silu(z) over the head, so the norm
 // needs no dispatch (and no dependent step) of its own.
@@ -90,31 +88,11 @@ layout(push_constant) uniform Push {
 #endif
 } pc;
 
-shared float sk[CONTIG != 0u ? 1u : TCH * DK], sq[CONTIG != 0u ? 1u : TCH * DK], sv[TCH * COLS], sdecay[TCH], sbeta[TCH],
-    skq[TCH];
+shared float sk[CONTIG != 0u ? 1u : TCH * DK], sq[CONTIG != 0u ? 1u : TCH * DK], sv[TCH * COLS], sdecay[TCH], sbeta[TCH];
 shared vec4 sk4[CONTIG != 0u ? TCH * KSTR : 1u], sq4[CONTIG != 0u ? TCH * KSTR : 1u];
 
 // State entry r of invocation p of a column.
 uint entry(uint p, uint r) { return CONTIG != 0u ? p * RC + r : p + r * SPLIT; }
-
-// k.q of each of the n staged tokens into skq, a subgroup per token (after the staging's barrier; read after the next).
-// The last subgroup may be partial: its lanes stride by its own size.
-void stage_kq(uint n) {
-  const uint lanes = min(gl_SubgroupSize, WG - gl_SubgroupID * gl_SubgroupSize);
-  for (uint tt = gl_SubgroupID; tt < n; tt += hl_num_subgroups()) {
-    float a = 0.0;
-    for (uint i = gl_SubgroupInvocationID; i < DK; i += lanes) {
-      if (CONTIG != 0u) {
-        const uint at = tt * KSTR + (i / RC) * (RV + 1u) + (i % RC) / 4u;
-        a += sk4[at][i % 4u] * sq4[at][i % 4u];
-      } else {
-        a += sk[tt * DK + i] * sq[tt * DK + i];
-      }
-    }
-    a = subgroupAdd(a);
-    if (subgroupElect()) skq[tt] = a;
-  }
-}
 
 // The inputs of one chunk, loaded to registers by fetch() and stored to shared memory by stage(); the
 // trip counts are constant, so the loops unroll and all loads are in flight together.
@@ -257,26 +235,23 @@ void main() {
     barrier();
     fetch(c0 + TCH);  // the next chunk's loads fly while this one is computed
 #endif
-    stage_kq(n);
-    barrier();
     for (uint tt = 0u; tt < n; ++tt) {
-      vec4 ak = vec4(0.0), aq = vec4(0.0);  // partial S^T k and S^T q of this column, undecayed
+      vec3 x = vec3(0.0);  // (S^T k, S^T q, k.q) for this column, undecayed
       vec4 kr[CONTIG != 0u ? RV : 1u];
       if (CONTIG != 0u) {
         [[unroll]] for (uint w = 0u; w < RV; ++w) {
           const uint at = tt * KSTR + p * (RV + 1u) + w;
-          const vec4 sw = vec4(s[4u * w], s[4u * w + 1u], s[4u * w + 2u], s[4u * w + 3u]);
+          const vec4 sw = vec4(s[4u * w], s[4u * w + 1u], s[4u * w + 2u], s[4u * w + 3u]), qw = sq4[at];
           kr[w] = sk4[at];
-          ak += sw * kr[w];
-          aq += sw * sq4[at];
+          x += vec3(dot(sw, kr[w]), dot(sw, qw), dot(kr[w], qw));
         }
       } else {
         [[unroll]] for (uint r = 0u; r < R; ++r) {
           const uint i = p + r * SPLIT;
-          if (i < DK) ak[r % 4u] += s[r] * sk[tt * DK + i], aq[r % 4u] += s[r] * sq[tt * DK + i];
+          if (i < DK) x += vec3(s[r] * sk[tt * DK + i], s[r] * sq[tt * DK + i], sk[tt * DK + i] * sq[tt * DK + i]);
         }
       }
-      const vec2 x = vec2(hl_group_sum((ak.x + ak.y) + (ak.z + ak.w), L), hl_group_sum((aq.x + aq.y) + (aq.z + aq.w), L));
+      x = vec3(hl_group_sum(x.x, L), hl_group_sum(x.y, L), hl_group_sum(x.z, L));
       const float dec = sdecay[tt], delta = sbeta[tt] * (sv[tt * COLS + col] - dec * x.x);
       if (CONTIG != 0u) {
         [[unroll]] for (uint r = 0u; r < R; ++r) s[r] = dec * s[r] + kr[r / 4u][r % 4u] * delta;
@@ -286,7 +261,7 @@ void main() {
           if (i < DK) s[r] = dec * s[r] + sk[tt * DK + i] * delta;
         }
       }
-      const float ov = dec * x.y + delta * skq[tt];
+      const float ov = dec * x.y + delta * x.z;
       const uint at = (pc.t0 + c0 + tt) * ldv + h * pc.dv + j;
 #ifdef SCAN_PREP
       const bool plain = NORM == 0u || (DIAG & 8u) != 0u;

@@ -44,11 +44,11 @@ Tensor ssm_scan_columns(Device& d, OpArgs& a, const std::string& key, bool per_t
   if (wg > d.info().max_workgroup_invocations)
     fail("ssm_scan: {} columns x {} invocations exceed the device's {} invocations per workgroup", cols, split,
          d.info().max_workgroup_invocations);
-  // Shared memory: k, q, v, decay, beta and k.q of `stage` tokens, a partial sum per invocation, and the workgroup
-  // sum's partials. Each invocation also prefetches its share of the next stage's k and q in registers: at most 2 x 32.
+  // Shared memory: k, q, v, decay and beta of `stage` tokens, a partial sum per invocation, and the workgroup sum's
+  // partials. Each invocation also prefetches its share of the next stage's k and q in registers: at most 2 x 32.
   // (contig: each invocation's run of d_k rounded to whole vec4s, plus a vec4 of padding.)
   const uint64_t rc = (uint64_t(dk + split - 1) / split + 3) / 4 * 4, krow = contig ? split * (rc + 4) : uint64_t(dk);
-  const auto shared = [&](uint32_t s) { return 4 * (uint64_t(s) * (2 * krow + cols + 3) + 2 * wg + 1); };
+  const auto shared = [&](uint32_t s) { return 4 * (uint64_t(s) * (2 * krow + cols + 2) + 2 * wg + 1); };
   while (stage > 1 && (shared(stage) > d.info().max_shared_memory || stage * dk > 32 * wg)) stage /= 2;
   if (shared(stage) > d.info().max_shared_memory)
     fail("ssm_scan: d_k = {} with {} invocations needs {} bytes of shared memory, the device has {}", dk, wg, shared(stage),
