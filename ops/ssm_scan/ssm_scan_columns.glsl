@@ -41,6 +41,9 @@ layout(constant_id = 7) const uint KTAPS = 4;  // SCAN_PREP: conv taps
 // (constants instead), 2 no ticket (the key heads' conv channels not shifted), 4 no state loaded or stored, 8 no gated
 // norm (o written as it is): what each part of the step costs (the parts overlap; `experiment --time-failing`).
 layout(constant_id = 8) const uint DIAG = 0;
+// 1: a whole staged chunk's tokens unrolled, so the compiler may issue later tokens' shared loads (independent of the
+// state) under earlier tokens' reductions; one workgroup per SM leaves it the registers.
+layout(constant_id = 9) const uint UNROLL = 0;
 #define GROUP SPLIT  // hl_group_sum sums over a column's invocations
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
@@ -195,18 +198,79 @@ void prep() {
 }
 #endif
 
+// The walk's state: this invocation's entries of S, its place in the workgroup, NORM's gate and gain (SCAN_PREP).
+float s[R];
+uint grp, L, col, p, j;
+bool live;
+float zpre, gpre;
+
+// Token tt of the chunk staged at c0: this column's r = S^T k, the update and o (or its gated norm).
+void token(uint c0, uint tt) {
+  vec3 x = vec3(0.0);  // (S^T k, S^T q, k.q) for this column, undecayed
+  vec4 kr[CONTIG != 0u ? RV : 1u];
+  if (CONTIG != 0u) {
+    [[unroll]] for (uint w = 0u; w < RV; ++w) {
+      const uint at = tt * KSTR + p * (RV + 1u) + w;
+      const vec4 sw = vec4(s[4u * w], s[4u * w + 1u], s[4u * w + 2u], s[4u * w + 3u]), qw = sq4[at];
+      kr[w] = sk4[at];
+      x += vec3(dot(sw, kr[w]), dot(sw, qw), dot(kr[w], qw));
+    }
+  } else {
+    [[unroll]] for (uint r = 0u; r < R; ++r) {
+      const uint i = p + r * SPLIT;
+      if (i < DK) x += vec3(s[r] * sk[tt * DK + i], s[r] * sq[tt * DK + i], sk[tt * DK + i] * sq[tt * DK + i]);
+    }
+  }
+  x = vec3(hl_group_sum(x.x, L), hl_group_sum(x.y, L), hl_group_sum(x.z, L));
+  const float dec = sdecay[tt], delta = sbeta[tt] * (sv[tt * COLS + col] - dec * x.x);
+  if (CONTIG != 0u) {
+    [[unroll]] for (uint r = 0u; r < R; ++r) s[r] = dec * s[r] + kr[r / 4u][r % 4u] * delta;
+  } else {
+    [[unroll]] for (uint r = 0u; r < R; ++r) {
+      const uint i = p + r * SPLIT;
+      if (i < DK) s[r] = dec * s[r] + sk[tt * DK + i] * delta;
+    }
+  }
+  const float ov = dec * x.y + delta * x.z;
+  const uint at = (pc.t0 + c0 + tt) * ldv + h * pc.dv + j;
+#ifdef SCAN_PREP
+  const bool plain = NORM == 0u || (DIAG & 8u) != 0u;
+#else
+  const bool plain = NORM == 0u;
+#endif
+  if (plain) {
+    if (live && p == 0u) o[at] = ov;
+  } else {  // uniform: every invocation reaches the sum
+    const float ss = hl_workgroup_sum(live && p == 0u ? ov * ov : 0.0), ms = ss / float(pc.dv);
+#ifdef SCAN_PREP
+    if (pc.blocks > 1u) {  // uniform: the head's last block scales it (below)
+      if (live && p == 0u) o[at] = ov;
+      if (gl_LocalInvocationID.x == 0u) tickets[pc.nk + pc.nv + grp] = floatBitsToUint(ss);
+      return;
+    }
+#endif
+    if (live && p == 0u) {
+#ifdef SCAN_PREP
+      const float zi = zpre, gj = gpre;
+#else
+      const float zi = z[at], gj = gain[j];
+#endif
+      o[at] = ov / sqrt(ms + pc.eps) * gj * (zi / (1.0 + exp(-zi)));
+    }
+  }
+}
+
 void main() {
-  const uint grp = hl_group_index();
+  grp = hl_group_index();
   h = grp / pc.blocks;
   if (h >= pc.nv) return;  // uniform per workgroup
-  const uint L = hl_role();  // a column's invocations: consecutive roles, one subgroup where they fit
+  L = hl_role();  // a column's invocations: consecutive roles, one subgroup where they fit
   j0 = (grp % pc.blocks) * COLS;
   kcol = (pc.tiled != 0u ? h % pc.nk : h / (pc.nv / pc.nk)) * DK, ldk = pc.nk * DK, ldv = pc.nv * pc.dv;
-  const uint col = L / SPLIT, p = L % SPLIT, j = j0 + col;
-  const bool live = j < pc.dv;
+  col = L / SPLIT, p = L % SPLIT, j = j0 + col;
+  live = j < pc.dv;
   const uint sbase = h * DK * pc.dv + j;
 
-  float s[R];
   [[unroll]] for (uint r = 0u; r < R; ++r) {
     const uint i = entry(p, r);
 #ifdef SCAN_PREP
@@ -221,7 +285,7 @@ void main() {
     for (uint e = gl_LocalInvocationID.x; e < TCH * KSTR; e += WG) sk4[e] = sq4[e] = vec4(0.0);
 #ifdef SCAN_PREP
   // NORM's gate and gain for the one token, loaded now: the step's end does not wait on them.
-  float zpre = 0.0, gpre = 0.0;
+  zpre = 0.0, gpre = 0.0;
   if (NORM != 0u && live && p == 0u) zpre = z[pc.t0 * ldv + h * pc.dv + j], gpre = gain[j];
   prep();  // one token (the host checks T = 1)
 #else
@@ -235,59 +299,10 @@ void main() {
     barrier();
     fetch(c0 + TCH);  // the next chunk's loads fly while this one is computed
 #endif
-    for (uint tt = 0u; tt < n; ++tt) {
-      vec3 x = vec3(0.0);  // (S^T k, S^T q, k.q) for this column, undecayed
-      vec4 kr[CONTIG != 0u ? RV : 1u];
-      if (CONTIG != 0u) {
-        [[unroll]] for (uint w = 0u; w < RV; ++w) {
-          const uint at = tt * KSTR + p * (RV + 1u) + w;
-          const vec4 sw = vec4(s[4u * w], s[4u * w + 1u], s[4u * w + 2u], s[4u * w + 3u]), qw = sq4[at];
-          kr[w] = sk4[at];
-          x += vec3(dot(sw, kr[w]), dot(sw, qw), dot(kr[w], qw));
-        }
-      } else {
-        [[unroll]] for (uint r = 0u; r < R; ++r) {
-          const uint i = p + r * SPLIT;
-          if (i < DK) x += vec3(s[r] * sk[tt * DK + i], s[r] * sq[tt * DK + i], sk[tt * DK + i] * sq[tt * DK + i]);
-        }
-      }
-      x = vec3(hl_group_sum(x.x, L), hl_group_sum(x.y, L), hl_group_sum(x.z, L));
-      const float dec = sdecay[tt], delta = sbeta[tt] * (sv[tt * COLS + col] - dec * x.x);
-      if (CONTIG != 0u) {
-        [[unroll]] for (uint r = 0u; r < R; ++r) s[r] = dec * s[r] + kr[r / 4u][r % 4u] * delta;
-      } else {
-        [[unroll]] for (uint r = 0u; r < R; ++r) {
-          const uint i = p + r * SPLIT;
-          if (i < DK) s[r] = dec * s[r] + sk[tt * DK + i] * delta;
-        }
-      }
-      const float ov = dec * x.y + delta * x.z;
-      const uint at = (pc.t0 + c0 + tt) * ldv + h * pc.dv + j;
-#ifdef SCAN_PREP
-      const bool plain = NORM == 0u || (DIAG & 8u) != 0u;
-#else
-      const bool plain = NORM == 0u;
-#endif
-      if (plain) {
-        if (live && p == 0u) o[at] = ov;
-      } else {  // uniform: every invocation reaches the sum
-        const float ss = hl_workgroup_sum(live && p == 0u ? ov * ov : 0.0), ms = ss / float(pc.dv);
-#ifdef SCAN_PREP
-        if (pc.blocks > 1u) {  // uniform: the head's last block scales it (below)
-          if (live && p == 0u) o[at] = ov;
-          if (gl_LocalInvocationID.x == 0u) tickets[pc.nk + pc.nv + grp] = floatBitsToUint(ss);
-          continue;
-        }
-#endif
-        if (live && p == 0u) {
-#ifdef SCAN_PREP
-          const float zi = zpre, gj = gpre;
-#else
-          const float zi = z[at], gj = gain[j];
-#endif
-          o[at] = ov / sqrt(ms + pc.eps) * gj * (zi / (1.0 + exp(-zi)));
-        }
-      }
+    if (UNROLL != 0u && n == TCH) {  // uniform
+      [[unroll]] for (uint tt = 0u; tt < TCH; ++tt) token(c0, tt);
+    } else {
+      for (uint tt = 0u; tt < n; ++tt) token(c0, tt);
     }
   }
   [[unroll]] for (uint r = 0u; r < R; ++r) {

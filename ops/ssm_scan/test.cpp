@@ -175,11 +175,13 @@ TEST_CASE("vk ops: deltanet kernels under other tunings", "[vk][ops][deltanet]")
   const int nk = 2, nv = 4, d = 32, T = 20;
   // contig 1: each invocation's entries contiguous (runs past d_k at split 16 and 32, at 3 x 8 = 24 > 20 entries
   // with d_k 20 at split 8, none at all for some invocations).
-  for (auto [cols, split, stage, contig] : {std::tuple{7u, 16u, 3u, 0u}, {32u, 1u, 16u, 0u}, {4u, 32u, 1u, 0u},
-                                            {32u, 32u, 5u, 0u}, {7u, 16u, 3u, 1u}, {32u, 1u, 16u, 1u}, {4u, 32u, 1u, 1u},
-                                            {32u, 8u, 16u, 1u}}) {
-    INFO("cols " << cols << ", split " << split << ", stage " << stage << ", contig " << contig);
-    std::vector<std::pair<std::string, uint32_t>> keys;
+  // unroll 1: block_resident's staged chunks unrolled (T = 20 leaves a partial chunk for the rolled loop).
+  for (auto [cols, split, stage, contig, unroll] :
+       {std::tuple{7u, 16u, 3u, 0u, 0u}, {32u, 1u, 16u, 0u, 0u}, {4u, 32u, 1u, 0u, 0u}, {32u, 32u, 5u, 0u, 1u},
+        {7u, 16u, 3u, 1u, 1u}, {32u, 1u, 16u, 1u, 0u}, {4u, 32u, 1u, 1u, 0u}, {32u, 8u, 16u, 1u, 0u}, {32u, 8u, 8u, 0u, 1u},
+        {16u, 8u, 16u, 1u, 1u}}) {
+    INFO("cols " << cols << ", split " << split << ", stage " << stage << ", contig " << contig << ", unroll " << unroll);
+    std::vector<std::pair<std::string, uint32_t>> keys{{"ssm_scan.block_resident.unroll", unroll}};
     for (const char* v : {"block_resident", "per_token"})
       for (auto [k, x] : {std::pair{"cols", cols}, {"split", split}, {"stage", stage}, {"contig", contig}})
         keys.emplace_back(std::string("ssm_scan.") + v + "." + k, x);
