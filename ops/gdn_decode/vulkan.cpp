@@ -40,7 +40,7 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
   if (cols > max_inv) fail("{}: value heads of {} exceed the device's {} invocations per workgroup", what, dv, max_inv);
   const uint32_t wg = cols * split, contig = d.tune("gdn_output.fused_decode.contig") != 0;
   const uint64_t rc = (uint64_t(dk + split - 1) / split + 3) / 4 * 4, krow = contig ? split * (rc + 4) : uint64_t(dk);
-  const uint64_t shared = 4 * (2 * krow + cols + 3 + 2 * wg + 1 + 2 * uint64_t(dk) + cols + 1);
+  const uint64_t shared = 4 * (2 * krow + cols + 2 + 2 * wg + 1 + 2 * uint64_t(dk) + cols + 1);
   if (shared > d.info().max_shared_memory)
     fail("{}: heads of {} x {} need {} bytes of shared memory, the device has {}", what, dk, dv, shared, d.info().max_shared_memory);
   // A ticket counter per key head and per value head (0 between calls: each one's last workgroup resets it), then the

@@ -44,11 +44,6 @@ layout(constant_id = 8) const uint DIAG = 0;
 // 1: a whole staged chunk's tokens unrolled, so the compiler may issue later tokens' shared loads (independent of the
 // state) under earlier tokens' reductions; one workgroup per SM leaves it the registers.
 layout(constant_id = 9) const uint UNROLL = 0;
-// 1: k.q (the same for every column of the head) summed once per staged token, a subgroup each, instead of by every
-// column in its reduction.
-layout(constant_id = 10) const uint KQ = 0;
-// Partial sums per invocation for each dot product (1 or 4): 4 shortens the token-to-token chain through S^T k.
-layout(constant_id = 11) const uint PARTS = 1;
 #define GROUP SPLIT  // hl_group_sum sums over a column's invocations
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
@@ -96,31 +91,11 @@ layout(push_constant) uniform Push {
 #endif
 } pc;
 
-shared float sk[CONTIG != 0u ? 1u : TCH * DK], sq[CONTIG != 0u ? 1u : TCH * DK], sv[TCH * COLS], sdecay[TCH], sbeta[TCH],
-    skq[TCH];
+shared float sk[CONTIG != 0u ? 1u : TCH * DK], sq[CONTIG != 0u ? 1u : TCH * DK], sv[TCH * COLS], sdecay[TCH], sbeta[TCH];
 shared vec4 sk4[CONTIG != 0u ? TCH * KSTR : 1u], sq4[CONTIG != 0u ? TCH * KSTR : 1u];
 
 // State entry r of invocation p of a column.
 uint entry(uint p, uint r) { return CONTIG != 0u ? p * RC + r : p + r * SPLIT; }
-
-// KQ: k.q of each of the n staged tokens into skq, a subgroup per token (after the staging's barrier; read after the
-// next). The last subgroup may be partial: its lanes stride by its own size.
-void stage_kq(uint n) {
-  const uint lanes = min(gl_SubgroupSize, WG - gl_SubgroupID * gl_SubgroupSize);
-  for (uint tt = gl_SubgroupID; tt < n; tt += hl_num_subgroups()) {
-    float a = 0.0;
-    for (uint i = gl_SubgroupInvocationID; i < DK; i += lanes) {
-      if (CONTIG != 0u) {
-        const uint at = tt * KSTR + (i / RC) * (RV + 1u) + (i % RC) / 4u;
-        a += sk4[at][i % 4u] * sq4[at][i % 4u];
-      } else {
-        a += sk[tt * DK + i] * sq[tt * DK + i];
-      }
-    }
-    a = subgroupAdd(a);
-    if (subgroupElect()) skq[tt] = a;
-  }
-}
 
 // The inputs of one chunk, loaded to registers by fetch() and stored to shared memory by stage(); the
 // trip counts are constant, so the loops unroll and all loads are in flight together.
@@ -232,35 +207,21 @@ float zpre, gpre;
 // Token tt of the chunk staged at c0: this column's r = S^T k, the update and o (or its gated norm).
 void token(uint c0, uint tt) {
   vec3 x = vec3(0.0);  // (S^T k, S^T q, k.q) for this column, undecayed
-  vec4 ak = vec4(0.0), aq = vec4(0.0), az = vec4(0.0);  // PARTS = 4: their partial sums
   vec4 kr[CONTIG != 0u ? RV : 1u];
   if (CONTIG != 0u) {
     [[unroll]] for (uint w = 0u; w < RV; ++w) {
       const uint at = tt * KSTR + p * (RV + 1u) + w;
       const vec4 sw = vec4(s[4u * w], s[4u * w + 1u], s[4u * w + 2u], s[4u * w + 3u]), qw = sq4[at];
       kr[w] = sk4[at];
-      if (PARTS == 4u) {
-        ak += sw * kr[w], aq += sw * qw;
-        if (KQ == 0u) az += kr[w] * qw;
-      } else {
-        x += vec3(dot(sw, kr[w]), dot(sw, qw), KQ == 0u ? dot(kr[w], qw) : 0.0);
-      }
+      x += vec3(dot(sw, kr[w]), dot(sw, qw), dot(kr[w], qw));
     }
   } else {
     [[unroll]] for (uint r = 0u; r < R; ++r) {
       const uint i = p + r * SPLIT;
-      if (i >= DK) continue;
-      const float kv = sk[tt * DK + i], qv = sq[tt * DK + i];
-      if (PARTS == 4u) {
-        ak[r % 4u] += s[r] * kv, aq[r % 4u] += s[r] * qv;
-        if (KQ == 0u) az[r % 4u] += kv * qv;
-      } else {
-        x += vec3(s[r] * kv, s[r] * qv, KQ == 0u ? kv * qv : 0.0);
-      }
+      if (i < DK) x += vec3(s[r] * sk[tt * DK + i], s[r] * sq[tt * DK + i], sk[tt * DK + i] * sq[tt * DK + i]);
     }
   }
-  if (PARTS == 4u) x = vec3((ak.x + ak.y) + (ak.z + ak.w), (aq.x + aq.y) + (aq.z + aq.w), (az.x + az.y) + (az.z + az.w));
-  x = vec3(hl_group_sum(x.x, L), hl_group_sum(x.y, L), KQ != 0u ? skq[tt] : hl_group_sum(x.z, L));
+  x = vec3(hl_group_sum(x.x, L), hl_group_sum(x.y, L), hl_group_sum(x.z, L));
   const float dec = sdecay[tt], delta = sbeta[tt] * (sv[tt * COLS + col] - dec * x.x);
   if (CONTIG != 0u) {
     [[unroll]] for (uint r = 0u; r < R; ++r) s[r] = dec * s[r] + kr[r / 4u][r % 4u] * delta;
@@ -338,10 +299,6 @@ void main() {
     barrier();
     fetch(c0 + TCH);  // the next chunk's loads fly while this one is computed
 #endif
-    if (KQ != 0u) {  // uniform
-      stage_kq(n);
-      barrier();
-    }
     if (UNROLL != 0u && n == TCH) {  // uniform
       [[unroll]] for (uint tt = 0u; tt < TCH; ++tt) token(c0, tt);
     } else {

@@ -35,10 +35,7 @@ Tensor ssm_scan_columns(Device& d, OpArgs& a, const std::string& key, bool per_t
   uint32_t cols = norm ? u32(dv) : d.tune(key + "cols"), split = d.tune(key + "split");
   uint32_t stage = per_token ? 1 : std::max(d.tune(key + "stage"), 1u);
   const uint32_t contig = d.tune(key + "contig") != 0;
-  // block_resident only: a chunk's tokens unrolled; k.q once per staged token; partial sums per dot product (1 or 4).
-  const bool walk = !per_token && !norm;
-  const uint32_t unroll = walk && d.tune(key + "unroll") != 0, kq = walk && d.tune(key + "kq") != 0;
-  const uint32_t parts = walk && d.tune(key + "parts") >= 4 ? 4 : 1;
+  const uint32_t unroll = !per_token && !norm && d.tune(key + "unroll") != 0;  // a chunk's tokens unrolled
   if (cols == 0 || !std::has_single_bit(split))
     fail("ssm_scan: {}cols = {} must be positive and {}split = {} a power of two", key, cols, key, split);
   cols = std::min(cols, u32(dv));
@@ -48,17 +45,17 @@ Tensor ssm_scan_columns(Device& d, OpArgs& a, const std::string& key, bool per_t
   if (wg > d.info().max_workgroup_invocations)
     fail("ssm_scan: {} columns x {} invocations exceed the device's {} invocations per workgroup", cols, split,
          d.info().max_workgroup_invocations);
-  // Shared memory: k, q, v, decay, beta and k.q of `stage` tokens, a partial sum per invocation, and the workgroup sum's
+  // Shared memory: k, q, v, decay and beta of `stage` tokens, a partial sum per invocation, and the workgroup sum's
   // partials. Each invocation also prefetches its share of the next stage's k and q in registers: at most 2 x 32.
   // (contig: each invocation's run of d_k rounded to whole vec4s, plus a vec4 of padding.)
   const uint64_t rc = (uint64_t(dk + split - 1) / split + 3) / 4 * 4, krow = contig ? split * (rc + 4) : uint64_t(dk);
-  const auto shared = [&](uint32_t s) { return 4 * (uint64_t(s) * (2 * krow + cols + 3) + 2 * wg + 1); };
+  const auto shared = [&](uint32_t s) { return 4 * (uint64_t(s) * (2 * krow + cols + 2) + 2 * wg + 1); };
   while (stage > 1 && (shared(stage) > d.info().max_shared_memory || stage * dk > 32 * wg)) stage /= 2;
   if (shared(stage) > d.info().max_shared_memory)
     fail("ssm_scan: d_k = {} with {} invocations needs {} bytes of shared memory, the device has {}", dk, wg, shared(stage),
          d.info().max_shared_memory);
 
-  const auto& p = d.pipeline("ssm_scan_columns", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, stage}, {5, norm ? 1u : 0u}, {6, contig}, {9, unroll}, {10, kq}, {11, parts}},
+  const auto& p = d.pipeline("ssm_scan_columns", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, stage}, {5, norm ? 1u : 0u}, {6, contig}, {9, unroll}},
                              9, 8 * 4);
   Tensor o = Tensor::device(d, T, v.cols());
   // Without the norm, z and gain are bound to q (never read).
@@ -99,12 +96,10 @@ void register_ssm_scan_vulkan(Registry& r) {
   br.status = "baseline";
   // Value columns per workgroup; invocations sharing a column (the d_k dot products); tokens staged at a time; 1: each
   // invocation's d_k entries contiguous, k and q read 16 bytes at a time (0: every split-th entry, word reads); 1: a
-  // staged chunk's tokens unrolled in the kernel; 1: k.q summed once per staged token, not by every column; partial
-  // sums per dot product (1 or 4).
+  // staged chunk's tokens unrolled in the kernel.
   br.tunables = {{"ssm_scan.block_resident.cols", 32}, {"ssm_scan.block_resident.split", 8},
                  {"ssm_scan.block_resident.stage", 16}, {"ssm_scan.block_resident.contig", 0},
-                 {"ssm_scan.block_resident.unroll", 0}, {"ssm_scan.block_resident.kq", 0},
-                 {"ssm_scan.block_resident.parts", 1}};
+                 {"ssm_scan.block_resident.unroll", 1}};
   r.add_variant(std::move(br));
   Variant pt = vulkan_variant("ssm_scan", "vulkan:per_token",
                               "one dispatch per token, the state through device memory each time (decode-loop baseline)",
