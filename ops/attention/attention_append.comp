@@ -1,6 +1,7 @@
 // attention, first step of every variant: append this chunk's k, v [T, W] at rows [kv_len, kv_len + T)
 // of the caches [capacity, W] (row-major, so it is one contiguous range of T * W floats).
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256;
 #include "common.glsl"
@@ -14,9 +15,17 @@ layout(push_constant) uniform Push {
   uint start;  // kv_len * W
 } pc;
 
+const uint PER = 4u;  // floats per invocation: their loads in flight together
+
 void main() {
-  const uint i = hl_group_index() * WG + gl_LocalInvocationID.x;
-  if (i >= pc.n) return;
-  kc[pc.start + i] = k[i];
-  vc[pc.start + i] = v[i];
+  const uint i0 = hl_group_index() * (PER * WG) + gl_LocalInvocationID.x;
+  float xk[PER], xv[PER];
+  [[unroll]] for (uint j = 0u; j < PER; ++j) {
+    const uint i = i0 + j * WG;
+    if (i < pc.n) xk[j] = k[i], xv[j] = v[i];
+  }
+  [[unroll]] for (uint j = 0u; j < PER; ++j) {
+    const uint i = i0 + j * WG;
+    if (i < pc.n) kc[pc.start + i] = xk[j], vc[pc.start + i] = xv[j];
+  }
 }

@@ -70,9 +70,11 @@ TEST_CASE("vk attention tiled: T x kv_len x head dim x heads", "[vk][ops]") {
 
 TEST_CASE("vk attention tiled: split key ranges, merged", "[vk][ops]") {
   std::mt19937_64 g(32);
-  // max_keys 16: many splits, and tiles whose later splits are empty; min_groups: splits for idle devices.
+  // max_keys 16: many splits, and tiles whose later splits are empty; min_groups: splits for idle devices; merge_wg 8:
+  // the merge's head dims in several passes of 4 per invocation.
   for (auto tuning : {std::map<std::string, uint32_t>{{"attention.tiled.max_keys", 16}},
-                      {{"attention.tiled.min_groups", 1000}, {"attention.tiled.split_min_keys", 24}}}) {
+                      {{"attention.tiled.min_groups", 1000}, {"attention.tiled.split_min_keys", 24}},
+                      {{"attention.tiled.max_keys", 24}, {"attention.tiled.merge_wg", 8}}}) {
     const vk::ScopedTuning t(device().ctx().profile(), tuning);
     for (auto [T, kv_len] : {std::pair{40, 0}, {17, 300}})
       for (auto [nq, nkv, D] : {std::tuple{4, 2, 64}, {16, 2, 256}}) {

@@ -28,7 +28,7 @@ AttnShape attention_append_kv(Device& d, OpArgs& a) {
   } pc{u32(s.T * W), u32(s.kv_len * W)};
   if (pc.n > 0) {
     const uint32_t wg = d.tune("attention.append.wg");
-    const Grid g = grid((uint64_t(pc.n) + wg - 1) / wg);
+    const Grid g = grid((uint64_t(pc.n) + 4 * wg - 1) / (4 * wg));  // 4 floats per invocation (attention_append.comp)
     d.dispatch(d.pipeline("attention_append", {{0, wg}}, 4, sizeof pc),
                {k.buffer(d), v.buffer(d), kc.buffer_mut(d), vc.buffer_mut(d)}, pc, g.x, g.y);
   }
