@@ -40,7 +40,9 @@ void attention_merge(Device& d, const Tensor& gate, const Tensor& part, Tensor& 
   struct {
     uint32_t rows, D, splits, n_q, kv_len, split_keys;
   } mc{u32(s.T * s.n_q), u32(s.D), splits, u32(s.n_q), u32(s.kv_len), split_keys};
-  const Grid mg = grid(mc.rows);
+  // Rows per workgroup as attention_merge.comp takes them: ceil(D / 4) invocations per row, at most the workgroup.
+  const uint32_t ipr = std::min((mc.D + 3) / 4, wg), rpw = wg / ipr;
+  const Grid mg = grid((mc.rows + rpw - 1) / rpw);
   d.dispatch(d.pipeline("attention_merge", {{0, wg}}, 3, sizeof mc), {part.buffer(d), gate.buffer(d), o.buffer_mut(d)}, mc,
              mg.x, mg.y);
 }
