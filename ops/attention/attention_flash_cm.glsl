@@ -210,9 +210,9 @@ void main() {
       [[unroll]] for (uint j = 0u; j < NACC; ++j) {
         const uint b = sg * NACC + j, rb = b / DB;
         if (b >= NOB) continue;
-        bool moved = false;
-        for (uint r = 0u; r < 16u; ++r) moved = moved || alphas[rb * 16u + r] != 1.0;
-        if (moved) {  // uniform: every invocation read the same values
+        uint moved = 0u;  // the 16 reads independent (a short-circuit || waits on each before the next)
+        [[unroll]] for (uint r = 0u; r < 16u; ++r) moved |= alphas[rb * 16u + r] != 1.0 ? 1u : 0u;
+        if (moved != 0u) {  // uniform: every invocation read the same values
           HL_CM_STORE(ss, scr, acc[j], HL_CM_ROW_MAJOR, 16u);
           subgroupBarrier();
           for (uint e = sl; e < 256u; e += gl_SubgroupSize) ss[scr + e] *= alphas[rb * 16u + e / 16u];
