@@ -12,7 +12,9 @@
 // that draws the last merges the head's partials (as attention_merge.comp) into o and resets the counter.
 // A block's cached key rows and (with PV_FULL) value rows are loaded into registers ahead of their use: the first block's
 // before the norms and ropes, which do not depend on them (their memory latency hides behind that work); each next
-// block's at the end of the block before. The new key's row comes from shared memory, never from the cache.
+// block's at the end of the block before. The new key's row comes from shared memory, never from the cache. The rest
+// of the step's global reads (query, gate, new key and value, gains, frequencies) are issued together before the first
+// barrier, and q's and k's norms share one workgroup reduction.
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0) in;
@@ -26,7 +28,6 @@ layout(constant_id = 3) const uint PV_FULL = 0;
 // raw query staged), 2 the new key's likewise, 4 no scoring (no block of keys walked), 8 no merge of the splits: what
 // each part of the step costs (the parts overlap; `experiment --time-failing`).
 layout(constant_id = 4) const uint DIAG = 0;
-#define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
 #include "rope_angle.glsl"
 
@@ -56,39 +57,31 @@ const uint DPL = (D + LPK - 1u) / LPK;  // head dims per lane while scoring
 const float NEG = -1e30;             // a finite "minus infinity", as attention_flash.comp
 const uint VPRE = PV_FULL != 0u ? BLOCK * DPI : 1u;  // value rows' entries held per invocation (PV_FULL only)
 
-shared float qs[D], ks[D], vs[D], tmp[D];
+shared float qs[D], ks[D], vs[D], tq[D], tk[D];
 shared float part[WG], sc[BLOCK], ps[BLOCK];
+shared vec2 red[WG];  // per-subgroup partials of the preamble's two sums and of the merge's (max, sum) pairs
 shared uint ticket;
 
-// One head's D values from qg (key 0: the query half of head `at` / 2D) or from kn (key 1: KV head `at` / D),
-// rmsnorm'd with their gain and rotated at pc.pos into qs (0) or ks (1), as rmsnorm.comp and rope.comp compute them.
-// Uniform control flow (a workgroup sum and barriers).
-void norm_rope(uint key, uint at) {
-  float v[DPI], ss = 0.0;
-  [[unroll]] for (uint r = 0u; r < DPI; ++r) {
-    const uint d = gl_LocalInvocationID.x + r * WG;
-    v[r] = d < D ? (key == 0u ? qg[at + d] : kn[at + d]) : 0.0;
-    ss += v[r] * v[r];
-  }
-  const float inv = 1.0 / sqrt(hl_workgroup_sum(ss) / float(D) + pc.eps);
-  [[unroll]] for (uint r = 0u; r < DPI; ++r) {
-    const uint d = gl_LocalInvocationID.x + r * WG;
-    if (d < D) tmp[d] = v[r] * inv * (key == 0u ? qgain[d] : kgain[d]);
-  }
+// The sums of v.x and of v.y over the workgroup, to every invocation, behind one barrier: subgroup sums, then every
+// invocation adds the subgroups' partials. Uniform control flow.
+vec2 workgroup_sum2(vec2 v) {
+  const vec2 s = subgroupAdd(v);
+  if (subgroupElect()) red[gl_SubgroupID] = s;
   barrier();
-  [[unroll]] for (uint r = 0u; r < DPI; ++r) {
-    const uint d = gl_LocalInvocationID.x + r * WG;
-    if (d >= D) continue;
-    float y = tmp[d];
-    if (d < 2u * pc.pairs) {  // pair (j, j + pairs)
-      const uint j = d < pc.pairs ? d : d - pc.pairs;
-      const float ang = hl_rope_angle(pc.pos, freq[j]), c = cos(ang), s = sin(ang), a = tmp[j], b = tmp[j + pc.pairs];
-      y = d < pc.pairs ? a * c - b * s : b * c + a * s;
-    }
-    if (key == 0u) qs[d] = y;
-    else ks[d] = y;
-  }
-  barrier();  // tmp read before a next call writes it; qs / ks complete
+  vec2 t = vec2(0.0);
+  for (uint i = 0u; i < hl_num_subgroups(); ++i) t += red[i];
+  return t;
+}
+
+// The rotated value at head dim d of the row normalised in t (NeoX pairs (j, j + pairs) over the first 2 pairs dims;
+// f: the pair's frequency, loaded ahead).
+float rope_at(uint d, uvec2 f, bool key) {
+  const float y = key ? tk[d] : tq[d];
+  if (d >= 2u * pc.pairs) return y;
+  const uint j = d < pc.pairs ? d : d - pc.pairs;
+  const float ang = hl_rope_angle(pc.pos, f), c = cos(ang), s = sin(ang);
+  const float a = key ? tk[j] : tq[j], b = key ? tk[j + pc.pairs] : tq[j + pc.pairs];
+  return d < pc.pairs ? a * c - b * s : b * c + a * s;
 }
 
 // The cached rows of the block at b0 (keys [b0, min(b0 + BLOCK, k1))) this invocation reads: its key's DPL entries
@@ -120,30 +113,54 @@ void main() {
   const uint k0 = s * pc.split_keys, k1 = min(k0 + pc.split_keys, pc.kv_len + 1u);
   const bool has_new = k1 == pc.kv_len + 1u;               // this split ends with the new key
   const bool writer = s == 0u && n % pc.group == 0u;       // appends the KV head's new row
+  const bool new_key = has_new || writer;                  // forms the new key and value (uniform per workgroup)
   const uint key = lid / LPK, lane = lid - key * LPK;
   float kr[DPL], vr[VPRE];
   if ((DIAG & 4u) == 0u && k0 < k1) load_block(k0, k1, key, lane, W, kv, kr, vr);
 
-  if ((DIAG & 1u) != 0u) {
-    for (uint d = lid; d < D; d += WG) qs[d] = qg[n * 2u * D + d];
-    barrier();
-  } else {
-    norm_rope(0u, n * 2u * D);
+  // Every global read of the preamble issued before its first barrier (a chain of round trips otherwise): the
+  // query and gate halves, the new key and value, both gains, the pairs' frequencies.
+  float xq[DPI], xg[DPI], xk[DPI], xv[DPI], gq[DPI], gk[DPI];
+  uvec2 fr[DPI];
+  vec2 ss = vec2(0.0);
+  [[unroll]] for (uint r = 0u; r < DPI; ++r) {
+    const uint d = lid + r * WG;
+    const bool inside = d < D, nk = inside && new_key;
+    xq[r] = inside ? qg[n * 2u * D + d] : 0.0;
+    xg[r] = inside ? qg[n * 2u * D + D + d] : 0.0;
+    gq[r] = inside ? qgain[d] : 0.0;
+    xk[r] = nk ? kn[kv + d] : 0.0;
+    xv[r] = nk ? vn[kv + d] : 0.0;
+    gk[r] = nk ? kgain[d] : 0.0;
+    fr[r] = inside && d < 2u * pc.pairs ? freq[d < pc.pairs ? d : d - pc.pairs] : uvec2(0u);
+    ss += vec2(xq[r] * xq[r], xk[r] * xk[r]);
   }
-  if (has_new || writer) {  // uniform per workgroup
-    if ((DIAG & 2u) != 0u) {
-      for (uint d = lid; d < D; d += WG) ks[d] = kn[kv + d];
-    } else {
-      norm_rope(1u, kv);
-    }
-    for (uint d = lid; d < D; d += WG) vs[d] = vn[kv + d];
-    barrier();
-    if (writer)
-      for (uint d = lid; d < D; d += WG) {
-        kc[pc.kv_len * W + kv + d] = ks[d];
-        vc[pc.kv_len * W + kv + d] = vs[d];
+  // q and k rmsnorm'd with their gains (as rmsnorm.comp), both sums behind one barrier, then rotated at pc.pos (as
+  // rope.comp) into qs, ks. DIAG 1 / 2 stage the raw query / key instead.
+  const vec2 tot = workgroup_sum2(ss);
+  const float iq = 1.0 / sqrt(tot.x / float(D) + pc.eps), ik = 1.0 / sqrt(tot.y / float(D) + pc.eps);
+  [[unroll]] for (uint r = 0u; r < DPI; ++r) {
+    const uint d = lid + r * WG;
+    if (d >= D) continue;
+    tq[d] = xq[r] * iq * gq[r];
+    tk[d] = xk[r] * ik * gk[r];
+    if (new_key) vs[d] = xv[r];
+  }
+  barrier();
+  [[unroll]] for (uint r = 0u; r < DPI; ++r) {
+    const uint d = lid + r * WG;
+    if (d >= D) continue;
+    qs[d] = (DIAG & 1u) != 0u ? xq[r] : rope_at(d, fr[r], false);
+    if (new_key) {
+      const float y = (DIAG & 2u) != 0u ? xk[r] : rope_at(d, fr[r], true);
+      ks[d] = y;
+      if (writer) {
+        kc[pc.kv_len * W + kv + d] = y;
+        vc[pc.kv_len * W + kv + d] = xv[r];
       }
+    }
   }
+  barrier();  // qs, ks, vs complete
 
   float mx = NEG, l = 0.0, acc[DPI];
   [[unroll]] for (uint r = 0u; r < DPI; ++r) acc[r] = 0.0;
@@ -164,14 +181,14 @@ void main() {
     }
     part[lid] = dot;
     barrier();
-    if (lid < nb) {
+    if (lid < BLOCK) {
       float sum = 0.0;
       for (uint c = 0u; c < LPK; ++c) sum += part[lid * LPK + c];
-      sc[lid] = sum * pc.scale;
+      sc[lid] = lid < nb ? sum * pc.scale : NEG;
     }
     barrier();
-    float mb = mx;
-    for (uint j = 0u; j < nb; ++j) mb = max(mb, sc[j]);
+    float mb = mx;  // over the whole block (NEG past its keys): a constant count, every read issued at once
+    [[unroll]] for (uint j = 0u; j < BLOCK; ++j) mb = max(mb, sc[j]);
     if (lid < nb) ps[lid] = exp(sc[lid] - mb);
     barrier();
     // The block's sums first, then into the running totals (as attention_flash.comp).
@@ -210,7 +227,7 @@ void main() {
   [[unroll]] for (uint r = 0u; r < DPI; ++r) {
     const uint d = lid + r * WG;
     if (d >= D) continue;
-    if (pc.splits == 1u) o[n * D + d] = acc[r] / l / (1.0 + exp(-qg[n * 2u * D + D + d]));
+    if (pc.splits == 1u) o[n * D + d] = acc[r] / l / (1.0 + exp(-xg[r]));
     else o[g * (D + 2u) + d] = acc[r];  // g = n * splits + s: attention_merge.comp's row-major partials
   }
   if (pc.splits > 1u && lid == 0u) {
@@ -225,14 +242,47 @@ void main() {
   barrier();
   if (ticket + 1u != pc.splits) return;  // uniform
   memoryBarrierBuffer();
-  const uint base = n * pc.splits * (D + 2u);
+  const uint base = n * pc.splits * (D + 2u), RS = D + 2u;
+  // M and L: invocation lid takes splits lid, lid + WG, ... (independent loads, online), subgroups combine theirs, every
+  // invocation the subgroups' (one barrier), not a loop of dependent reads.
+  float ml = NEG, ll = 0.0, m0 = NEG;  // m0: the max of split lid (the only one where splits <= WG)
+  for (uint j = lid; j < pc.splits; j += WG) {
+    const float mj = o[base + j * RS + D], lj = o[base + j * RS + D + 1u], mn = max(ml, mj);
+    ll = ll * exp(ml - mn) + lj * exp(mj - mn);
+    ml = mn;
+    if (j == lid) m0 = mj;
+  }
+  const float msg = subgroupMax(ml);
+  const float lsg = subgroupAdd(ll * exp(ml - msg));
+  if (subgroupElect()) red[gl_SubgroupID] = vec2(msg, lsg);
+  barrier();
   float M = NEG, L = 0.0;
-  for (uint j = 0u; j < pc.splits; ++j) M = max(M, o[base + j * (D + 2u) + D]);
-  for (uint j = 0u; j < pc.splits; ++j) L += o[base + j * (D + 2u) + D + 1u] * exp(o[base + j * (D + 2u) + D] - M);
-  for (uint d = lid; d < D; d += WG) {
-    float a = 0.0;
-    for (uint j = 0u; j < pc.splits; ++j) a += o[base + j * (D + 2u) + d] * exp(o[base + j * (D + 2u) + D] - M);
-    of[n * D + d] = a / L / (1.0 + exp(-qg[n * 2u * D + D + d]));
+  for (uint i = 0u; i < hl_num_subgroups(); ++i) M = max(M, red[i].x);
+  for (uint i = 0u; i < hl_num_subgroups(); ++i) L += red[i].y * exp(red[i].x - M);
+  // The splits' weights e^(m_s - M) through shared memory, WG splits at a time; their rows read 8 splits per step
+  // (a constant count: the loads issued together).
+  float a[DPI];
+  [[unroll]] for (uint r = 0u; r < DPI; ++r) a[r] = 0.0;
+  for (uint c0 = 0u; c0 < pc.splits; c0 += WG) {  // uniform
+    const uint j = c0 + lid;
+    const float mj = c0 == 0u ? m0 : j < pc.splits ? o[base + j * RS + D] : NEG;
+    barrier();  // the chunk before read
+    part[lid] = exp(mj - M);
+    barrier();
+    const uint cn = min(WG, pc.splits - c0);
+    for (uint jj = 0u; jj < cn; jj += 8u)
+      [[unroll]] for (uint u = 0u; u < 8u; ++u) {
+        if (jj + u >= cn) continue;
+        const float w = part[jj + u];
+        [[unroll]] for (uint r = 0u; r < DPI; ++r) {
+          const uint d = lid + r * WG;
+          if (d < D) a[r] += o[base + (c0 + jj + u) * RS + d] * w;
+        }
+      }
+  }
+  [[unroll]] for (uint r = 0u; r < DPI; ++r) {
+    const uint d = lid + r * WG;
+    if (d < D) of[n * D + d] = a[r] / L / (1.0 + exp(-xg[r]));
   }
   if (lid == 0u) tickets[n] = 0u;
 }

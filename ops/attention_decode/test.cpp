@@ -13,9 +13,10 @@ TEST_CASE("vk ops: attention_decode under other tunings, calls back to back", "[
   auto& prof = device().ctx().profile();
   const gpu::OpDef& op = gpu::Registry::get().op("attention_decode");
   // wg 32 with D 256: 8 dims per invocation; block 8: lavapipe-sized scoring steps; splits 1 (one workgroup per head,
-  // no merge) and 3 (uneven splits whose last holds the new key); pv_full 1: the P V sums over whole blocks.
+  // no merge) and 3 (uneven splits whose last holds the new key); pv_full 1: the P V sums over whole blocks; wg 32 with
+  // one split per block of 8: more splits (38 at context 301) than invocations, merged in chunks of the workgroup.
   for (const auto& [wg, block, splits, pv_full] :
-       {std::tuple{32u, 8u, 1u, 1u}, {256u, 64u, 3u, 1u}, {64u, 16u, 1000u, 0u}, {128u, 32u, 3u, 1u}}) {
+       {std::tuple{32u, 8u, 1u, 1u}, {256u, 64u, 3u, 1u}, {64u, 16u, 1000u, 0u}, {128u, 32u, 3u, 1u}, {32u, 8u, 1000u, 1u}}) {
     const vk::ScopedTuning scope(prof, {{"attention_decode.fused_decode.wg", wg},
                                         {"attention_decode.fused_decode.block", block},
                                         {"attention_decode.fused_decode.splits", splits},

@@ -34,7 +34,7 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
   const uint64_t L = uint64_t(kv_len) + 1, want = std::max(1u, d.tune("attention_decode.fused_decode.splits"));
   const uint64_t keys = ((L + want - 1) / want + block - 1) / block * block;
   const uint32_t splits = u32((L + keys - 1) / keys);
-  const uint64_t shared = 4 * (4 * uint64_t(D) + wg + 2 * block + wg + 2);
+  const uint64_t shared = 4 * (5 * uint64_t(D) + 3 * uint64_t(wg) + 2 * block + 1);
   if (shared > d.info().max_shared_memory)
     fail("attention_decode: head dim {} needs {} bytes of shared memory, the device has {}", D, shared, d.info().max_shared_memory);
   const Tensor freq = rope_freq_table(c, a.param("theta"), R);
