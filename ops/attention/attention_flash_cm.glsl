@@ -64,6 +64,7 @@ const uint NOB = (BM / 16u) * DB;               // output blocks
 const uint SB = (BM / 16u) * (BK / 16u);        // score blocks
 const uint SSN = BM * SP > NSG * 256u ? BM * SP : NSG * 256u;
 const uint TPR = WG > BM ? WG / BM : 1u;        // softmax invocations per row
+const uint CPT = (BK + TPR - 1u) / TPR;         // columns of a tile per softmax invocation
 const float NEG = -1e30;  // a finite "minus infinity" (as attention_flash.comp)
 
 shared float16_t qs[BM * QP];
@@ -176,7 +177,10 @@ void main() {
     for (uint i = lid; i < BM * TPR; i += WG) {
       const uint r = i / TPR, nv = visible(i0 + r, b0, nb, rows);
       float mb = NEG;
-      for (uint c = i - r * TPR; c < nv; c += TPR) mb = max(mb, ss[r * SP + c] * pc.scale);
+      [[unroll]] for (uint t = 0u; t < CPT; ++t) {  // a constant count: the reads issued together
+        const uint c = i - r * TPR + t * TPR;
+        if (c < nv) mb = max(mb, ss[r * SP + c] * pc.scale);
+      }
       pm[i] = mb;
     }
     if (EARLY_V == 0u) load_kv(b0, nb, col4, true, xv);
@@ -188,10 +192,13 @@ void main() {
       for (uint k = 0u; k < TPR; ++k) mb = max(mb, pm[r * TPR + k]);
       const float mo = ms[r], mn = mb > mo + TAU ? mb : mo;
       float lb = 0.0;
-      for (uint c = part; c < BK; c += TPR) {
-        const float16_t p = float16_t(c < nv ? exp(ss[r * SP + c] * pc.scale - mn) : 0.0);
-        ps[r * PP + c] = p;
-        lb += float(p);  // the rounded weights that P V uses
+      [[unroll]] for (uint t = 0u; t < CPT; ++t) {
+        const uint c = part + t * TPR;
+        if (c < BK) {
+          const float16_t p = float16_t(c < nv ? exp(ss[r * SP + c] * pc.scale - mn) : 0.0);
+          ps[r * PP + c] = p;
+          lb += float(p);  // the rounded weights that P V uses
+        }
       }
       psum[i] = lb;
       if (part == 0u) {  // ms[r] stays the old max until every part has read it
