@@ -53,7 +53,8 @@ layout(constant_id = 8) const uint QG_U = 2;   // 32-value units of K per step (
 layout(constant_id = 9) const uint KS = 1;     // MODE 0: splits of K (1: none); MODE 1: 1
 // Diagnosis only (tunable <prefix>diag, results wrong): 1 stages the weights once, 2 stages A once, 4 skips the
 // products, 8 (MODE 1) reads expert 0's weights for every expert (a working set the L2 holds: memory-side cost
-// against the SM side); what a kernel engineer times to see which part bounds the K loop.
+// against the SM side), 16 (prefetched Q4_K runs) reads each subgroup's runs from a few neighbouring cache lines
+// instead of one line per weight row; what a kernel engineer times to see which part bounds the K loop.
 layout(constant_id = 7) const uint DIAG = 0;
 // Prefetch into registers (below) of A (bit 0) and of the weight units (bit 1), where the slots hold a step: each
 // slot is live across the step's products, so it costs residency; 0 loads a step when it is staged.
@@ -179,8 +180,11 @@ uint a_slot(uint i) { return (i / (8u * QG_U)) * KP + i % (8u * QG_U); }
 // Weight run i of the step at units [u0, u0 + QG_U): weight b = i / BN (GATED: 0 gate, 1 up), tile row c = i % BN
 // (neighbouring invocations, neighbouring rows). Zero heads past N.
 void w_load(uint i, uint u0, uint n0, uint wrow0, out uvec4 head, out uvec4 qs[QG_UMAX]) {
-  const uint b = i / BN, n = n0 + i % BN;
-  q4k_run_load(b, (wrow0 + n) * (b == 0u ? pc.rb0 : pc.rb1), i < WR && n < pc.N, u0, head, qs);
+  const uint b = i / BN, n = n0 + i % BN, rb = b == 0u ? pc.rb0 : pc.rb1;
+  // DIAG 16: neighbouring runs 16 bytes apart inside the tile's first rows (a subgroup's loads on a few cache lines,
+  // not one line per run): what the loads' scatter over weight rows costs.
+  const uint row = (DIAG & 16u) != 0u ? (wrow0 + n0) * rb + (i % BN) * 16u : (wrow0 + n) * rb;
+  q4k_run_load(b, row, i < WR && n < pc.N, u0, head, qs);
 }
 
 #ifdef QG_SCALAR
