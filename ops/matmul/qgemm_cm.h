@@ -4,8 +4,7 @@
 // qgemm_down_cm.comp: 32 x 64); the same on scalar FMAs (qgemm*_sc.comp) as matmul's and lm_head's vulkan:qgemm and
 // moe_experts' vulkan:route_pack_qgemm. Tunables <prefix>warp_rows, warp_cols (the grid of subgroups per workgroup: the
 // tile is that many subgroup blocks), k_units (32-value units of K per step), prefetch (what the next step holds in
-// registers: bit 0 A, bit 1 the weight units; bit 2 Q4_K weights staged raw in shared memory by half blocks, loaded
-// coalesced one stage ahead), cm_emulate (1: the same kernels with emulated matrices, *_emul.comp: the test
+// registers: bit 0 A, bit 1 the weight units), cm_emulate (1: the same kernels with emulated matrices, *_emul.comp: the test
 // hook that runs them on devices without cooperative matrices).
 #pragma once
 #include "ops/moe_experts/route_pack.h"
@@ -26,7 +25,6 @@ struct QgemmTile {
   uint32_t rows, cols;  // the tile: 16 MR SR x 16 MC SC
   uint32_t wg;
   uint32_t units;       // 32-value units of K per step (<prefix>k_units)
-  bool raw = false;     // cooperative matrices with <prefix>prefetch bit 2: Q4_K weights staged raw (qgemm_cm.glsl RAW)
 };
 // The tile on d: the tunables' subgroup grid, narrowed where shared memory is short.
 // scalar: the kernel on scalar FMAs (qgemm*_sc.comp), its grid <prefix>thread_rows x thread_cols invocations.

@@ -63,18 +63,13 @@ TEST_CASE("vk ops: qgemm_coopmat with emulated matrices, every weight type", "[v
   // narrowed for want of workgroups, with four units per step (too many to prefetch: loaded step by step).
   for (const char* op : {"matmul", "lm_head"}) {
     const std::string p = std::string(op) + ".qgemm_coopmat.";
-    // "no prefetch": the defaults with nothing held in registers across a step's products (prefetch 0); "raw": the
-    // Q4_K weights staged raw by half blocks (prefetch bit 2; other types as before).
-    for (const char* config : {"default", "small", "narrowed", "no prefetch", "raw"}) {
+    // "no prefetch": the defaults with nothing held in registers across a step's products (prefetch 0).
+    for (const char* config : {"default", "small", "narrowed", "no prefetch"}) {
       std::map<std::string, uint32_t> t{{p + "cm_emulate", 1}};
       if (config == std::string("small")) t.insert({{p + "warp_rows", 1}, {p + "warp_cols", 1}});
       if (config == std::string("no prefetch")) {
         if (op != std::string("matmul")) continue;  // the same kernel: once is enough for CI's time
         t.insert({p + "prefetch", 0});
-      }
-      if (config == std::string("raw")) {
-        if (op != std::string("matmul")) continue;  // the same kernel: once is enough for CI's time
-        t.insert({p + "prefetch", 7});
       }
       if (config == std::string("narrowed")) {
         if (op != std::string("matmul")) continue;  // the same kernel: once is enough for CI's time

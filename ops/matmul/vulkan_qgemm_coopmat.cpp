@@ -37,8 +37,7 @@ Shape shape(QgemmKernel k, bool scalar) {
 uint64_t shared_bytes(const QgemmTile& t, const Shape& s) {
   const uint64_t g = s.gated ? 2 : 1, values = 32 * t.units + (s.f16_weights ? 8 : 4);
   const uint64_t a = (s.scalar ? 4 : 2) * values, w = (s.f16_weights ? 2 : 4) * values;
-  const uint64_t raw = t.raw ? 2ull * 16 * 5 * g * t.cols : 0;  // two stages of every run's head and 4 units
-  return a * t.rows + w * g * t.cols + (s.scalar ? 0 : 1024ull * t.sr * t.sc * g) + 4ull * t.rows + raw;
+  return a * t.rows + w * g * t.cols + (s.scalar ? 0 : 1024ull * t.sr * t.sc * g) + 4ull * t.rows;
 }
 
 // Invocations per workgroup: one per grid cell (scalar), or a subgroup of the device's largest size per cell.
@@ -77,13 +76,9 @@ struct Push {
 
 const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const QgemmTile& t, const Shape& s, uint32_t mode,
                              uint32_t type0, uint32_t type1, uint32_t ks = 1) {
-  const auto q4k = uint32_t(quant::Type::Q4_K);
-  const bool raw = t.raw && t.units == 1 && ks == 1 && type0 == q4k && type1 == q4k;
   return d.pipeline(std::string(s.shader) + (!s.scalar && emulated(d, prefix) ? "_emul" : ""),
                     {{0, t.wg}, {1, t.sr}, {2, t.sc}, {3, s.gated ? 1u : 0u}, {4, mode}, {5, type0}, {6, type1},
-                     {7, d.profile().get(prefix + "diag", 0)}, {8, t.units}, {9, ks}, {10, d.tune(prefix + "prefetch")},
-                     {11, raw ? 1u : 0u}},
-                    9,
+                     {7, d.profile().get(prefix + "diag", 0)}, {8, t.units}, {9, ks}, {10, d.tune(prefix + "prefetch")}}, 9,
                     sizeof(Push), !s.scalar && d.info().subgroup_size_control && d.info().compute_full_subgroups);
 }
 
@@ -105,7 +100,6 @@ QgemmTile qgemm_tile(const Device& d, const std::string& prefix, QgemmKernel k, 
   // The grid: subgroups (cooperative matrices) or invocations (scalar) per workgroup.
   const std::string r = prefix + (scalar ? "thread_rows" : "warp_rows"), c = prefix + (scalar ? "thread_cols" : "warp_cols");
   QgemmTile t{d.tune(r), d.tune(c), 0, 0, 0, d.tune(prefix + "k_units")};
-  t.raw = !scalar && (d.tune(prefix + "prefetch") & 4) != 0;
   if (!t.sr || !t.sc) fail("qgemm: {} = {} and {} = {} must be at least 1", r, t.sr, c, t.sc);
   if (t.units != 1 && t.units != 2 && t.units != 4) fail("qgemm: {}k_units = {}, not 1, 2 or 4", prefix, t.units);
   const auto size = [&] { t.rows = s.mr * t.sr, t.cols = s.mc * t.sc; };

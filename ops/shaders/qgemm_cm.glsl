@@ -59,11 +59,6 @@ layout(constant_id = 7) const uint DIAG = 0;
 // Prefetch into registers (below) of A (bit 0) and of the weight units (bit 1), where the slots hold a step: each
 // slot is live across the step's products, so it costs residency; 0 loads a step when it is staged.
 layout(constant_id = 10) const uint PREFETCH = 3;
-// 1 (Q4_K weights, one unit per step, no split of K; the host decides): the weights staged raw, by half blocks
-// (RAW_U units), into shared memory one stage ahead, each stage's loads spread over the stage's first RAW_U - 1 steps
-// with neighbouring invocations on neighbouring 16 bytes of a row (a subgroup's load touches a few cache lines, where
-// one unit per row per step touches one line per row); each step decodes its unit from shared memory.
-layout(constant_id = 11) const uint RAW = 0;
 #ifdef QG_SCALAR
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 const uint BR = QG_TM * SR, BN = QG_TN * SC;
@@ -119,9 +114,6 @@ layout(push_constant) uniform Push {
 #ifndef QG_WREG
 #define QG_WREG 2
 #endif
-#ifndef QG_RREG
-#define QG_RREG 4  // RAW: register slots for a step's share of the next stage's loads
-#endif
 // The weight slots decoded with literal indices (a loop the SPIR-V optimiser leaves rolled indexes them
 // dynamically, which keeps them in memory).
 #define QG_W_DECODE(q)                                                                  \
@@ -162,10 +154,7 @@ shared QG_WT ws1[GATED == 1u ? BN * KP : 1u];
 #ifndef QG_SCALAR
 shared float scratch[SR * SC * 256u * (GATED + 1u)];
 #endif
-shared uint arow[BR];
-// RAW: two stages of WR runs, each run its block head and RAW_U units (16-byte items).
-const uint RAW_U = 4u, RAW_I = 1u + RAW_U, RAW_N = WR * RAW_I;
-shared uvec4 rawbuf[RAW == 1u ? 2u * RAW_N : 1u];  // offset (in vec4) of each tile row in A, ROUTE_NONE past the tile's rows
+shared uint arow[BR];  // offset (in vec4) of each tile row in A, ROUTE_NONE past the tile's rows
 #include "route_gemm.glsl"
 
 #ifdef HL_CM_EMULATE
@@ -196,16 +185,6 @@ void w_load(uint i, uint u0, uint n0, uint wrow0, out uvec4 head, out uvec4 qs[Q
   // not one line per run): what the loads' scatter over weight rows costs.
   const uint row = (DIAG & 16u) != 0u ? (wrow0 + n0) * rb + (i % BN) * 16u : (wrow0 + n) * rb;
   q4k_run_load(b, row, i < WR && n < pc.N, u0, head, qs);
-}
-
-// RAW: item it of the stage at unit st * RAW_U: run r = it / RAW_I (weight r / BN, tile row r % BN), its block head
-// (it % RAW_I = 0) or unit st * RAW_U + it % RAW_I - 1; zeros past N and past the stage.
-uvec4 raw_load(uint it, uint st, uint n0, uint wrow0) {
-  const uint r = it / RAW_I, e = it - r * RAW_I, b = r / BN, n = n0 + r % BN;
-  if (it >= RAW_N || n >= pc.N) return uvec4(0u);
-  const uint u = st * RAW_U + (e == 0u ? 0u : e - 1u);
-  const uint blk = (wrow0 + n) * (b == 0u ? pc.rb0 : pc.rb1) + (u / 8u) * 144u;
-  return hlq_load16(HLQ_Q4_K, b, e == 0u ? blk : blk + 16u + 16u * (u % 8u));
 }
 
 #ifdef QG_SCALAR
@@ -319,22 +298,9 @@ void main() {
   const uint ASLOTS = (AV + WG - 1u) / WG, WSLOTS = (WR + WG - 1u) / WG;
   bool PFW = (pf & 2u) != 0u && WR <= uint(QG_WREG) * WG && QG_U <= QG_UMAX && TYPE0 == HLQ_Q4_K &&
                   (GATED == 0u || TYPE1 == HLQ_Q4_K);
-  // RAW: each of a stage's first RAW_U - 1 steps loads RS slots of the next stage's items.
-  uint RS = (RAW_N + (RAW_U - 1u) * WG - 1u) / ((RAW_U - 1u) * WG);  // a plain local (see pf)
-  bool RAWM = RAW == 1u && QG_U == 1u && KS == 1u && TYPE0 == HLQ_Q4_K && (GATED == 0u || TYPE1 == HLQ_Q4_K) &&
-              RS <= uint(QG_RREG) && WSLOTS <= uint(QG_WREG);
-  if (RAWM) PFW = false;
   vec4 ra[QG_AREG];
-  uvec4 rh[QG_WREG], rq[QG_WREG][QG_UMAX], rr[QG_RREG];
+  uvec4 rh[QG_WREG], rq[QG_WREG][QG_UMAX];
   barrier();  // arow written
-  if (RAWM) {  // the first stage, QG_RREG slots at a time (ub is a stage boundary: KS 1)
-    const uint st = ub / RAW_U;
-    for (uint q0 = 0u; q0 * WG < RAW_N; q0 += uint(QG_RREG)) {
-      [[unroll]] for (uint q = 0u; q < QG_RREG; ++q) rr[q] = raw_load(lid + (q0 + q) * WG, st, n0, wrow0);
-      [[unroll]] for (uint q = 0u; q < QG_RREG; ++q)
-        if (lid + (q0 + q) * WG < RAW_N) rawbuf[(st % 2u) * RAW_N + lid + (q0 + q) * WG] = rr[q];
-    }
-  }
   if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, ub);
   if (PFW)
     [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) w_load(lid + q * WG, ub, n0, wrow0, rh[q], rq[q]);
@@ -349,26 +315,9 @@ void main() {
         for (uint i = lid; i < AV; i += WG) as[a_slot(i)] = QG_AT(a_load(i, u0));
       }
     }
-    if (RAWM) {  // the items the step before loaded, into the next stage's buffer
-      const uint st = u0 / RAW_U, p = u0 % RAW_U;
-      if (p >= 1u && (st + 1u) * RAW_U < ue)
-        [[unroll]] for (uint q = 0u; q < QG_RREG; ++q) {
-          const uint it = lid + ((p - 1u) * RS + q) * WG;
-          if (q < RS && it < RAW_N) rawbuf[((st + 1u) % 2u) * RAW_N + it] = rr[q];
-        }
-    }
     if ((DIAG & 1u) == 0u || u0 == ub) {
       // Weights: BN rows x the step's units, decoded.
-      if (RAWM) {
-        const uint st = u0 / RAW_U, p = u0 % RAW_U;
-        [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) {
-          const uint r = lid + q * WG;
-          if (q < WSLOTS && r < WR) {
-            const uint at = (st % 2u) * RAW_N + r * RAW_I;
-            q4k_decode(r / BN, u0, rawbuf[at], rawbuf[at + 1u + p], (r % BN) * KP);
-          }
-        }
-      } else if (PFW) {
+      if (PFW) {
         QG_W_DECODES
       } else {
         for (uint i = lid; i < WU; i += WG) {
@@ -380,12 +329,6 @@ void main() {
       }
     }
     barrier();  // the step is staged
-    if (RAWM) {  // this step's share of the next stage
-      const uint st = u0 / RAW_U, p = u0 % RAW_U;
-      if (p + 1u < RAW_U && (st + 1u) * RAW_U < ue)
-        [[unroll]] for (uint q = 0u; q < QG_RREG; ++q)
-          if (q < RS) rr[q] = raw_load(lid + (p * RS + q) * WG, st + 1u, n0, wrow0);
-    }
     if (u0 + QG_U < ue) {
       if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, u0 + QG_U);
       if (PFW)
