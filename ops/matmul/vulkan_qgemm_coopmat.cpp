@@ -76,9 +76,12 @@ struct Push {
 
 const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const QgemmTile& t, const Shape& s, uint32_t mode,
                              uint32_t type0, uint32_t type1, uint32_t ks = 1) {
+  const uint32_t diag = d.profile().get(prefix + "diag", 0);
+  if ((diag & 32) && shared_bytes(t, s) + 1024ull * (diag >> 8) + 16 > d.info().max_shared_memory)
+    fail("qgemm: {}diag {} pads shared memory past the device's {} bytes", prefix, diag, d.info().max_shared_memory);
   return d.pipeline(std::string(s.shader) + (!s.scalar && emulated(d, prefix) ? "_emul" : ""),
                     {{0, t.wg}, {1, t.sr}, {2, t.sc}, {3, s.gated ? 1u : 0u}, {4, mode}, {5, type0}, {6, type1},
-                     {7, d.profile().get(prefix + "diag", 0)}, {8, t.units}, {9, ks}, {10, d.tune(prefix + "prefetch")}}, 9,
+                     {7, diag}, {8, t.units}, {9, ks}, {10, d.tune(prefix + "prefetch")}}, 9,
                     sizeof(Push), !s.scalar && d.info().subgroup_size_control && d.info().compute_full_subgroups);
 }
 

@@ -54,9 +54,9 @@ layout(constant_id = 9) const uint KS = 1;     // MODE 0: splits of K (1: none);
 // Diagnosis only (tunable <prefix>diag, results wrong): 1 stages the weights once, 2 stages A once, 4 skips the
 // products, 8 (MODE 1) reads expert 0's weights for every expert (a working set the L2 holds: memory-side cost
 // against the SM side), 16 (prefetched Q4_K runs) reads each subgroup's runs from a few neighbouring cache lines
-// instead of one line per weight row, 32 declares 20 KB more shared memory per workgroup (the kernel otherwise as
-// built: what a larger shared footprint alone costs, through the L1/shared split); what a kernel engineer times to see
-// which part bounds the K loop.
+// instead of one line per weight row, 32 declares (DIAG >> 8) KB more shared memory per workgroup (the kernel otherwise
+// as built: what a larger shared footprint alone costs); what a kernel engineer times to see which part bounds the K
+// loop.
 layout(constant_id = 7) const uint DIAG = 0;
 // Prefetch into registers (below) of A (bit 0) and of the weight units (bit 1), where the slots hold a step: each
 // slot is live across the step's products, so it costs residency; 0 loads a step when it is staged.
@@ -157,7 +157,7 @@ shared QG_WT ws1[GATED == 1u ? BN * KP : 1u];
 shared float scratch[SR * SC * 256u * (GATED + 1u)];
 #endif
 shared uint arow[BR];  // offset (in vec4) of each tile row in A, ROUTE_NONE past the tile's rows
-shared uvec4 diag_pad[(DIAG & 32u) != 0u ? 1280u : 1u];  // DIAG 32: 20 KB, written and read once
+shared uvec4 diag_pad[(DIAG & 32u) != 0u ? 64u * (DIAG >> 8u) + 1u : 1u];  // DIAG 32: written and read once
 #include "route_gemm.glsl"
 
 #ifdef HL_CM_EMULATE
@@ -303,9 +303,9 @@ void main() {
                   (GATED == 0u || TYPE1 == HLQ_Q4_K);
   vec4 ra[QG_AREG];
   uvec4 rh[QG_WREG], rq[QG_WREG][QG_UMAX];
-  if ((DIAG & 32u) != 0u) diag_pad[lid] = uvec4(lid);
+  if ((DIAG & 32u) != 0u && lid == 0u) diag_pad[64u * (DIAG >> 8u)] = uvec4(lid);
   barrier();  // arow written
-  if ((DIAG & 32u) != 0u && p0 == 0xFFFFFFFFu) res[0] = float(diag_pad[(lid + 1u) % WG].x);  // never: keeps diag_pad
+  if ((DIAG & 32u) != 0u && p0 == 0xFFFFFFFFu) res[0] = float(diag_pad[64u * (DIAG >> 8u)].x);  // never: keeps diag_pad
   if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, ub);
   if (PFW)
     [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) w_load(lid + q * WG, ub, n0, wrow0, rh[q], rq[q]);
