@@ -11,6 +11,14 @@ namespace {
 
 bool emulated(const Device& d, const std::string& prefix) { return d.tune(prefix + "cm_emulate") != 0; }
 
+// The routed kernels' subgroup rows (<prefix>sub_rows: 32, or 16 for the thin kernels); the dense kernel has no such tunable.
+bool thin(const Device& d, const std::string& prefix, QgemmKernel k, bool scalar) {
+  if (k == QgemmKernel::Dense || scalar) return false;
+  const uint32_t r = d.tune(prefix + "sub_rows");
+  if (r != 16 && r != 32) fail("qgemm: {}sub_rows = {}, not 16 or 32", prefix, r);
+  return r == 16;
+}
+
 // The kernel's outputs per cell of its grid (cooperative matrices: a subgroup's 16 MR x 16 MC; scalar: an
 // invocation's TM x TN), whether it is gated, whether it runs on scalar FMAs and then whether its weight tiles are f16
 // (QG_F16_WEIGHTS), its shader.
@@ -19,7 +27,9 @@ struct Shape {
   bool gated, scalar, f16_weights;
   const char* shader;
 };
-Shape shape(QgemmKernel k, bool scalar) {
+// thin (routed kernels on cooperative matrices, <prefix>sub_rows 16): each subgroup 16 rows instead of 32, so a tile of
+// the same rows takes twice the subgroups, each with half the accumulators and prefetch slots.
+Shape shape(QgemmKernel k, bool scalar, bool thin = false) {
   if (scalar) switch (k) {
       case QgemmKernel::Dense: return {4, 8, false, true, false, "qgemm_sc"};
       case QgemmKernel::Gate: return {4, 4, true, true, true, "qgemm_gate_sc"};
@@ -27,8 +37,10 @@ Shape shape(QgemmKernel k, bool scalar) {
     }
   switch (k) {
     case QgemmKernel::Dense: return {32, 64, false, false, true, "qgemm_cm"};
-    case QgemmKernel::Gate: return {32, 32, true, false, true, "qgemm_gate_cm"};
-    default: return {32, 64, false, false, true, "qgemm_down_cm"};
+    case QgemmKernel::Gate:
+      return thin ? Shape{16, 32, true, false, true, "qgemm_gate16_cm"} : Shape{32, 32, true, false, true, "qgemm_gate_cm"};
+    default:
+      return thin ? Shape{16, 64, false, false, true, "qgemm_down16_cm"} : Shape{32, 64, false, false, true, "qgemm_down_cm"};
   }
 }
 
@@ -99,7 +111,7 @@ std::string qgemm_unavailable(const Device& d, const std::string& prefix, bool s
 }
 
 QgemmTile qgemm_tile(const Device& d, const std::string& prefix, QgemmKernel k, bool scalar) {
-  const Shape s = shape(k, scalar);
+  const Shape s = shape(k, scalar, thin(d, prefix, k, scalar));
   // The grid: subgroups (cooperative matrices) or invocations (scalar) per workgroup.
   const std::string r = prefix + (scalar ? "thread_rows" : "warp_rows"), c = prefix + (scalar ? "thread_cols" : "warp_cols");
   QgemmTile t{d.tune(r), d.tune(c), 0, 0, 0, d.tune(prefix + "k_units")};
@@ -166,7 +178,7 @@ Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const 
 void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed& p, bool gated, const Tensor& a,
                   const QgemmWeight& w0, const QgemmWeight& w1, Tensor& out, uint32_t K, uint32_t N, bool scalar) {
   const QgemmKernel k = gated ? QgemmKernel::Gate : QgemmKernel::Down;
-  const Shape s = shape(k, scalar);
+  const Shape s = shape(k, scalar, thin(d, prefix, k, scalar));
   if (K % 64) fail("qgemm: a reduction of {} values, not a multiple of 64", K);
   const QgemmTile t = fit_units(qgemm_tile(d, prefix, k, scalar), K);
   if (uint64_t(p.tile_rows) != t.rows)

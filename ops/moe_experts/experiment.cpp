@@ -20,6 +20,7 @@ Experiment moe_experiment() {
                               {"moe_experts.route_pack_coopmat.warp_cols", {2, 4}},
                               {"moe_experts.route_pack_coopmat.k_units", {1, 2, 4}},
                               {"moe_experts.route_pack_coopmat.prefetch", {0, 2, 3}},
+                              {"moe_experts.route_pack_coopmat.sub_rows", {16, 32}},
                               // The tile-per-subgroup GEMM: subgroups per workgroup, units per step, weights prefetched.
                               {"moe_experts.route_pack_warp.subgroups", {2, 4, 8}},
                               {"moe_experts.route_pack_warp.k_units", {1, 2, 4}},

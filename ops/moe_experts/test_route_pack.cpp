@@ -386,6 +386,19 @@ TEST_CASE("vk route_pack_coopmat: emulated matrices, stage 4 and the whole varia
     const double e = coopmat_gemm_error(device(), g, cases[i], 5);
     CHECK(e <= kCoopmatTol);
   }
+  // The thin kernels (16 rows per subgroup), 2 x 2 subgroups: the same 32-row tiles; the GGUF mix, q8_0, and f32 with
+  // a small tile (16 rows, one subgroup row).
+  for (const auto& [i, rows, prefetch] : {std::tuple{size_t(3), 2u, 3u}, {size_t(6), 2u, 3u}, {size_t(1), 1u, 0u}}) {
+    const vk::ScopedTuning tune(device().ctx().profile(), {{"moe_experts.route_pack_coopmat.sub_rows", 16},
+                                                           {"moe_experts.route_pack_coopmat.warp_rows", rows},
+                                                           {"moe_experts.route_pack_coopmat.prefetch", prefetch}});
+    INFO("sub_rows 16, warp_rows " << rows << ", prefetch " << prefetch << ", case " << i);
+    CHECK(coopmat_gemm_error(device(), g, cases[i], 5) <= kCoopmatTol);
+  }
+  {
+    const vk::ScopedTuning tune(device().ctx().profile(), {{"moe_experts.route_pack_coopmat.sub_rows", 24}});
+    CHECK_THROWS_WITH(coopmat_gemm_error(device(), g, cases[3], 5), Catch::Contains("not 16 or 32"));
+  }
   CHECK_THROWS_WITH(coopmat_gemm_error(device(), g, cases[4], 5), Catch::Contains("order the values of a unit differently"));
   const double e = coopmat_vs_reference(device(), experts_args(g, kShapes[1], 16));
   INFO("whole variant, E 32, T 16: rel L2 " << e);

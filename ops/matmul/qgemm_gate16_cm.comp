@@ -1,0 +1,12 @@
+// moe_experts vulkan:route_pack_coopmat, gate and up with SwiGLU (the kernel: ops/shaders/qgemm_cm.glsl): each subgroup
+// 16 x 32 outputs (twice the subgroups of the 32-row kernel for the same tile: fewer accumulators and prefetch slots
+// per invocation) of gate and of up.
+#version 450
+#extension GL_GOOGLE_include_directive : require  // glslangValidator (glslc enables it itself)
+#extension GL_KHR_memory_scope_semantics : require
+#pragma use_vulkan_memory_model
+#define QG_MR 1
+#define QG_MC 2
+#define QG_GATED_ACC 1
+#define HL_CM_VEC 4u
+#include "qgemm_cm.glsl"
