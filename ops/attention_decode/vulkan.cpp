@@ -70,7 +70,9 @@ void register_attention_decode_vulkan(Registry& r) {
   // reports/nvidia-h200/decode-latency.md.
   v.tunables = {{"attention_decode.fused_decode.wg", 128},
                 {"attention_decode.fused_decode.block", 16},
-                {"attention_decode.fused_decode.splits", 64},
+                // 32: at context 4096, 52.1 us against 63.2 at 64 and 68.1 at 16; the same splits as 64 up to context 512
+                // (reports/nvidia-h200/raw/splits-10cc9db/).
+                {"attention_decode.fused_decode.splits", 32},
                 // 1: each block's P V sums over BLOCK keys, unrolled (the value loads issued together), the keys past the
                 // block's end adding zeros; 0: a loop over the block's keys.
                 {"attention_decode.fused_decode.pv_full", 1}};
