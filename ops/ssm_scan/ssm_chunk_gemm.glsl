@@ -8,8 +8,8 @@
 //      (compensated): a plain f32 cumsum reaches |gamma| ~ 100 with an absolute error ~ulp(100) = 8e-6,
 //      which becomes the relative error of every Gamma[r][s] = e^{gamma_r - gamma_s}, even of neighbours;
 //      with hi + lo the differences keep f32 accuracy, as the recurrence's e^{g_t} do.
-//   1  [U | W] = T [beta V | beta e^gamma K], T = N^-1 from ssm_chunk_solve.comp (lower triangular).
 //   2  o = [e^gamma Q | P] [S_c ; V'] = diag(e^gamma) Q S_c + P V' (S_c, V' from ssm_chunk_state.comp).
+// ([U | W] between them: ssm_chunk_wy.comp's forward substitution.)
 // A workgroup computes a BM x BN tile; BK-wide k slices of both operands are staged in shared memory by
 // ssm_gemm_stage through the including kernel's SSM_STAGE_L(m, kk, x) and SSM_STAGE_R(kk, n, x) (defined
 // with SSM_TILE, SSM_LS_SIZE, SSM_RS_SIZE and const uint BK before the #include). Rows past
@@ -36,9 +36,8 @@ layout(std430, binding = 4) readonly buffer Gb { float g[]; };
 layout(std430, binding = 6) writeonly buffer Ob { float o[]; };
 layout(std430, binding = 7) buffer Gamb { vec2 gam[]; };           // [b][C]: gamma = hi + lo
 layout(std430, binding = 8) buffer APb { float ap[]; };            // [b][2C][C]: A, then P
-layout(std430, binding = 9) readonly buffer Tb { float tm[]; };    // [b][C][C]
-layout(std430, binding = 10) buffer UWb { float uw[]; };           // [b][C][dv + dk]: U (later V') | W
-layout(std430, binding = 11) readonly buffer Scb { float sc[]; };  // [b][dk][dv]: state at chunk start
+layout(std430, binding = 9) readonly buffer UWb { float uw[]; };  // [b][C][dv + dk]: V' (U until the state pass) | W
+layout(std430, binding = 10) readonly buffer Scb { float sc[]; };  // [b][dk][dv]: state at chunk start
 layout(push_constant) uniform Push {
   uint t0, T;       // first token of this pass, tokens in all
   uint nk, nv, dk, dv;
@@ -59,18 +58,12 @@ float left(uint m, uint kk) {
     if (r >= nrows || kk >= pc.dk) return 0.0;
     return m < C ? k[i] : q[i];
   }
-  if (MODE == 1u) return tm[(b * C + m) * C + kk];
   if (kk < pc.dk) return m < nrows ? sexp[m] * q[(row0 + m) * ldk + kcol + kk] : 0.0;
   return ap[(b * 2u * C + C + m) * C + kk - pc.dk];  // P
 }
 
 float right(uint kk, uint n) {
   if (MODE == 0u) return n < nrows && kk < pc.dk ? k[(row0 + n) * ldk + kcol + kk] : 0.0;  // K^T
-  if (MODE == 1u) {
-    if (kk >= nrows) return 0.0;
-    const uint t = row0 + kk;
-    return n < pc.dv ? sbeta[kk] * v[t * ldv + h * pc.dv + n] : sbeta[kk] * sexp[kk] * k[t * ldk + kcol + n - pc.dv];
-  }
   if (kk < pc.dk) return sc[(b * pc.dk + kk) * pc.dv + n];
   return uw[(b * C + kk - pc.dk) * (pc.dv + pc.dk) + n];  // V' (rows < nrows)
 }
@@ -79,7 +72,7 @@ float right(uint kk, uint n) {
 // beta into shared memory (MODE 0 computes gamma) and ends with a barrier. False (uniform per workgroup):
 // no outputs here.
 bool ssm_gemm_setup() {
-  N = MODE == 0u ? C : MODE == 1u ? pc.dv + pc.dk : pc.dv;
+  N = MODE == 0u ? C : pc.dv;
   const uint tilesN = (N + BN - 1u) / BN, tiles = (MODE == 0u ? 2u : 1u) * (C / BM) * tilesN;
   const uint idx = hl_group_index();
   b = idx / tiles;
@@ -107,11 +100,11 @@ bool ssm_gemm_setup() {
   }
   barrier();
 
-  // The reduction's extent: T and P are lower triangular and rows past nrows are zero, so tiles above
-  // the diagonal or in the padding (a short last chunk) skip it.
+  // The reduction's extent: P is lower triangular and rows past nrows are zero, so tiles above the
+  // diagonal or in the padding (a short last chunk) skip it.
   const uint rows_end = min(m0 % C + BM, nrows);
   const bool live = m0 % C < nrows && (MODE != 0u || n0 < rows_end);
-  KD = !live ? 0u : MODE == 0u ? pc.dk : MODE == 1u ? rows_end : pc.dk + rows_end;
+  KD = !live ? 0u : MODE == 0u ? pc.dk : pc.dk + rows_end;
   return true;
 }
 
@@ -143,8 +136,6 @@ void ssm_gemm_store(uint mt, uint nt, float x) {
     if (m < C && n < r) y = sbeta[r] * x * exp(gd);
     if (m >= C && n <= r) y = x * exp(gd);
     ap[(b * 2u * C + m) * C + n] = y;
-  } else if (MODE == 1u) {
-    uw[(b * C + m) * N + n] = x;
   } else if (m < nrows) {
     o[(row0 + m) * ldv + h * pc.dv + n] = x;
   }

@@ -2,9 +2,9 @@
 // (VK_KHR_cooperative_matrix, 16x16x16 f16 x f16 + f32 over a subgroup; coopmat.glsl). Each BK-deep slice of
 // both operands is rounded to f16 into shared memory; subgroup s computes the 16 x 32 strip (rows
 // 16 (s / (BN/32)), columns 32 (s % (BN/32))) of the BM x BN tile, accumulated in f32; the accumulators go
-// through shared memory (f32) to the same epilogue as the f32 kernel (Gamma mask, U | W, outputs). Strips
+// through shared memory (f32) to the same epilogue as the f32 kernel (Gamma mask, outputs). Strips
 // with no outputs (above the diagonal of A and P, or past the chunk's last row) skip the products, and
-// strips of the triangular T and P stop at their diagonal.
+// strips of the triangular P stop at their diagonal.
 // The host sizes the workgroup as (BM/16) (BN/32) subgroups of the device's largest subgroup size, with full
 // subgroups required, so every strip has its subgroup whatever the actual subgroup size; branches around
 // cooperative-matrix operations are subgroup-uniform. Shared layouts (rows padded to 16-byte multiples, as the
@@ -40,9 +40,9 @@ void main() {
   if (!ssm_gemm_setup()) return;  // uniform per workgroup
   const uint s = gl_SubgroupID, r0 = 16u * (s / SC), c0 = 32u * (s % SC), rr = (m0 + r0) % C;
   const bool owns = s < NS, computes = owns && rr < nrows && (MODE != 0u || n0 + c0 <= rr + 15u);
-  // T (MODE 1) and P (MODE 2's left columns past d_k) are lower triangular: the strip's rows rr..rr+15 meet
-  // no reduction index past kend (subgroup-uniform), so its products stop there.
-  const uint kend = MODE == 1u ? rr + 16u : MODE == 2u ? pc.dk + rr + 16u : KD;
+  // P (MODE 2's left columns past d_k) is lower triangular: the strip's rows rr..rr+15 meet no reduction index
+  // past kend (subgroup-uniform), so its products stop there.
+  const uint kend = MODE == 2u ? pc.dk + rr + 16u : KD;
   hl_cm_acc x0 = hl_cm_fill(0.0);
   hl_cm_acc x1 = hl_cm_fill(0.0);
   for (uint k0 = 0u; k0 < KD; k0 += BK) {

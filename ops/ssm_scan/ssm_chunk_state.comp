@@ -3,10 +3,11 @@
 // so a workgroup keeps S[:, j0 : j0 + CB] in registers (mirrored to shared memory for the products)
 // across all chunks and reads and writes it once. Per chunk c (batch b = h * nch + c):
 //   S_c (the state at the chunk's start) -> scratch, for the outputs (ssm_chunk_gemm.comp MODE 2)
-//   V' = U - W S_c                              (U, W from MODE 1; V' overwrites U)
+//   V' = U - W S_c                              (U, W from ssm_chunk_wy.comp; V' overwrites U)
 //   S  = e^{gamma_last} S_c + Kbar^T V',  Kbar = diag(e^{gamma_last - gamma}) K
 // Invocation (tx, ty) owns columns tx + jn CL (jn < RN) and rows ty + m NR of V' and of S. W and Kbar
-// come through shared memory in slices of BK, each read along its contiguous index.
+// come through shared memory in slices of BK (the host picks the deepest that fits: each slice is a round trip to
+// memory that the chunk waits for), each read along its contiguous index.
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0) in;
@@ -15,8 +16,9 @@ layout(constant_id = 1) const uint CB = 32;   // value columns per workgroup, a 
 layout(constant_id = 2) const uint C = 64;    // chunk length, a multiple of BK
 layout(constant_id = 3) const uint DK = 128;  // key head dim
 layout(constant_id = 4) const uint RN = 4;    // columns per invocation, divides CB
+layout(constant_id = 5) const uint BK = 16;   // depth of a staged slice: divides C, a power of two
 #include "common.glsl"
-const uint BK = 16, CL = CB / RN, NR = WG / CL;  // column lanes, row lanes
+const uint CL = CB / RN, NR = WG / CL;  // column lanes, row lanes
 const uint MV = (C + NR - 1u) / NR, MS = (DK + NR - 1u) / NR;
 const uint DKP = (DK + BK - 1u) / BK * BK;  // rows of sS: whole k slices, zeros past DK
 const uint SW = C + 1u;                     // row stride of a staged W slice (+1: conflict-free stores)
@@ -24,8 +26,8 @@ const uint SW = C + 1u;                     // row stride of a staged W slice (+
 layout(std430, binding = 1) readonly buffer Kb { float k[]; };
 layout(std430, binding = 5) buffer State { float state[]; };       // [nv][DK * dv], S[i][j] at i * dv + j
 layout(std430, binding = 7) readonly buffer Gamb { vec2 gam[]; };   // [b][C]: gamma = hi + lo
-layout(std430, binding = 10) buffer UWb { float uw[]; };            // [b][C][dv + DK]: U | W
-layout(std430, binding = 11) writeonly buffer Scb { float sc[]; };  // [b][DK][dv]
+layout(std430, binding = 9) buffer UWb { float uw[]; };            // [b][C][dv + DK]: U | W
+layout(std430, binding = 10) writeonly buffer Scb { float sc[]; };  // [b][DK][dv]
 layout(push_constant) uniform Push { uint t0, T, nk, nv, dk, dv, nch, tiled; } pc;
 
 shared float sS[DKP * CB], sV[C * CB], stg[BK * (SW > DK ? SW : DK)], sdec[C];

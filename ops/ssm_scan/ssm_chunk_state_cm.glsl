@@ -31,8 +31,8 @@ const uint STG = C * WP > RS * KP ? C * WP : RS * KP;
 layout(std430, binding = 1) readonly buffer Kb { float k[]; };
 layout(std430, binding = 5) buffer State { float state[]; };       // [nv][DK * dv], S[i][j] at i * dv + j
 layout(std430, binding = 7) readonly buffer Gamb { vec2 gam[]; };   // [b][C]: gamma = hi + lo
-layout(std430, binding = 10) buffer UWb { float uw[]; };            // [b][C][dv + DK]: U | W
-layout(std430, binding = 11) writeonly buffer Scb { float sc[]; };  // [b][DK][dv]
+layout(std430, binding = 9) buffer UWb { float uw[]; };            // [b][C][dv + DK]: U | W
+layout(std430, binding = 10) writeonly buffer Scb { float sc[]; };  // [b][DK][dv]
 layout(push_constant) uniform Push { uint t0, T, nk, nv, dk, dv, nch, tiled; } pc;
 
 shared float sS[DK * CB], sacc[C * AP], sdec[C];

@@ -151,6 +151,8 @@ TEST_CASE("vk ops: ssm_scan chunked under other tunings", "[vk][ops][ssm_chunked
       {{"ssm_scan.chunked.tile", 128}, {"ssm_scan.chunked.micro", 8}, {"ssm_scan.chunked.cols", 64}},
       {{"ssm_scan.chunked.wg", 1024}, {"ssm_scan.chunked.segment", 16}},
       {{"ssm_scan.chunked.wg", 32}, {"ssm_scan.chunked.cols", 8}, {"ssm_scan.chunked.segment", 40}},
+      {{"ssm_scan.chunked.slice", 16}, {"ssm_scan.chunked.cols", 4}},
+      {{"ssm_scan.chunked.slice", 32}, {"ssm_scan.chunked.chunk", 32}, {"ssm_scan.chunked.cols", 16}},
   };
   for (size_t i = 0; i < tunings.size(); ++i)
     for (auto [d, T] : {std::pair{32, 70}, {128, 33}}) {
@@ -168,7 +170,7 @@ TEST_CASE("vk ops: ssm_scan chunked, 64 chunks in one pass", "[vk][ops][ssm_chun
 }
 
 // ---- vulkan:chunked_coopmat: the per-chunk products on cooperative matrices (f16 operands, f32 accumulation;
-// gamma, the solve and the state pass in f32). Its tolerance is the variant's precision_tolerance (derived in
+// gamma, the forward substitution and the state pass in f32). Its tolerance is the variant's precision_tolerance (derived in
 // ops/ssm_scan/vulkan_chunked.cpp). Real matrices where the device has them (else a WARN); everywhere with
 // shaderFloat16 the same kernel with emulated matrices (ssm_chunk_gemm_cm_emul.comp: the same f16 roundings,
 // so the same tolerance), which checks its tiling, layouts, strides and barriers on lavapipe in CI.

@@ -3,7 +3,7 @@
 // per subgroup; operands rounded to f16 in shared memory, f32 accumulation): the three ssm_chunk_gemm stages
 // (ssm_chunk_gemm_cm.comp) and the state pass's W S_c and Kbar^T V' (ssm_chunk_state_cm.comp: S itself stays
 // f32 across chunks, its f16 copy per chunk is only an operand; where d_k is not a multiple of 16 or its
-// shared memory does not fit, the f32 state pass); the gamma cumsum and the solve in f32 as before; on
+// shared memory does not fit, the f32 state pass); the gamma cumsum and the forward substitution in f32; on
 // devices with VK_KHR_cooperative_matrix and that shape (coopmat_unavailable). Its tunables:
 // ssm_scan.chunked_coopmat.chunk (default: ssm_scan.chunked.chunk), .rows / .cols (tile, 64 x 64), .cm_emulate
 // (test hook: ssm_chunk_gemm_cm_emul.comp, emulated matrices, runs on lavapipe); the rest: ssm_scan.chunked.*.
@@ -11,15 +11,15 @@
 // Fewer than ssm_scan.chunked.min_tokens tokens (decode) go to vulkan:block_resident, one dispatch. Longer
 // sequences go in passes of at most ssm_scan.chunked.segment tokens, cut in chunks of C. Per pass:
 //   ssm_chunk_gemm MODE 0  gamma; A = (beta K) K^T * Gamma; P = Q K^T * Gamma   parallel over (head, chunk, tile)
-//   ssm_chunk_solve        T = (I + strictly-lower A)^-1                        parallel over (head, chunk)
-//   ssm_chunk_gemm MODE 1  [U | W] = T [beta V | beta e^gamma K]                parallel over (head, chunk, tile)
+//   ssm_chunk_wy           [U | W] = (I + strictly-lower A)^-1 [beta V | beta e^gamma K] by forward
+//                          substitution, a column per invocation               parallel over (head, chunk)
 //   ssm_chunk_state        V' = U - W S, S_c, S <- e^gamma_last S + Kbar^T V'   sequential over chunks, parallel
 //                                                                               over (head, value-column block)
 //   ssm_chunk_gemm MODE 2  o = diag(e^gamma) Q S_c + P V'                       parallel over (head, chunk, tile)
 //
 // The work at T = 4096, C = 64, 32 value heads, d_k = d_v = 128 (2048 (head, chunk) pairs; MAC = multiply-add):
-//   parallel over chunks: K K^T, Q K^T (lower halves) 2 x 0.27M, T 0.04M, T [V | K] 0.5M (T is lower
-//     triangular), Q S_c 1M, P V' 0.27M: 2.4M MAC per pair, 4.9 GMAC in all;
+//   parallel over chunks: K K^T, Q K^T (lower halves) 2 x 0.27M, the substitution 0.5M, Q S_c 1M, P V'
+//     0.27M: 2.3M MAC per pair, 4.8 GMAC in all;
 //   sequential: W S_c 1M + Kbar^T V' 1M: 2M MAC per pair, 4.3 GMAC in all, as 64 dependent steps, each
 //     spread over only 32 heads x 128 / cols column blocks (128 workgroups at cols = 32).
 // In all 18.4 GFLOP, 1.2x the recurrence's ~7 d_k d_v flops per token and head (15 GFLOP), but as products
@@ -41,8 +41,8 @@ constexpr uint32_t kSlice = 16;  // BK of the shaders: the k slice staged in sha
 // vulkan:chunked_coopmat's relative-L2 bound against the f32 reference (Variant::precision_tolerance). Each
 // product rounds both operands to f16 (unit roundoff 2^-11, a relative error of RMS ~2.8e-4 per operand) and
 // accumulates in f32, so a dot of random terms is off by ~4e-4 of its size whatever its length. A and P
-// (from K, Q) carry that into the solve (|A| < 1 for unit keys: T = N^-1 moves by about as much), U and W
-// add their own (T and [beta V | beta e^gamma K] rounded), V' = U - W S_c inherits ~5e-4 plus W S_c's own
+// (from K, Q) carry that into the substitution (|A| < 1 for unit keys: U and W move by about as much; the
+// substitution itself is f32), V' = U - W S_c inherits ~5e-4 plus W S_c's own
 // roundings (W and an f16 copy of S_c), and o = [e^gamma Q | P] [S_c ; V'] rounds once more: ~7e-4 to 1e-3
 // by this estimate for o; the state gets Kbar^T V' with f16 Kbar and V' added in f32 to the f32 S (S itself
 // is never rounded to f16), so ~4e-4 relative in each chunk's update. The errors do not build up along T:
@@ -126,22 +126,29 @@ void ssm_chunked(VariantCtx& c, OpArgs& a, bool coopmat) {
   // smallest chunk that holds it rather than computing mostly padding.
   const uint32_t C = std::min(tuned_chunk, std::max(kSlice, std::bit_ceil(u32(T))));
   const auto shape = [&](uint32_t cols) { return coopmat ? gemm_cm_shape(d, C, cols) : gemm_shape(d, C, cols); };
-  const Gemm g0 = shape(C), g1 = shape(u32(dv + dk)), g2 = shape(u32(dv));
+  const Gemm g0 = shape(C), g2 = shape(u32(dv));
 
-  // The state pass: column blocks of `cb` (a power of two, at most 4 columns per invocation), halved
-  // until its shared memory fits (S block, V' block, a staged slice, the chunk's decays).
+  // The state pass: column blocks of `cb` (a power of two, at most 4 columns per invocation) and W / Kbar slices
+  // `slice` deep (each a round trip to memory the chunk waits for), the slice then the block halved until its
+  // shared memory fits (S block, V' block, a staged slice, the chunk's decays).
   const uint32_t wg = d.tune("ssm_scan.chunked.wg");
   uint32_t cb = std::min(d.tune("ssm_scan.chunked.cols"), std::bit_ceil(u32(dv)));
-  if (!pow2(wg) || !pow2(cb) || wg < 32 || wg > d.info().max_workgroup_invocations)
-    fail("ssm_scan: ssm_scan.chunked.wg = {} and .cols = {} must be powers of two (wg from 32 to {})", wg, cb,
-         d.info().max_workgroup_invocations);
-  const uint64_t dkp = (dk + kSlice - 1) / kSlice * kSlice;
-  const auto state_shared = [&](uint64_t n) { return 4 * ((dkp + C) * n + kSlice * std::max<uint64_t>(C + 1, dk) + C); };
+  uint32_t slice = std::min(d.tune("ssm_scan.chunked.slice"), C);
+  if (!pow2(wg) || !pow2(cb) || wg < 32 || wg > d.info().max_workgroup_invocations || !pow2(slice) || slice < kSlice)
+    fail("ssm_scan: ssm_scan.chunked.wg = {}, .cols = {} and .slice = {} must be powers of two (wg from 32 to {}, "
+         "slice at least {})",
+         wg, cb, slice, d.info().max_workgroup_invocations, kSlice);
+  const auto state_shared = [&](uint64_t n, uint64_t bk) {
+    const uint64_t dkp = (dk + bk - 1) / bk * bk;
+    return 4 * ((dkp + C) * n + bk * std::max<uint64_t>(C + 1, dk) + C);
+  };
   cb = std::min(cb, 4 * wg);  // every column needs a lane
-  while (cb > 1 && state_shared(cb) > d.info().max_shared_memory) cb /= 2;
-  if (state_shared(cb) > d.info().max_shared_memory)
+  while (slice > kSlice && state_shared(cb, slice) > d.info().max_shared_memory) slice /= 2;
+  while (cb > 1 && state_shared(cb, slice) > d.info().max_shared_memory) cb /= 2;
+  if (state_shared(cb, slice) > d.info().max_shared_memory)
     fail("ssm_scan: d_k = {} with chunks of {} needs {} bytes of shared memory, the device has {}", dk, C,
-         state_shared(cb), d.info().max_shared_memory);
+         state_shared(cb, slice), d.info().max_shared_memory);
+  const uint64_t dkp = (dk + slice - 1) / slice * slice;
   const uint32_t rn = std::min(4u, cb);
 
   // The coopmat build's state pass (ssm_chunk_state_cm.comp) where d_k is a multiple of 16 and its shared
@@ -158,7 +165,7 @@ void ssm_chunked(VariantCtx& c, OpArgs& a, bool coopmat) {
   // (dkp + C) / 16 slices and a few more per chunk).
   const int64_t chunks = (T + C - 1) / C;
   const uint64_t widest = 4 * uint64_t(nv) * std::max({2 * uint64_t(C) * C, uint64_t(C) * (dv + dk), uint64_t(dk * dv)});
-  uint64_t per_chunk_loops = (dkp + C) / kSlice + 4;
+  uint64_t per_chunk_loops = (dkp + C) / slice + 4;
   if (cm_state) {  // its loops as if none were unrolled; emulated matrix operations loop over 256 / subgroup
     const uint64_t e = 256 / d.info().min_subgroup_size, w = cm_wg;
     per_chunk_loops = 16 * (dk + C) / w + 4 + dk / 32 * (C * 32 / w + 2 * e + 2) + e + 16 * (C + dk) / w +
@@ -171,25 +178,24 @@ void ssm_chunked(VariantCtx& c, OpArgs& a, bool coopmat) {
   const uint64_t nb = uint64_t(nv) * seg;  // (head, chunk) pairs of a pass
   const std::vector<BufferPtr> bufs{q.buffer(d), k.buffer(d), v.buffer(d), beta.buffer(d), g.buffer(d),
                                     state.buffer_mut(d), o.buffer_mut(d), d.alloc(8 * nb * C),
-                                    d.alloc(4 * nb * 2 * C * C), d.alloc(4 * nb * C * C),
-                                    d.alloc(4 * nb * C * (dv + dk)), d.alloc(4 * nb * dk * dv)};
+                                    d.alloc(4 * nb * 2 * C * C), d.alloc(4 * nb * C * (dv + dk)),
+                                    d.alloc(4 * nb * dk * dv)};
   const auto gemm = [&](uint32_t mode, const Gemm& s) -> const vk::Pipeline& {
     if (coopmat)
       return d.pipeline(cm_emulated(d) ? "ssm_chunk_gemm_cm_emul" : "ssm_chunk_gemm_cm",
-                        {{0, s.wg}, {1, mode}, {2, C}, {3, s.bm}, {4, s.bn}}, 12, sizeof(Push),
+                        {{0, s.wg}, {1, mode}, {2, C}, {3, s.bm}, {4, s.bn}}, 11, sizeof(Push),
                         d.info().subgroup_size_control && d.info().compute_full_subgroups);
-    return d.pipeline("ssm_chunk_gemm", {{0, s.wg}, {1, mode}, {2, C}, {3, s.bm}, {4, s.bn}, {5, s.rm}, {6, s.rn}}, 12,
+    return d.pipeline("ssm_chunk_gemm", {{0, s.wg}, {1, mode}, {2, C}, {3, s.bm}, {4, s.bn}, {5, s.rm}, {6, s.rn}}, 11,
                       sizeof(Push));
   };
   const auto& p0 = gemm(0, g0);
-  const auto& p1 = gemm(1, g1);
   const auto& p2 = gemm(2, g2);
-  const auto& ps = d.pipeline("ssm_chunk_solve", {{0, wg}, {1, C}}, 12, sizeof(Push));
+  const auto& pwy = d.pipeline("ssm_chunk_wy", {{0, wg}, {1, C}}, 11, sizeof(Push));
   const auto& pst =
       cm_state ? d.pipeline(cm_emulated(d) ? "ssm_chunk_state_cm_emul" : "ssm_chunk_state_cm",
-                            {{0, cm_wg}, {1, nsg}, {2, C}, {3, u32(dk)}}, 12, sizeof(Push),
+                            {{0, cm_wg}, {1, nsg}, {2, C}, {3, u32(dk)}}, 11, sizeof(Push),
                             d.info().subgroup_size_control && d.info().compute_full_subgroups)
-               : d.pipeline("ssm_chunk_state", {{0, wg}, {1, cb}, {2, C}, {3, u32(dk)}, {4, rn}}, 12, sizeof(Push));
+               : d.pipeline("ssm_chunk_state", {{0, wg}, {1, cb}, {2, C}, {3, u32(dk)}, {4, rn}, {5, slice}}, 11, sizeof(Push));
   const auto tiles = [&](const Gemm& s, uint64_t rows, uint64_t cols) {
     return rows / s.bm * ((cols + s.bn - 1) / s.bn);
   };
@@ -202,8 +208,7 @@ void ssm_chunked(VariantCtx& c, OpArgs& a, bool coopmat) {
       d.dispatch(p, bufs, pc, gr.x, gr.y);
     };
     run(p0, n * tiles(g0, 2 * C, C));
-    run(ps, n);
-    run(p1, n * tiles(g1, C, dv + dk));
+    run(pwy, n);
     run(pst, uint64_t(nv) * blocks);
     run(p2, n * tiles(g2, C, dv));
   }
@@ -226,24 +231,25 @@ std::string decode_to_block_resident(VariantCtx& c, const OpArgs& a) {
 
 void register_ssm_scan_vulkan_chunked(Registry& r) {
   Variant ch = vulkan_variant("ssm_scan", "vulkan:chunked",
-                              "chunk-parallel (SPEC 5): per (head, chunk) tiled f32 products and a triangular solve, "
+                              "chunk-parallel (SPEC 5): per (head, chunk) tiled f32 products and a forward substitution, "
                               "then a state pass over the chunks per (head, column block), then the outputs; "
                               "decode: block_resident",
                               [](VariantCtx& c, OpArgs& a) { ssm_chunked(c, a, false); }, true);
   ch.delegate = decode_to_block_resident;
   // C tokens per chunk (16, 32, 64 or 128); output tile (BM = BN, capped at C) of the per-chunk products; outputs per
-  // invocation along each side of a tile; value columns per workgroup of the state pass; tokens per pass (scratch
+  // invocation along each side of a tile; value columns per workgroup of the state pass and the depth of its staged
+  // W / Kbar slices (capped at C, halved to fit shared memory before the columns are); tokens per pass (scratch
   // grows with it); fewer tokens than min_tokens: block_resident.
   // On Hopper the recurrent block_resident kernel outruns the chunked form up to 4096 tokens (and beyond: it is linear
   // in T like the chunked one): prompt chunks take it there.
   ch.tunables = {{"ssm_scan.chunked.chunk", 64}, {"ssm_scan.chunked.tile", 64},       {"ssm_scan.chunked.micro", 4},
-                 {"ssm_scan.chunked.cols", 32},  {"ssm_scan.chunked.segment", 2048},
+                 {"ssm_scan.chunked.cols", 32},  {"ssm_scan.chunked.slice", 64}, {"ssm_scan.chunked.segment", 2048},
                  {"ssm_scan.chunked.min_tokens", 2, {{"nvidia-hopper", 1u << 30}}}};
   r.add_variant(std::move(ch));
   Variant cm = vulkan_variant("ssm_scan", "vulkan:chunked_coopmat",
-                              "vulkan:chunked with its products (K K^T, Q K^T, T [beta V | beta K], [Q | P] [S_c ; "
-                              "V'], W S_c, Kbar^T V') on cooperative matrices (16x16x16 f16 x f16 + f32 per "
-                              "subgroup); gamma, the solve and the carried state in f32",
+                              "vulkan:chunked with its products (K K^T, Q K^T, [Q | P] [S_c ; V'], W S_c, Kbar^T V') "
+                              "on cooperative matrices (16x16x16 f16 x f16 + f32 per subgroup); gamma, the forward "
+                              "substitution and the carried state in f32",
                               ssm_chunked_coopmat, false, false, cm_unavailable);
   cm.delegate = decode_to_block_resident;
   cm.cooperative_matrices = true;
