@@ -45,7 +45,7 @@ layout(push_constant) uniform Push {
   uint tiled;       // value head h reads key head h % nk, else h / (nv / nk)
 } pc;
 
-shared float shi[C], slo[C], sexp[C], sbeta[C];
+shared float shi[C], slo[C], sexp[C], sbeta[C], sg[C];
 
 uint b, h, row0, nrows, kcol, ldk, ldv;
 uint m0, n0;  // this workgroup's tile
@@ -84,11 +84,15 @@ bool ssm_gemm_setup() {
   if (MODE == 2u && m0 >= nrows) return false;  // no outputs
   kcol = (pc.tiled != 0u ? h % pc.nk : h / (pc.nv / pc.nk)) * pc.dk, ldk = pc.nk * pc.dk, ldv = pc.nv * pc.dv;
 
+  if (MODE == 0u) {  // the chunk's g in shared memory first: its loads all in flight at once
+    for (uint r = gl_LocalInvocationID.x; r < C; r += WG) sg[r] = r < nrows ? g[(row0 + r) * pc.nv + h] : 0.0;
+    barrier();
+  }
   for (uint r = gl_LocalInvocationID.x; r < C; r += WG) {
     precise vec2 x = vec2(0.0);
     if (MODE == 0u) {  // in sequence order, each rounding error of hi kept in lo (TwoSum)
       for (uint s = 0u; s <= r && s < nrows; ++s) {
-        precise const float a = g[(row0 + s) * pc.nv + h], sum = x.x + a, bv = sum - x.x;
+        precise const float a = sg[s], sum = x.x + a, bv = sum - x.x;
         x.y += (x.x - (sum - bv)) + (a - bv);
         x.x = sum;
       }

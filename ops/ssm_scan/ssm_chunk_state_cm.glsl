@@ -12,6 +12,8 @@
 // padded to 16-byte multiples as the loads require): sS[i * CB + j] f32, sSh[i * SP + j] f16 (B, row-major),
 // stg: W slice [r * WP + k] (A, row-major) or Kbar slice [r * KP + i] (A = Kbar^T: column-major),
 // sacc[r * AP + j] f32, sV[r * SP + j] f16 (B, row-major). DK: a multiple of 16.
+// Every staging loop has a constant trip count (SSM_FOR: unrolled where the matrices are real), so an invocation's
+// global loads of a slice are in flight together: a loop bounded at run time waited a round trip per element.
 #ifndef HL_SSM_CHUNK_STATE_CM_GLSL
 #define HL_SSM_CHUNK_STATE_CM_GLSL
 #extension GL_EXT_control_flow_attributes : require
@@ -27,6 +29,13 @@ const uint BK = 32u, WP = BK + 8u;            // W slices: 32 key columns
 const uint RS = 32u, KP = DK + 8u;            // Kbar slices: 32 rows
 const uint SP = CB + 8u, AP = CB + 4u;
 const uint STG = C * WP > RS * KP ? C * WP : RS * KP;
+#ifdef HL_CM_EMULATE
+#define SSM_UNROLL [[dont_unroll]]  // lavapipe compiles the emulated kernel several times faster
+#else
+#define SSM_UNROLL [[unroll]]
+#endif
+// for (e = L; e < n; e += WG) with a constant count of trips (n a constant)
+#define SSM_FOR(e, n) SSM_UNROLL for (uint e##_u = 0u, e = L; e##_u < ((n) + WG - 1u) / WG; ++e##_u, e += WG) if (e < (n))
 
 layout(std430, binding = 1) readonly buffer Kb { float k[]; };
 layout(std430, binding = 5) buffer State { float state[]; };       // [nv][DK * dv], S[i][j] at i * dv + j
@@ -49,7 +58,7 @@ void main() {
   const uint j0 = grp % blocks * CB, L = gl_LocalInvocationID.x, s = gl_SubgroupID;
   const uint kcol = (pc.tiled != 0u ? h % pc.nk : h / (pc.nv / pc.nk)) * DK, ldk = pc.nk * DK, ldw = pc.dv + DK;
   const uint sbase = h * DK * pc.dv;
-  for (uint e = L; e < DK * CB; e += WG) {
+  SSM_FOR(e, DK * CB) {
     const uint i = e / CB, j = j0 + e % CB;
     sS[e] = j < pc.dv ? state[sbase + i * pc.dv + j] : 0.0;
   }
@@ -58,12 +67,12 @@ void main() {
     const uint b = h * pc.nch + c, row0 = pc.t0 + c * C, nrows = min(C, pc.T - row0);
     const vec2 glast = gam[b * C + C - 1u];  // rows past the end decay by e^0: the last real row's
     barrier();  // sS final for the previous chunk (and loaded); stg, sV consumed
-    for (uint e = L; e < DK * CB; e += WG) {
+    SSM_FOR(e, DK * CB) {
       const uint i = e / CB, jl = e % CB;
       sSh[i * SP + jl] = float16_t(sS[e]);
       if (j0 + jl < pc.dv) sc[(b * DK + i) * pc.dv + j0 + jl] = sS[e];
     }
-    for (uint r = L; r < C; r += WG) {
+    SSM_FOR(r, C) {
       const vec2 d = glast - gam[b * C + r];
       sdec[r] = exp(d.x + d.y);
     }
@@ -72,7 +81,7 @@ void main() {
     hl_cm_acc acc = hl_cm_fill(0.0);
     for (uint i0 = 0u; i0 < DK; i0 += BK) {
       barrier();  // sSh written / the previous slice consumed
-      for (uint e = L; e < C * BK; e += WG) {
+      SSM_FOR(e, C * BK) {
         const uint r = e / BK, kk = e % BK;
         stg[r * WP + kk] = float16_t(i0 + kk < DK && r < nrows ? uw[(b * C + r) * ldw + pc.dv + i0 + kk] : 0.0);
       }
@@ -89,19 +98,19 @@ void main() {
     if (s < C / 16u) HL_CM_STORE(sacc, 16u * s * AP, acc, HL_CM_ROW_MAJOR, AP);
     const float lam = exp(glast.x + glast.y);
     barrier();  // sacc stored; every subgroup past its reads of sSh
-    for (uint e = L; e < C * CB; e += WG) {
+    SSM_FOR(e, C * CB) {
       const uint r = e / CB, jl = e % CB, at = (b * C + r) * ldw + j0 + jl;
       const bool live = j0 + jl < pc.dv;
       const float vn = (live ? uw[at] : 0.0) - sacc[r * AP + jl];
       sV[r * SP + jl] = float16_t(vn);
       if (live) uw[at] = vn;
     }
-    for (uint e = L; e < DK * CB; e += WG) sS[e] *= lam;
+    SSM_FOR(e, DK * CB) sS[e] *= lam;
 
     // S = e^{gamma_last} S_c + Kbar^T V' (padding rows have Kbar = 0)
     for (uint r0 = 0u; r0 < nrows; r0 += RS) {
       barrier();  // sV, scaled sS written / the previous slice consumed
-      for (uint e = L; e < RS * DK; e += WG) {
+      SSM_FOR(e, RS * DK) {
         const uint rr = e / DK, i = e % DK, r = r0 + rr;
         stg[rr * KP + i] = float16_t(r < nrows ? sdec[r] * k[(row0 + r) * ldk + kcol + i] : 0.0);
       }
