@@ -190,7 +190,9 @@ void ssm_chunked(VariantCtx& c, OpArgs& a, bool coopmat) {
   };
   const auto& p0 = gemm(0, g0);
   const auto& p2 = gemm(2, g2);
-  const auto& pwy = d.pipeline("ssm_chunk_wy", {{0, wg}, {1, C}}, 11, sizeof(Push));
+  // The substitution: an invocation per column of [U | W], so no wider than those columns.
+  const auto& pwy = d.pipeline("ssm_chunk_wy", {{0, std::min(wg, std::max(32u, std::bit_ceil(u32(dv + dk))))}, {1, C}}, 11,
+                               sizeof(Push));
   const auto& pst =
       cm_state ? d.pipeline(cm_emulated(d) ? "ssm_chunk_state_cm_emul" : "ssm_chunk_state_cm",
                             {{0, cm_wg}, {1, nsg}, {2, C}, {3, u32(dk)}}, 11, sizeof(Push),
@@ -239,11 +241,14 @@ void register_ssm_scan_vulkan_chunked(Registry& r) {
   // C tokens per chunk (16, 32, 64 or 128); output tile (BM = BN, capped at C) of the per-chunk products; outputs per
   // invocation along each side of a tile; value columns per workgroup of the state pass and the depth of its staged
   // W / Kbar slices (capped at C, halved to fit shared memory before the columns are); tokens per pass (scratch
-  // grows with it); fewer tokens than min_tokens: block_resident.
+  // grows with it); fewer tokens than min_tokens: block_resident; invocations per workgroup of the state pass (the
+  // most on Hopper: its products wait on shared memory and more invocations keep more in flight) and, up to the
+  // columns of [U | W], of the substitution.
   // On Hopper the recurrent block_resident kernel outruns the chunked form up to 4096 tokens (and beyond: it is linear
   // in T like the chunked one): prompt chunks take it there.
   ch.tunables = {{"ssm_scan.chunked.chunk", 64}, {"ssm_scan.chunked.tile", 64},       {"ssm_scan.chunked.micro", 4},
                  {"ssm_scan.chunked.cols", 32},  {"ssm_scan.chunked.slice", 64}, {"ssm_scan.chunked.segment", 2048},
+                 {"ssm_scan.chunked.wg", 128, {{"lavapipe", 64}, {"nvidia-hopper", 1024}, {"amd-rdna4", 256}}},
                  {"ssm_scan.chunked.min_tokens", 2, {{"nvidia-hopper", 1u << 30}}}};
   r.add_variant(std::move(ch));
   Variant cm = vulkan_variant("ssm_scan", "vulkan:chunked_coopmat",
