@@ -5,7 +5,8 @@
 //   S_c (the state at the chunk's start) -> scratch, for the outputs (ssm_chunk_gemm.comp MODE 2)
 //   V' = U - W S_c                              (U, W from ssm_chunk_wy.comp; V' overwrites U)
 //   S  = e^{gamma_last} S_c + Kbar^T V',  Kbar = diag(e^{gamma_last - gamma}) K
-// Invocation (tx, ty) owns columns tx + jn CL (jn < RN) and rows ty + m NR of V' and of S. W and Kbar
+// Invocation (tx, ty) owns columns tx RN + jn (jn < RN) and rows ty MV + m of V' (ty MS + m of S): contiguous, so its
+// shared-memory operands are read several at a time (one wide load where they are 8 or 16 bytes). W and Kbar
 // come through shared memory in slices of BK (the host picks the deepest that fits: each slice is a round trip to
 // memory that the chunk waits for), each read along its contiguous index.
 #version 450
@@ -17,11 +18,16 @@ layout(constant_id = 2) const uint C = 64;    // chunk length, a multiple of BK
 layout(constant_id = 3) const uint DK = 128;  // key head dim
 layout(constant_id = 4) const uint RN = 4;    // columns per invocation, divides CB
 layout(constant_id = 5) const uint BK = 16;   // depth of a staged slice: divides C, a power of two
+// Diagnosis only (tunable ssm_scan.chunked.diag, results wrong): 1 stages zeros for W (no loads), 2 zeros for Kbar,
+// 4 skips both products' multiply-adds, 8 skips the U loads and the S_c / V' stores, 16 drops the barriers around
+// each staged slice: what each part of a chunk costs
+// (`experiment --time-failing`).
+layout(constant_id = 6) const uint DIAG = 0;
 #include "common.glsl"
 const uint CL = CB / RN, NR = WG / CL;  // column lanes, row lanes
 const uint MV = (C + NR - 1u) / NR, MS = (DK + NR - 1u) / NR;
 const uint DKP = (DK + BK - 1u) / BK * BK;  // rows of sS: whole k slices, zeros past DK
-const uint SW = C + 1u;                     // row stride of a staged W slice (+1: conflict-free stores)
+const uint SW = C + 2u;  // row stride of a staged W slice (+2: 8-byte aligned rows, 2-way conflicts on its stores)
 
 layout(std430, binding = 1) readonly buffer Kb { float k[]; };
 layout(std430, binding = 5) buffer State { float state[]; };       // [nv][DK * dv], S[i][j] at i * dv + j
@@ -42,7 +48,7 @@ void main() {
   float s[MS][RN];
   [[unroll]] for (uint m = 0u; m < MS; ++m)
     [[unroll]] for (uint jn = 0u; jn < RN; ++jn) {
-      const uint i = ty + m * NR, j = j0 + tx + jn * CL;
+      const uint i = ty * MS + m, j = j0 + tx * RN + jn;
       s[m][jn] = i < DK && j < pc.dv ? state[sbase + i * pc.dv + j] : 0.0;
     }
   for (uint e = DK * CB + L; e < DKP * CB; e += WG) sS[e] = 0.0;
@@ -52,9 +58,9 @@ void main() {
     const vec2 glast = gam[b * C + C - 1u];  // rows past the end decay by e^0: the last real row's
     [[unroll]] for (uint m = 0u; m < MS; ++m)
       [[unroll]] for (uint jn = 0u; jn < RN; ++jn) {
-        const uint i = ty + m * NR, jl = tx + jn * CL;
+        const uint i = ty * MS + m, jl = tx * RN + jn;
         if (i < DK) sS[i * CB + jl] = s[m][jn];
-        if (i < DK && j0 + jl < pc.dv) sc[(b * DK + i) * pc.dv + j0 + jl] = s[m][jn];
+        if (i < DK && j0 + jl < pc.dv && (DIAG & 8u) == 0u) sc[(b * DK + i) * pc.dv + j0 + jl] = s[m][jn];
       }
     for (uint r = L; r < C; r += WG) {
       const vec2 d = glast - gam[b * C + r];
@@ -69,27 +75,28 @@ void main() {
     for (uint i0 = 0u; i0 < DK; i0 += BK) {
       [[unroll]] for (uint u = 0u; u < (C * BK + WG - 1u) / WG; ++u) {
         const uint e = u * WG + L, r = e / BK, kk = e % BK;
-        if (e < C * BK) stg[kk * SW + r] = i0 + kk < DK && r < nrows ? uw[(b * C + r) * ldw + pc.dv + i0 + kk] : 0.0;
+        if (e < C * BK)
+          stg[kk * SW + r] = (DIAG & 1u) == 0u && i0 + kk < DK && r < nrows ? uw[(b * C + r) * ldw + pc.dv + i0 + kk] : 0.0;
       }
-      barrier();
+      if ((DIAG & 16u) == 0u) barrier();
       [[unroll]] for (uint kk = 0u; kk < BK; ++kk) {
         float a[MV], x[RN];
-        [[unroll]] for (uint m = 0u; m < MV; ++m) a[m] = stg[kk * SW + min(ty + m * NR, C - 1u)];
-        [[unroll]] for (uint jn = 0u; jn < RN; ++jn) x[jn] = sS[(i0 + kk) * CB + tx + jn * CL];
+        [[unroll]] for (uint m = 0u; m < MV; ++m) a[m] = stg[kk * SW + min(ty * MV + m, C - 1u)];
+        [[unroll]] for (uint jn = 0u; jn < RN; ++jn) x[jn] = sS[(i0 + kk) * CB + tx * RN + jn];
         [[unroll]] for (uint m = 0u; m < MV; ++m)
-          if (ty + m * NR < nrows)  // padding rows (a short last chunk) stay 0
+          if (ty * MV + m < nrows && (DIAG & 4u) == 0u)  // padding rows (a short last chunk) stay 0
             [[unroll]] for (uint jn = 0u; jn < RN; ++jn) acc[m][jn] += a[m] * x[jn];
       }
-      barrier();
+      if ((DIAG & 16u) == 0u) barrier();
     }
     [[unroll]] for (uint m = 0u; m < MV; ++m)
       [[unroll]] for (uint jn = 0u; jn < RN; ++jn) {
-        const uint r = ty + m * NR, jl = tx + jn * CL, at = (b * C + r) * ldw + j0 + jl;
+        const uint r = ty * MV + m, jl = tx * RN + jn, at = (b * C + r) * ldw + j0 + jl;
         if (r >= C) continue;
         const bool live = j0 + jl < pc.dv;
-        const float vn = (live ? uw[at] : 0.0) - acc[m][jn];
+        const float vn = (live && (DIAG & 8u) == 0u ? uw[at] : 0.0) - acc[m][jn];
         sV[r * CB + jl] = vn;
-        if (live) uw[at] = vn;
+        if (live && (DIAG & 8u) == 0u) uw[at] = vn;
       }
     barrier();
 
@@ -100,17 +107,18 @@ void main() {
     for (uint r0 = 0u; r0 < nrows; r0 += BK) {  // padding rows have Kbar = 0
       [[unroll]] for (uint u = 0u; u < (BK * DK + WG - 1u) / WG; ++u) {
         const uint e = u * WG + L, kk = e / DK, i = e % DK, r = r0 + kk;
-        if (e < BK * DK) stg[kk * DK + i] = r < nrows ? sdec[r] * k[(row0 + r) * ldk + kcol + i] : 0.0;
+        if (e < BK * DK) stg[kk * DK + i] = r < nrows && (DIAG & 2u) == 0u ? sdec[r] * k[(row0 + r) * ldk + kcol + i] : 0.0;
       }
-      barrier();
+      if ((DIAG & 16u) == 0u) barrier();
       [[unroll]] for (uint kk = 0u; kk < BK; ++kk) {
         float a[MS], x[RN];
-        [[unroll]] for (uint m = 0u; m < MS; ++m) a[m] = stg[kk * DK + min(ty + m * NR, DK - 1u)];
-        [[unroll]] for (uint jn = 0u; jn < RN; ++jn) x[jn] = sV[(r0 + kk) * CB + tx + jn * CL];
-        [[unroll]] for (uint m = 0u; m < MS; ++m)
-          [[unroll]] for (uint jn = 0u; jn < RN; ++jn) upd[m][jn] += a[m] * x[jn];
+        [[unroll]] for (uint m = 0u; m < MS; ++m) a[m] = stg[kk * DK + min(ty * MS + m, DK - 1u)];
+        [[unroll]] for (uint jn = 0u; jn < RN; ++jn) x[jn] = sV[(r0 + kk) * CB + tx * RN + jn];
+        if ((DIAG & 4u) == 0u)
+          [[unroll]] for (uint m = 0u; m < MS; ++m)
+            [[unroll]] for (uint jn = 0u; jn < RN; ++jn) upd[m][jn] += a[m] * x[jn];
       }
-      barrier();
+      if ((DIAG & 16u) == 0u) barrier();
     }
     const float lam = exp(glast.x + glast.y);
     [[unroll]] for (uint m = 0u; m < MS; ++m)
@@ -119,7 +127,7 @@ void main() {
 
   [[unroll]] for (uint m = 0u; m < MS; ++m)
     [[unroll]] for (uint jn = 0u; jn < RN; ++jn) {
-      const uint i = ty + m * NR, j = j0 + tx + jn * CL;
+      const uint i = ty * MS + m, j = j0 + tx * RN + jn;
       if (i < DK && j < pc.dv) state[sbase + i * pc.dv + j] = s[m][jn];
     }
 }

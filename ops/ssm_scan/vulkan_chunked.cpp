@@ -197,7 +197,9 @@ void ssm_chunked(VariantCtx& c, OpArgs& a, bool coopmat) {
       cm_state ? d.pipeline(cm_emulated(d) ? "ssm_chunk_state_cm_emul" : "ssm_chunk_state_cm",
                             {{0, cm_wg}, {1, nsg}, {2, C}, {3, u32(dk)}}, 11, sizeof(Push),
                             d.info().subgroup_size_control && d.info().compute_full_subgroups)
-               : d.pipeline("ssm_chunk_state", {{0, wg}, {1, cb}, {2, C}, {3, u32(dk)}, {4, rn}, {5, slice}}, 11, sizeof(Push));
+               : d.pipeline("ssm_chunk_state", {{0, wg}, {1, cb}, {2, C}, {3, u32(dk)}, {4, rn}, {5, slice},
+                                                       {6, d.profile().get("ssm_scan.chunked.diag", 0)}},
+                                 11, sizeof(Push));
   const auto tiles = [&](const Gemm& s, uint64_t rows, uint64_t cols) {
     return rows / s.bm * ((cols + s.bn - 1) / s.bn);
   };
