@@ -60,32 +60,38 @@ TEST_CASE("vk ops: moe_block refuses widths that are not whole units", "[vk][ops
   CHECK_THROWS_WITH(gpu::Registry::get().variant("moe_block", "vulkan:fused_decode").run(ctx, a), Catch::Contains("top-5 of 4"));
 }
 
-// Tied router logits (every odd expert's router row a copy of the even one before it, so equal p in pairs): step 2's
-// routes by the merge of sorted lists and by K argmax rounds take the lower id first, as the reference does: the same
-// outputs bit for bit, and both within the tolerance of the reference.
+// Tied router logits (every odd expert's router row a copy of the even one before it, so equal p in pairs; or row e a
+// copy of row E - 1 - e, ties between far-apart ids, in different lanes and rounds of lanes): step 2's routes by K argmax
+// rounds and by the merge of sorted lists take the lower id first, as the reference does: the same outputs bit for bit,
+// and both within the tolerance of the reference.
 TEST_CASE("vk ops: moe_block routes tied logits as the reference", "[vk][ops][moe_block]") {
   auto& prof = device().ctx().profile();
   const gpu::OpDef& op = gpu::Registry::get().op("moe_block");
   for (const auto& c : op.cases(gpu::Scale::Test)) {
     if (c.shape.at("T") != 1.0) continue;
-    std::mt19937_64 g(33);
-    gpu::OpArgs a = c.inputs(g);
-    const int64_t E = c.shape.at("experts"), H = c.shape.at("hidden");
-    Mat<float> r = randn(g, E, H, 1 / std::sqrt(double(H)));
-    for (int64_t e = 1; e < E; e += 2) r.row(e) = r.row(e - 1);
-    a.w.insert_or_assign("router", weight("router", r));
-    std::vector<Mat<float>> ys;
-    for (uint32_t merge : {0u, 1u}) {
-      INFO(c.label << ", topk_merge " << merge);
-      const vk::ScopedTuning scope(prof, {{"moe_block.fused_decode.topk_merge", merge}});
-      require_close("moe_block", "vulkan:fused_decode", a, op.tolerance);
-      gpu::WeightStore ws(&device());
-      gpu::VariantCtx ctx{&device(), &ws};
-      gpu::OpArgs got = a;
-      for (auto& [n, t] : got.t) t = t.clone();
-      gpu::Registry::get().variant("moe_block", "vulkan:fused_decode").run(ctx, got);
-      ys.push_back(got.t.at("y").f32());
+    for (bool mirror : {false, true}) {
+      std::mt19937_64 g(33);
+      gpu::OpArgs a = c.inputs(g);
+      const int64_t E = c.shape.at("experts"), H = c.shape.at("hidden");
+      Mat<float> r = randn(g, E, H, 1 / std::sqrt(double(H)));
+      if (mirror)
+        for (int64_t e = 0; e < E / 2; ++e) r.row(E - 1 - e) = r.row(e);
+      else
+        for (int64_t e = 1; e < E; e += 2) r.row(e) = r.row(e - 1);
+      a.w.insert_or_assign("router", weight("router", r));
+      std::vector<Mat<float>> ys;
+      for (uint32_t merge : {0u, 1u}) {
+        INFO(c.label << (mirror ? ", mirrored ties" : ", paired ties") << ", topk_merge " << merge);
+        const vk::ScopedTuning scope(prof, {{"moe_block.fused_decode.topk_merge", merge}});
+        require_close("moe_block", "vulkan:fused_decode", a, op.tolerance);
+        gpu::WeightStore ws(&device());
+        gpu::VariantCtx ctx{&device(), &ws};
+        gpu::OpArgs got = a;
+        for (auto& [n, t] : got.t) t = t.clone();
+        gpu::Registry::get().variant("moe_block", "vulkan:fused_decode").run(ctx, got);
+        ys.push_back(got.t.at("y").f32());
+      }
+      CHECK((ys[0].array() == ys[1].array()).all());
     }
-    CHECK((ys[0].array() == ys[1].array()).all());
   }
 }
