@@ -5,8 +5,11 @@
 // registers for all T tokens, and reads and writes it once. SPLIT invocations share a column, each a
 // strided 1/SPLIT of its DK entries. The inputs of TCH tokens at a time (k, q, the COLS values of v,
 // exp(g), beta) are staged in shared memory, loaded while the previous TCH tokens are computed, so no
-// token waits on a global load. Per token one fused reduction gives S^T k, S^T q and k.q of the
-// undecayed state, since o = exp(g) S^T q + delta (k.q) and r = exp(g) S^T k.
+// token waits on a global load. Per token one fused reduction gives S^T k and S^T q of the undecayed state,
+// since o = exp(g) S^T q + delta (k.q) and r = exp(g) S^T k; k.q, the same for every column, is summed once per
+// staged token as it is staged (kq_staged(): each role loads UK entries of one token, and the token's roles,
+// consecutive in one subgroup, add their products by a butterfly before the staging's barrier), else (and
+// with SCAN_PREP) as a third term of the column's reduction.
 // NORM (gdn_output vulkan:fused_decode): a workgroup owns a whole value head (COLS = dv) and writes the gated
 // RMSNorm of each token's o instead of o, y = o / sqrt(mean(o^2) + eps) * gain * silu(z) over the head, so the norm
 // needs no dispatch (and no dependent step) of its own.
@@ -44,6 +47,7 @@ layout(constant_id = 8) const uint DIAG = 0;
 // 1: a whole staged chunk's tokens unrolled, so the compiler may issue later tokens' shared loads (independent of the
 // state) under earlier tokens' reductions; one workgroup per SM leaves it the registers.
 layout(constant_id = 9) const uint UNROLL = 0;
+layout(constant_id = 10) const uint SGMIN = 1;  // the smallest subgroup size the device may run (kq_staged()'s condition)
 #define GROUP SPLIT  // hl_group_sum sums over a column's invocations
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
@@ -92,6 +96,7 @@ layout(push_constant) uniform Push {
 } pc;
 
 shared float sk[CONTIG != 0u ? 1u : TCH * DK], sq[CONTIG != 0u ? 1u : TCH * DK], sv[TCH * COLS], sdecay[TCH], sbeta[TCH];
+shared float skq[TCH];  // kq_staged(): each staged token's k.q
 shared vec4 sk4[CONTIG != 0u ? TCH * KSTR : 1u], sq4[CONTIG != 0u ? TCH * KSTR : 1u];
 
 // State entry r of invocation p of a column.
@@ -102,12 +107,31 @@ uint entry(uint p, uint r) { return CONTIG != 0u ? p * RC + r : p + r * SPLIT; }
 const uint UK = (TCH * DK + WG - 1u) / WG, UV = (TCH * COLS + WG - 1u) / WG, UG = (TCH + WG - 1u) / WG;
 float pk[UK], pq[UK], pv[UV], pg[UG], pb[UG];
 uint h, j0, kcol, ldk, ldv;
+// k.q staged where a role's UK entries lie in one token and a token's DK / UK roles, a power of two, fit in a subgroup.
+// (A function of specialization constants, which the driver folds: glslang mis-emits the same as a constant.)
+const uint KQG = DK / UK;
+bool kq_staged() {
+#ifdef SCAN_PREP
+  return false;  // one token, staged by prep()
+#else
+  uint g = KQG;
+  return DK % UK == 0u && (g & (g - 1u)) == 0u && g <= SGMIN;
+#endif
+}
 
 #ifndef SCAN_PREP
+// Entry u of this invocation's share of a chunk's k and q. kq_staged(): UK entries of one token, its KQG roles
+// (consecutive) reading neighbouring entries at each u, so each load and store of a subgroup is a few runs; else
+// entry u WG + the invocation.
+uint kq_entry(uint u) {
+  const uint r = hl_role();
+  return kq_staged() ? (r / KQG) * DK + u * KQG + r % KQG : u * WG + gl_LocalInvocationID.x;
+}
+
 void fetch(uint c0) {  // tokens [c0, c0 + TCH) of the walk, those that exist
   const uint n = c0 < pc.T ? min(TCH, pc.T - c0) : 0u, t = pc.t0 + c0;
   [[unroll]] for (uint u = 0u; u < UK; ++u) {
-    const uint e = u * WG + gl_LocalInvocationID.x, row = (t + e / DK) * ldk + kcol + e % DK;
+    const uint e = kq_entry(u), row = (t + e / DK) * ldk + kcol + e % DK;
     if (e < n * DK) pk[u] = k[row], pq[u] = q[row];
   }
   [[unroll]] for (uint u = 0u; u < UV; ++u) {
@@ -121,8 +145,15 @@ void fetch(uint c0) {  // tokens [c0, c0 + TCH) of the walk, those that exist
 }
 
 void stage(uint n) {
+  if (kq_staged()) {  // before the barrier that follows the staging
+    float kq = 0.0;
+    [[unroll]] for (uint u = 0u; u < UK; ++u) kq += kq_entry(u) < n * DK ? pk[u] * pq[u] : 0.0;
+    for (uint m = KQG / 2u; m > 0u; m >>= 1) kq += subgroupShuffleXor(kq, m);
+    const uint tt = kq_entry(0u) / DK;
+    if (hl_role() % KQG == 0u && tt < n) skq[tt] = kq;
+  }
   [[unroll]] for (uint u = 0u; u < UK; ++u) {
-    const uint e = u * WG + gl_LocalInvocationID.x;
+    const uint e = kq_entry(u);
     if (e < n * DK) {
       if (CONTIG != 0u) {
         const uint i = e % DK, at = (e / DK) * KSTR + (i / RC) * (RV + 1u) + (i % RC) / 4u;
@@ -213,15 +244,19 @@ void token(uint c0, uint tt) {
       const uint at = tt * KSTR + p * (RV + 1u) + w;
       const vec4 sw = vec4(s[4u * w], s[4u * w + 1u], s[4u * w + 2u], s[4u * w + 3u]), qw = sq4[at];
       kr[w] = sk4[at];
-      x += vec3(dot(sw, kr[w]), dot(sw, qw), dot(kr[w], qw));
+      x += vec3(dot(sw, kr[w]), dot(sw, qw), kq_staged() ? 0.0 : dot(kr[w], qw));
     }
   } else {
     [[unroll]] for (uint r = 0u; r < R; ++r) {
       const uint i = p + r * SPLIT;
-      if (i < DK) x += vec3(s[r] * sk[tt * DK + i], s[r] * sq[tt * DK + i], sk[tt * DK + i] * sq[tt * DK + i]);
+      if (i < DK) x += vec3(s[r] * sk[tt * DK + i], s[r] * sq[tt * DK + i], kq_staged() ? 0.0 : sk[tt * DK + i] * sq[tt * DK + i]);
     }
   }
-  x = vec3(hl_group_sum(x.x, L), hl_group_sum(x.y, L), hl_group_sum(x.z, L));
+  if (kq_staged()) {
+    x = vec3(hl_group_sum(x.x, L), hl_group_sum(x.y, L), skq[tt]);
+  } else {
+    x = vec3(hl_group_sum(x.x, L), hl_group_sum(x.y, L), hl_group_sum(x.z, L));
+  }
   const float dec = sdecay[tt], delta = sbeta[tt] * (sv[tt * COLS + col] - dec * x.x);
   if (CONTIG != 0u) {
     [[unroll]] for (uint r = 0u; r < R; ++r) s[r] = dec * s[r] + kr[r / 4u][r % 4u] * delta;
@@ -265,6 +300,7 @@ void main() {
   h = grp / pc.blocks;
   if (h >= pc.nv) return;  // uniform per workgroup
   L = hl_role();  // a column's invocations: consecutive roles, one subgroup where they fit
+
   j0 = (grp % pc.blocks) * COLS;
   kcol = (pc.tiled != 0u ? h % pc.nk : h / (pc.nv / pc.nk)) * DK, ldk = pc.nk * DK, ldv = pc.nv * pc.dv;
   col = L / SPLIT, p = L % SPLIT, j = j0 + col;

@@ -191,4 +191,13 @@ TEST_CASE("vk ops: deltanet kernels under other tunings", "[vk][ops][deltanet]")
       tuned(keys, [&] { require_all_close("ssm_scan", scan_args(g, nk, nv, 20, T, 0.0), 1e-5); });
     }
   }
+  // k.q summed once per staged token (ssm_scan_columns.glsl's kq_staged(): 16 tokens of 128 entries over 128
+  // invocations, 16 entries each, a token's 8 invocations in one subgroup on every device here) at the model's head
+  // size, rolled and unrolled, contiguous entries or not; 37 tokens leave a partial chunk.
+  for (auto [contig, unroll] : {std::pair{0u, 0u}, {0u, 1u}, {1u, 1u}}) {
+    INFO("d_k 128, cols 16, split 8, contig " << contig << ", unroll " << unroll);
+    tuned({{"ssm_scan.block_resident.cols", 16}, {"ssm_scan.block_resident.split", 8}, {"ssm_scan.block_resident.stage", 16},
+           {"ssm_scan.block_resident.contig", contig}, {"ssm_scan.block_resident.unroll", unroll}},
+          [&] { require_close("ssm_scan", "vulkan:block_resident", scan_args(g, 1, 2, 128, 37, 0.0), 1e-5); });
+  }
 }

@@ -55,7 +55,8 @@ Tensor ssm_scan_columns(Device& d, OpArgs& a, const std::string& key, bool per_t
     fail("ssm_scan: d_k = {} with {} invocations needs {} bytes of shared memory, the device has {}", dk, wg, shared(stage),
          d.info().max_shared_memory);
 
-  const auto& p = d.pipeline("ssm_scan_columns", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, stage}, {5, norm ? 1u : 0u}, {6, contig}, {9, unroll}},
+  const auto& p = d.pipeline("ssm_scan_columns", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, stage}, {5, norm ? 1u : 0u}, {6, contig}, {9, unroll},
+                                                         {10, d.info().min_subgroup_size}},
                              9, 8 * 4);
   Tensor o = Tensor::device(d, T, v.cols());
   // Without the norm, z and gain are bound to q (never read).
