@@ -95,8 +95,8 @@ layout(push_constant) uniform Push {
 #endif
 } pc;
 
-shared float sk[CONTIG != 0u ? 1u : TCH * DK], sq[CONTIG != 0u ? 1u : TCH * DK], sv[TCH * COLS], sdecay[TCH], sbeta[TCH];
-shared float skq[TCH];  // kq_staged(): each staged token's k.q
+shared float sk[CONTIG != 0u ? 1u : TCH * DK], sq[CONTIG != 0u ? 1u : TCH * DK], sv[TCH * COLS];
+shared vec4 stok[TCH];  // a staged token's scalars, one load for all of them: (exp(g), beta, kq_staged()'s k.q, unused)
 shared vec4 sk4[CONTIG != 0u ? TCH * KSTR : 1u], sq4[CONTIG != 0u ? TCH * KSTR : 1u];
 
 // State entry r of invocation p of a column.
@@ -150,7 +150,7 @@ void stage(uint n) {
     [[unroll]] for (uint u = 0u; u < UK; ++u) kq += kq_entry(u) < n * DK ? pk[u] * pq[u] : 0.0;
     for (uint m = KQG / 2u; m > 0u; m >>= 1) kq += subgroupShuffleXor(kq, m);
     const uint tt = kq_entry(0u) / DK;
-    if (hl_role() % KQG == 0u && tt < n) skq[tt] = kq;
+    if (hl_role() % KQG == 0u && tt < n) stok[tt].z = kq;
   }
   [[unroll]] for (uint u = 0u; u < UK; ++u) {
     const uint e = kq_entry(u);
@@ -170,7 +170,7 @@ void stage(uint n) {
   }
   [[unroll]] for (uint u = 0u; u < UG; ++u) {
     const uint e = u * WG + gl_LocalInvocationID.x;
-    if (e < n) sdecay[e] = exp(pg[u]), sbeta[e] = pb[u];
+    if (e < n) stok[e].xy = vec2(exp(pg[u]), pb[u]);
   }
 }
 #else
@@ -213,8 +213,7 @@ void prep() {
   for (uint i = gl_LocalInvocationID.x; i < DK; i += WG) put_kq(i, pu[DK + i] * fk, pu[i] * fq);
   for (uint j = gl_LocalInvocationID.x; j < COLS; j += WG) sv[j] = pu[2u * DK + j];
   if (gl_LocalInvocationID.x == 0u) {
-    sbeta[0] = 1.0 / (1.0 + exp(-gb));
-    sdecay[0] = exp(gA * softplus(ga + gdt));
+    stok[0].xy = vec2(exp(gA * softplus(ga + gdt)), 1.0 / (1.0 + exp(-gb)));
     if ((DIAG & 2u) == 0u) ticket = atomicAdd(tickets[kh], 1u);  // after every read of the key head's conv state here
   }                                                                 // (the sums' barriers)
   barrier();
@@ -252,12 +251,13 @@ void token(uint c0, uint tt) {
       if (i < DK) x += vec3(s[r] * sk[tt * DK + i], s[r] * sq[tt * DK + i], kq_staged() ? 0.0 : sk[tt * DK + i] * sq[tt * DK + i]);
     }
   }
+  const vec4 tok = stok[tt];
   if (kq_staged()) {
-    x = vec3(hl_group_sum(x.x, L), hl_group_sum(x.y, L), skq[tt]);
+    x = vec3(hl_group_sum(x.x, L), hl_group_sum(x.y, L), tok.z);
   } else {
     x = vec3(hl_group_sum(x.x, L), hl_group_sum(x.y, L), hl_group_sum(x.z, L));
   }
-  const float dec = sdecay[tt], delta = sbeta[tt] * (sv[tt * COLS + col] - dec * x.x);
+  const float dec = tok.x, delta = tok.y * (sv[tt * COLS + col] - dec * x.x);
   if (CONTIG != 0u) {
     [[unroll]] for (uint r = 0u; r < R; ++r) s[r] = dec * s[r] + kr[r / 4u][r % 4u] * delta;
   } else {
