@@ -8,7 +8,7 @@ namespace hl::gpu {
 namespace {
 
 // shared_expert's cases: the sigmoid-gated SwiGLU expert every token goes through (width 512, hidden 2048), for
-// T = 1..512. Bytes: its three weights and the gate vector once, x read, y written; flops 6 F H per token.
+// T = 1..512, f32 weights, and at full shapes also the GGUF's block types at T = 1 and 512. Bytes: its three weights and the gate vector once, x read, y written; flops 6 F H per token.
 Case shared_case(int64_t T, int64_t F, int64_t H, bool quantized) {
   Case c;
   c.label = fmt::format("{}T={}{}", quantized ? "q4_K " : "", T, H == 2048 ? "" : fmt::format(" {} x {}", F, H));
@@ -43,6 +43,8 @@ std::vector<Case> cases(Scale s) {
   const bool quick = s == Scale::Quick;
   for (int64_t T : quick ? std::vector<int64_t>{1, 8, 64} : std::vector<int64_t>{1, 8, 64, 512})
     v.push_back(shared_case(T, quick ? 64 : 512, quick ? 256 : 2048, false));
+  if (!quick)  // the GGUF's types (q4_K gate and up, q6_K down), as the model runs them: decode and a prompt chunk
+    for (int64_t T : {1, 512}) v.push_back(shared_case(T, 512, 2048, true));
   return v;
 }
 constexpr double kTolerance = 1e-5;
