@@ -89,7 +89,7 @@ struct Push {
 const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const QgemmTile& t, const Shape& s, uint32_t mode,
                              uint32_t type0, uint32_t type1, uint32_t ks = 1) {
   const uint32_t diag = d.profile().get(prefix + "diag", 0);
-  if ((diag & 32) && shared_bytes(t, s) + 1024ull * (diag >> 8) + 16 > d.info().max_shared_memory)
+  if ((diag & 32) && shared_bytes(t, s) + 1024ull * (diag >> 16) + 16 > d.info().max_shared_memory)
     fail("qgemm: {}diag {} pads shared memory past the device's {} bytes", prefix, diag, d.info().max_shared_memory);
   return d.pipeline(std::string(s.shader) + (!s.scalar && emulated(d, prefix) ? "_emul" : ""),
                     {{0, t.wg}, {1, t.sr}, {2, t.sc}, {3, s.gated ? 1u : 0u}, {4, mode}, {5, type0}, {6, type1},

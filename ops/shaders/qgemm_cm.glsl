@@ -54,9 +54,11 @@ layout(constant_id = 9) const uint KS = 1;     // MODE 0: splits of K (1: none);
 // Diagnosis only (tunable <prefix>diag, results wrong): 1 stages the weights once, 2 stages A once, 4 skips the
 // products, 8 (MODE 1) reads expert 0's weights for every expert (a working set the L2 holds: memory-side cost
 // against the SM side), 16 (prefetched Q4_K runs) reads each subgroup's runs from a few neighbouring cache lines
-// instead of one line per weight row, 32 declares (DIAG >> 8) KB more shared memory per workgroup (the kernel otherwise
-// as built: what a larger shared footprint alone costs); what a kernel engineer times to see which part bounds the K
-// loop.
+// instead of one line per weight row, 32 declares (DIAG >> 16) KB more shared memory per workgroup (the kernel otherwise
+// as built: what a larger shared footprint alone costs), 64 (prefetch of A) loads A's values for the first step only
+// and 128 (prefetch of Q4_K units) the weights' (their global traffic and latency left out, the rest as built), 256
+// stores the decoded Q4_K values at lane-contiguous addresses (no bank conflicts; the values misplaced); what a kernel
+// engineer times to see which part bounds the K loop.
 layout(constant_id = 7) const uint DIAG = 0;
 // Prefetch into registers (below) of A (bit 0) and of the weight units (bit 1), where the slots hold a step: each
 // slot is live across the step's products, so it costs residency; 0 loads a step when it is staged.
@@ -157,7 +159,7 @@ shared QG_WT ws1[GATED == 1u ? BN * KP : 1u];
 shared float scratch[SR * SC * 256u * (GATED + 1u)];
 #endif
 shared uint arow[BR];  // offset (in vec4) of each tile row in A, ROUTE_NONE past the tile's rows
-shared uvec4 diag_pad[(DIAG & 32u) != 0u ? 64u * (DIAG >> 8u) + 1u : 1u];  // DIAG 32: written and read once
+shared uvec4 diag_pad[(DIAG & 32u) != 0u ? 64u * (DIAG >> 16u) + 1u : 1u];  // DIAG 32: written and read once
 #include "route_gemm.glsl"
 
 #ifdef HL_CM_EMULATE
@@ -168,6 +170,7 @@ float hl_cm_read(uint id, uint i) {
 }
 #endif
 
+#define QG_STORE_DIAG ((DIAG & 256u) != 0u)
 #include "qgemm_stage.glsl"
 
 // A value i of the step at unit u0 (vec4 j of tile row r: the step's units' runs at the weight unit's K offsets);
@@ -303,9 +306,9 @@ void main() {
                   (GATED == 0u || TYPE1 == HLQ_Q4_K);
   vec4 ra[QG_AREG];
   uvec4 rh[QG_WREG], rq[QG_WREG][QG_UMAX];
-  if ((DIAG & 32u) != 0u && lid == 0u) diag_pad[64u * (DIAG >> 8u)] = uvec4(lid);
+  if ((DIAG & 32u) != 0u && lid == 0u) diag_pad[64u * (DIAG >> 16u)] = uvec4(lid);
   barrier();  // arow written
-  if ((DIAG & 32u) != 0u && p0 == 0xFFFFFFFFu) res[0] = float(diag_pad[64u * (DIAG >> 8u)].x);  // never: keeps diag_pad
+  if ((DIAG & 32u) != 0u && p0 == 0xFFFFFFFFu) res[0] = float(diag_pad[64u * (DIAG >> 16u)].x);  // never: keeps diag_pad
   if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, ub);
   if (PFW)
     [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) w_load(lid + q * WG, ub, n0, wrow0, rh[q], rq[q]);
@@ -335,8 +338,8 @@ void main() {
     }
     barrier();  // the step is staged
     if (u0 + QG_U < ue) {
-      if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, u0 + QG_U);
-      if (PFW)
+      if (PFA && (DIAG & 64u) == 0u) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, u0 + QG_U);
+      if (PFW && (DIAG & 128u) == 0u)
         [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)
           if (q < WSLOTS) w_load(lid + q * WG, u0 + QG_U, n0, wrow0, rh[q], rq[q]);
     }

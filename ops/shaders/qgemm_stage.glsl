@@ -9,13 +9,21 @@
 #define QG_UMAX 4  // units of one row run held in registers at most
 
 // Quad k of a unit's low half (values 4k..4k+3) and of its high half (16 + 4k..).
+// QG_STORE_DIAG (qgemm_cm.glsl's DIAG 256): at lane-contiguous addresses instead (no bank conflicts, values misplaced).
 void store_halves(uint buf, uint at, uint k, QG_WT l, QG_WT h) {
+  uint i0 = at + k, i1 = at + 4u + k;
+#ifdef QG_STORE_DIAG
+  if (QG_STORE_DIAG) {
+    i0 = (gl_LocalInvocationID.x + 2u * k * WG) % (BN * KP);
+    i1 = (gl_LocalInvocationID.x + (2u * k + 1u) * WG) % (BN * KP);
+  }
+#endif
   if (buf == 0u) {
-    ws0[at + k] = l;
-    ws0[at + 4u + k] = h;
+    ws0[i0] = l;
+    ws0[i1] = h;
   } else {
-    ws1[at + k] = l;
-    ws1[at + 4u + k] = h;
+    ws1[i0] = l;
+    ws1[i1] = h;
   }
 }
 
