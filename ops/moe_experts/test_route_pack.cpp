@@ -368,15 +368,18 @@ TEST_CASE("vk route_pack_coopmat: emulated matrices, stage 4 and the whole varia
                                  {{"moe_experts.route_pack_coopmat.cm_emulate", 1}, {"moe_experts.route_pack.min_tokens", 1}});
   std::vector<QuantCase> cases = gemm_cases();
   cases.push_back({{Type::Q4_K, Type::Q4_K, Type::Q4_K}, {8, 2, 256, 256}});  // q4_K down: its runs prefetched too
+  cases.push_back({{Type::Q4_K, Type::Q4_K, Type::Q5_K}, {8, 2, 256, 256}});  // q5_K down: raw words prefetched (7)
   // (case, small tiles): f32, the GGUF mix (q4_K/q6_K), q8_0 everywhere. The GEMM reads whole steps of two 32-value units (H
   // and F multiples of 64: every model's), so not the odd f32 shapes, and gate and up in one pass need one order of
   // values within a unit (every model's gate and up share a type): q5_K gate beside a q8_0 up is refused, clearly.
   // Prefetch 0 and 1: nothing held in registers across the products, and A alone (the weights loaded when staged).
-  // Two and four units per step: each weight row's run of units prefetched behind one block head.
+  // Two and four units per step: each weight row's run of units prefetched behind one block head. Prefetch 7: the
+  // q6_K and q5_K down units' raw words too.
   const std::tuple<size_t, bool, uint32_t, uint32_t> runs[] = {{1, true, 3, 1},  {1, false, 3, 1}, {3, true, 3, 1},
                                                                {6, true, 3, 1},  {1, false, 0, 1}, {1, false, 1, 1},
                                                                {3, false, 3, 2}, {1, true, 3, 4},  {3, false, 3, 4},
-                                                               {7, false, 3, 1}, {7, false, 3, 4}};
+                                                               {7, false, 3, 1}, {7, false, 3, 4}, {3, true, 7, 1},
+                                                               {8, false, 7, 1}};
   for (const auto& [i, small, prefetch, units] : runs) {
     std::map<std::string, uint32_t> t = small ? kSmallCmTiles : std::map<std::string, uint32_t>{};
     t["moe_experts.route_pack_coopmat.prefetch"] = prefetch;

@@ -60,8 +60,9 @@ layout(constant_id = 9) const uint KS = 1;     // MODE 0: splits of K (1: none);
 // stores the decoded Q4_K values at lane-contiguous addresses (no bank conflicts; the values misplaced); what a kernel
 // engineer times to see which part bounds the K loop.
 layout(constant_id = 7) const uint DIAG = 0;
-// Prefetch into registers (below) of A (bit 0) and of the weight units (bit 1), where the slots hold a step: each
-// slot is live across the step's products, so it costs residency; 0 loads a step when it is staged.
+// Prefetch into registers (below) of A (bit 0), of the Q4_K weight units (bit 1) and of other K-quant units (bit 2: Q5_K,
+// Q6_K, one unit per step, not gated; their raw words, HlqRaw), where the slots hold a step: each slot is live across
+// the step's products, so it costs residency; 0 loads a step when it is staged.
 layout(constant_id = 10) const uint PREFETCH = 3;
 #ifdef QG_SCALAR
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -145,6 +146,28 @@ layout(push_constant) uniform Push {
 #error QG_WREG must be 1, 2, 4, 8 or 16
 #endif
 
+// The raw-word slots (prefetch bit 2) decoded and staged, with literal indices as above.
+#define QG_R_DECODE(q)                                                                  \
+  {                                                                                     \
+    const uint i = lid + (q) * WG, c = i % BN;                                          \
+    if ((q) < WSLOTS && i < WR) stage_raw(rr[q], (wrow0 + n0 + c) * pc.rb0, u0, c * KP); \
+  }
+#if QG_WREG == 1
+#define QG_R_DECODES QG_R_DECODE(0u)
+#elif QG_WREG == 2
+#define QG_R_DECODES QG_R_DECODE(0u) QG_R_DECODE(1u)
+#elif QG_WREG == 4
+#define QG_R_DECODES QG_R_DECODE(0u) QG_R_DECODE(1u) QG_R_DECODE(2u) QG_R_DECODE(3u)
+#elif QG_WREG == 8
+#define QG_R_DECODES QG_R_DECODE(0u) QG_R_DECODE(1u) QG_R_DECODE(2u) QG_R_DECODE(3u) \
+                     QG_R_DECODE(4u) QG_R_DECODE(5u) QG_R_DECODE(6u) QG_R_DECODE(7u)
+#else
+#define QG_R_DECODES QG_R_DECODE(0u) QG_R_DECODE(1u) QG_R_DECODE(2u) QG_R_DECODE(3u) \
+                     QG_R_DECODE(4u) QG_R_DECODE(5u) QG_R_DECODE(6u) QG_R_DECODE(7u) \
+                     QG_R_DECODE(8u) QG_R_DECODE(9u) QG_R_DECODE(10u) QG_R_DECODE(11u) \
+                     QG_R_DECODE(12u) QG_R_DECODE(13u) QG_R_DECODE(14u) QG_R_DECODE(15u)
+#endif
+
 const uint KU = 32u * QG_U;      // values per K step: QG_U units
 const uint WR = BN * (GATED + 1u);  // weight runs per step (each a row's units of one weight)
 const uint KP = KU / 4u + QG_PAD;  // vectors per staged row: the step's values and the padding
@@ -191,6 +214,14 @@ void w_load(uint i, uint u0, uint n0, uint wrow0, out uvec4 head, out uvec4 qs[Q
   // not one line per run): what the loads' scatter over weight rows costs.
   const uint row = (DIAG & 16u) != 0u ? (wrow0 + n0) * rb + (i % BN) * 16u : (wrow0 + n) * rb;
   q4k_run_load(b, row, i < WR && n < pc.N, u0, head, qs);
+}
+
+// Raw-word slot i (prefetch bit 2; not gated, one unit per step): unit u0 of tile row c = i % BN, zeros past N.
+void r_load(uint i, uint u0, uint n0, uint wrow0, out HlqRaw r) {
+  const uint n = n0 + i % BN;
+  r.a = r.b = r.c = uvec4(0u);
+  r.e = uvec2(0u);
+  if (i < WR && n < pc.N) hlq_unit_raw(TYPE0, 0u, (wrow0 + n) * pc.rb0, u0, r);
 }
 
 #ifdef QG_SCALAR
@@ -304,14 +335,18 @@ void main() {
   const uint ASLOTS = (AV + WG - 1u) / WG, WSLOTS = (WR + WG - 1u) / WG;
   bool PFW = (pf & 2u) != 0u && WR <= uint(QG_WREG) * WG && QG_U <= QG_UMAX && TYPE0 == HLQ_Q4_K &&
                   (GATED == 0u || TYPE1 == HLQ_Q4_K);
+  bool PFR = (pf & 4u) != 0u && WR <= uint(QG_WREG) * WG && QG_U == 1u && GATED == 0u &&
+             (TYPE0 == HLQ_Q6_K || TYPE0 == HLQ_Q5_K);
   vec4 ra[QG_AREG];
   uvec4 rh[QG_WREG], rq[QG_WREG][QG_UMAX];
+  HlqRaw rr[QG_WREG];
   if ((DIAG & 32u) != 0u && lid == 0u) diag_pad[64u * (DIAG >> 16u)] = uvec4(lid);
   barrier();  // arow written
   if ((DIAG & 32u) != 0u && p0 == 0xFFFFFFFFu) res[0] = float(diag_pad[64u * (DIAG >> 16u)].x);  // never: keeps diag_pad
   if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, ub);
   if (PFW)
     [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) w_load(lid + q * WG, ub, n0, wrow0, rh[q], rq[q]);
+  if (PFR) [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) r_load(lid + q * WG, ub, n0, wrow0, rr[q]);
   for (uint u0 = ub; u0 < ue; u0 += QG_U) {
     barrier();  // the previous step consumed
     if ((DIAG & 2u) == 0u || u0 == ub) {
@@ -327,6 +362,8 @@ void main() {
       // Weights: BN rows x the step's units, decoded.
       if (PFW) {
         QG_W_DECODES
+      } else if (PFR) {
+        QG_R_DECODES
       } else {
         for (uint i = lid; i < WU; i += WG) {
           const uint c = i / QG_U, uu = i % QG_U, n = n0 + c;
@@ -342,6 +379,8 @@ void main() {
       if (PFW && (DIAG & 128u) == 0u)
         [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)
           if (q < WSLOTS) w_load(lid + q * WG, u0 + QG_U, n0, wrow0, rh[q], rq[q]);
+      if (PFR && (DIAG & 128u) == 0u)
+        [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) r_load(lid + q * WG, u0 + QG_U, n0, wrow0, rr[q]);
     }
 #ifdef QG_SCALAR
     if ((DIAG & 4u) == 0u) {

@@ -91,6 +91,19 @@ void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
   }
 }
 
+// A K-quant unit's raw words (hlq_unit_raw, of weight 0), decoded into f16vec4s [at, at + 8) as stage_unit does (the
+// row's zero words, past N, decode to zeros).
+void stage_raw(HlqRaw r, uint row, uint u, uint at) {
+  uvec4 lo, hi;
+  vec4 ms;
+  float bias;
+  hlq_unit_unpack(TYPE0, row, u, r, lo, hi, ms, bias);
+  [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+    const QG_WT l = QG_WT(ms.x * hlq_bytes(lo[k], bias) - ms.y), h = QG_WT(ms.z * hlq_bytes(hi[k], bias) - ms.w);
+    store_halves(0u, at, k, l, h);
+  }
+}
+
 // A Q4_K row run: units [u0, u0 + QG_U) of the weight row at byte `row` of buffer buf, all in one block (QG_U divides
 // 8): the block head once and the units' 16-byte loads (contiguous in the block), for q4k_decode; zeros where !ok.
 void q4k_run_load(uint buf, uint row, bool ok, uint u0, out uvec4 head, out uvec4 qs[QG_UMAX]) {

@@ -48,11 +48,6 @@ layout(constant_id = 8) const uint DIAG = 0;
 // state) under earlier tokens' reductions; one workgroup per SM leaves it the registers.
 layout(constant_id = 9) const uint UNROLL = 0;
 layout(constant_id = 10) const uint SGMIN = 1;  // the smallest subgroup size the device may run (kq_staged()'s condition)
-// Value columns per invocation (1 with NORM and SCAN_PREP): the column group's k and q entries, read from shared memory
-// once per token, serve CPI columns (c COLS / CPI apart); the workgroup is COLS / CPI x SPLIT invocations.
-layout(constant_id = 11) const uint CPI = 1;
-// Partial sums per dot product (1, 2 or 4): independent chains of multiply-adds instead of one through all R entries.
-layout(constant_id = 12) const uint NP = 1;
 #define GROUP SPLIT  // hl_group_sum sums over a column's invocations
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
@@ -60,7 +55,7 @@ layout(constant_id = 12) const uint NP = 1;
 
 const uint RV = ((DK + SPLIT - 1u) / SPLIT + 3u) / 4u;  // CONTIG: vec4s of entries per invocation
 const uint RC = 4u * RV, KSTR = SPLIT * (RV + 1u);     // CONTIG: entries per invocation; vec4s per staged token
-const uint R = CONTIG != 0u ? RC : (DK + SPLIT - 1u) / SPLIT;  // state entries per invocation and column
+const uint R = CONTIG != 0u ? RC : (DK + SPLIT - 1u) / SPLIT;  // state entries per invocation
 
 #ifdef SCAN_PREP
 layout(std430, binding = 0) readonly buffer X { float xin[]; };      // [1, C]: q | k | v channels, as projected
@@ -233,76 +228,58 @@ void prep() {
 }
 #endif
 
-// The walk's state: this invocation's entries of S (column c's at c R), its place in the workgroup (column group cg,
-// its column c at local index lcol(c), col and j: column 0's), NORM's gate and gain (SCAN_PREP).
-float s[R * CPI];
+// The walk's state: this invocation's entries of S, its place in the workgroup, NORM's gate and gain (SCAN_PREP).
+float s[R];
 uint grp, L, col, p, j;
 bool live;
-uint lcol(uint c) { return c * (COLS / CPI) + col; }
 float zpre, gpre;
 
-// Token tt of the chunk staged at c0: each of this invocation's columns' r = S^T k, the update and o (or its gated norm).
+// Token tt of the chunk staged at c0: this column's r = S^T k, the update and o (or its gated norm).
 void token(uint c0, uint tt) {
-  // Per column (S^T k, S^T q), undecayed, and k.q (unless staged), each in NP of 4 partial sums (the others stay 0,
-  // which the sums below add exactly).
-  vec2 xp[CPI * 4u];
-  float kqp[4];
-  [[unroll]] for (uint i = 0u; i < CPI * 4u; ++i) xp[i] = vec2(0.0);
-  [[unroll]] for (uint i = 0u; i < 4u; ++i) kqp[i] = 0.0;
-  float kv[R];  // this invocation's entries of k, for the update
+  vec3 x = vec3(0.0);  // (S^T k, S^T q, k.q) for this column, undecayed
+  vec4 kr[CONTIG != 0u ? RV : 1u];
   if (CONTIG != 0u) {
     [[unroll]] for (uint w = 0u; w < RV; ++w) {
       const uint at = tt * KSTR + p * (RV + 1u) + w;
-      const vec4 kw = sk4[at], qw = sq4[at];
-      [[unroll]] for (uint e = 0u; e < 4u; ++e) kv[4u * w + e] = kw[e];
-      [[unroll]] for (uint c = 0u; c < CPI; ++c) {
-        const uint b = c * R + 4u * w;
-        const vec4 sw = vec4(s[b], s[b + 1u], s[b + 2u], s[b + 3u]);
-        xp[c * 4u + w % NP] += vec2(dot(sw, kw), dot(sw, qw));
-      }
-      if (!kq_staged()) kqp[w % NP] += dot(kw, qw);
+      const vec4 sw = vec4(s[4u * w], s[4u * w + 1u], s[4u * w + 2u], s[4u * w + 3u]), qw = sq4[at];
+      kr[w] = sk4[at];
+      x += vec3(dot(sw, kr[w]), dot(sw, qw), kq_staged() ? 0.0 : dot(kr[w], qw));
     }
   } else {
     [[unroll]] for (uint r = 0u; r < R; ++r) {
       const uint i = p + r * SPLIT;
-      kv[r] = 0.0;
-      if (i < DK) {
-        const float kr = sk[tt * DK + i], qr = sq[tt * DK + i];
-        kv[r] = kr;
-        [[unroll]] for (uint c = 0u; c < CPI; ++c) xp[c * 4u + r % NP] += s[c * R + r] * vec2(kr, qr);
-        if (!kq_staged()) kqp[r % NP] += kr * qr;
-      }
+      if (i < DK) x += vec3(s[r] * sk[tt * DK + i], s[r] * sq[tt * DK + i], kq_staged() ? 0.0 : sk[tt * DK + i] * sq[tt * DK + i]);
     }
   }
   const vec4 tok = stok[tt];
-  const float dec = tok.x;
-  float kq = tok.z;
-  if (!kq_staged()) kq = hl_group_sum((kqp[0] + kqp[1]) + (kqp[2] + kqp[3]), L);
-  float delta[CPI], ov[CPI];
-  [[unroll]] for (uint c = 0u; c < CPI; ++c) {
-    const uint b = c * 4u;
-    const vec2 x = (xp[b] + xp[b + 1u]) + (xp[b + 2u] + xp[b + 3u]);
-    const float xk = hl_group_sum(x.x, L), xq = hl_group_sum(x.y, L);
-    delta[c] = tok.y * (sv[tt * COLS + lcol(c)] - dec * xk);
-    ov[c] = dec * xq + delta[c] * kq;
+  if (kq_staged()) {
+    x = vec3(hl_group_sum(x.x, L), hl_group_sum(x.y, L), tok.z);
+  } else {
+    x = vec3(hl_group_sum(x.x, L), hl_group_sum(x.y, L), hl_group_sum(x.z, L));
   }
-  [[unroll]] for (uint c = 0u; c < CPI; ++c)
-    [[unroll]] for (uint r = 0u; r < R; ++r) s[c * R + r] = dec * s[c * R + r] + kv[r] * delta[c];
+  const float dec = tok.x, delta = tok.y * (sv[tt * COLS + col] - dec * x.x);
+  if (CONTIG != 0u) {
+    [[unroll]] for (uint r = 0u; r < R; ++r) s[r] = dec * s[r] + kr[r / 4u][r % 4u] * delta;
+  } else {
+    [[unroll]] for (uint r = 0u; r < R; ++r) {
+      const uint i = p + r * SPLIT;
+      if (i < DK) s[r] = dec * s[r] + sk[tt * DK + i] * delta;
+    }
+  }
+  const float ov = dec * x.y + delta * x.z;
+  const uint at = (pc.t0 + c0 + tt) * ldv + h * pc.dv + j;
 #ifdef SCAN_PREP
   const bool plain = NORM == 0u || (DIAG & 8u) != 0u;
 #else
   const bool plain = NORM == 0u;
 #endif
-  const uint at0 = (pc.t0 + c0 + tt) * ldv + h * pc.dv + j0;
   if (plain) {
-    [[unroll]] for (uint c = 0u; c < CPI; ++c)
-      if (j0 + lcol(c) < pc.dv && p == 0u) o[at0 + lcol(c)] = ov[c];
-  } else {  // CPI 1; uniform: every invocation reaches the sum
-    const uint at = at0 + col;
-    const float ss = hl_workgroup_sum(live && p == 0u ? ov[0] * ov[0] : 0.0), ms = ss / float(pc.dv);
+    if (live && p == 0u) o[at] = ov;
+  } else {  // uniform: every invocation reaches the sum
+    const float ss = hl_workgroup_sum(live && p == 0u ? ov * ov : 0.0), ms = ss / float(pc.dv);
 #ifdef SCAN_PREP
     if (pc.blocks > 1u) {  // uniform: the head's last block scales it (below)
-      if (live && p == 0u) o[at] = ov[0];
+      if (live && p == 0u) o[at] = ov;
       if (gl_LocalInvocationID.x == 0u) tickets[pc.nk + pc.nv + grp] = floatBitsToUint(ss);
       return;
     }
@@ -313,7 +290,7 @@ void token(uint c0, uint tt) {
 #else
       const float zi = z[at], gj = gain[j];
 #endif
-      o[at] = ov[0] / sqrt(ms + pc.eps) * gj * (zi / (1.0 + exp(-zi)));
+      o[at] = ov / sqrt(ms + pc.eps) * gj * (zi / (1.0 + exp(-zi)));
     }
   }
 }
@@ -328,19 +305,18 @@ void main() {
   kcol = (pc.tiled != 0u ? h % pc.nk : h / (pc.nv / pc.nk)) * DK, ldk = pc.nk * DK, ldv = pc.nv * pc.dv;
   col = L / SPLIT, p = L % SPLIT, j = j0 + col;
   live = j < pc.dv;
-  const uint sbase = h * DK * pc.dv + j0;
+  const uint sbase = h * DK * pc.dv + j;
 
-  [[unroll]] for (uint c = 0u; c < CPI; ++c)
-    [[unroll]] for (uint r = 0u; r < R; ++r) {
-      const uint i = entry(p, r);
+  [[unroll]] for (uint r = 0u; r < R; ++r) {
+    const uint i = entry(p, r);
 #ifdef SCAN_PREP
-      if ((DIAG & 4u) != 0u) {
-        s[c * R + r] = 0.0;
-        continue;
-      }
-#endif
-      s[c * R + r] = j0 + lcol(c) < pc.dv && i < DK ? state[sbase + lcol(c) + i * pc.dv] : 0.0;
+    if ((DIAG & 4u) != 0u) {
+      s[r] = 0.0;
+      continue;
     }
+#endif
+    s[r] = live && i < DK ? state[sbase + i * pc.dv] : 0.0;
+  }
   if (CONTIG != 0u)  // entries past DK and the padding stay zero (stage writes only entries below DK)
     for (uint e = gl_LocalInvocationID.x; e < TCH * KSTR; e += WG) sk4[e] = sq4[e] = vec4(0.0);
 #ifdef SCAN_PREP
@@ -365,14 +341,13 @@ void main() {
       for (uint tt = 0u; tt < n; ++tt) token(c0, tt);
     }
   }
-  [[unroll]] for (uint c = 0u; c < CPI; ++c)
-    [[unroll]] for (uint r = 0u; r < R; ++r) {
-      const uint i = entry(p, r);
+  [[unroll]] for (uint r = 0u; r < R; ++r) {
+    const uint i = entry(p, r);
 #ifdef SCAN_PREP
-      if ((DIAG & 4u) != 0u) continue;
+    if ((DIAG & 4u) != 0u) continue;
 #endif
-      if (j0 + lcol(c) < pc.dv && i < DK) state[sbase + lcol(c) + i * pc.dv] = s[c * R + r];
-    }
+    if (live && i < DK) state[sbase + i * pc.dv] = s[r];
+  }
 #ifdef SCAN_PREP
   if (NORM == 0u || (DIAG & 8u) != 0u || pc.blocks == 1u) return;  // uniform
   // The head's last block to finish: y = o / sqrt(mean(o^2) + eps) * gain * silu(z) over the head, from every block's o

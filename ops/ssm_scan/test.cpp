@@ -176,16 +176,12 @@ TEST_CASE("vk ops: deltanet kernels under other tunings", "[vk][ops][deltanet]")
   // contig 1: each invocation's entries contiguous (runs past d_k at split 16 and 32, at 3 x 8 = 24 > 20 entries
   // with d_k 20 at split 8, none at all for some invocations).
   // unroll 1: block_resident's staged chunks unrolled (T = 20 leaves a partial chunk for the rolled loop).
-  // cpi: block_resident's columns per invocation (7 columns take 1; 2 and 4 with contiguous entries or not).
-  for (auto [cols, split, stage, contig, unroll, cpi] :
-       {std::tuple{7u, 16u, 3u, 0u, 0u, 2u}, {32u, 1u, 16u, 0u, 0u, 4u}, {4u, 32u, 1u, 0u, 0u, 1u}, {32u, 32u, 5u, 0u, 1u, 2u},
-        {7u, 16u, 3u, 1u, 1u, 1u}, {32u, 1u, 16u, 1u, 0u, 2u}, {4u, 32u, 1u, 1u, 0u, 4u}, {32u, 8u, 16u, 1u, 0u, 1u},
-        {32u, 8u, 8u, 0u, 1u, 1u}, {16u, 8u, 16u, 1u, 1u, 2u}, {32u, 8u, 16u, 0u, 1u, 2u}}) {
-    INFO("cols " << cols << ", split " << split << ", stage " << stage << ", contig " << contig << ", unroll " << unroll
-                 << ", cpi " << cpi);
-    std::vector<std::pair<std::string, uint32_t>> keys{{"ssm_scan.block_resident.unroll", unroll},
-                                                       {"ssm_scan.block_resident.cpi", cpi},
-                                                       {"ssm_scan.block_resident.partials", cpi == 1 ? 4u : 2u}};
+  for (auto [cols, split, stage, contig, unroll] :
+       {std::tuple{7u, 16u, 3u, 0u, 0u}, {32u, 1u, 16u, 0u, 0u}, {4u, 32u, 1u, 0u, 0u}, {32u, 32u, 5u, 0u, 1u},
+        {7u, 16u, 3u, 1u, 1u}, {32u, 1u, 16u, 1u, 0u}, {4u, 32u, 1u, 1u, 0u}, {32u, 8u, 16u, 1u, 0u}, {32u, 8u, 8u, 0u, 1u},
+        {16u, 8u, 16u, 1u, 1u}}) {
+    INFO("cols " << cols << ", split " << split << ", stage " << stage << ", contig " << contig << ", unroll " << unroll);
+    std::vector<std::pair<std::string, uint32_t>> keys{{"ssm_scan.block_resident.unroll", unroll}};
     for (const char* v : {"block_resident", "per_token"})
       for (auto [k, x] : {std::pair{"cols", cols}, {"split", split}, {"stage", stage}, {"contig", contig}})
         keys.emplace_back(std::string("ssm_scan.") + v + "." + k, x);
@@ -198,15 +194,10 @@ TEST_CASE("vk ops: deltanet kernels under other tunings", "[vk][ops][deltanet]")
   // k.q summed once per staged token (ssm_scan_columns.glsl's kq_staged(): 16 tokens of 128 entries over 128
   // invocations, 16 entries each, a token's 8 invocations in one subgroup on every device here) at the model's head
   // size, rolled and unrolled, contiguous entries or not; 37 tokens leave a partial chunk.
-  // cpi 2: each invocation two columns (cols 32: the same 128 invocations).
-  // partials: the dot products in 2 or 4 partial sums.
-  for (auto [contig, unroll, cpi, partials] :
-       {std::tuple{0u, 0u, 1u, 1u}, {0u, 1u, 1u, 4u}, {1u, 1u, 1u, 2u}, {0u, 1u, 2u, 4u}, {1u, 0u, 2u, 1u}}) {
-    INFO("d_k 128, split 8, contig " << contig << ", unroll " << unroll << ", cpi " << cpi << ", partials " << partials);
-    tuned({{"ssm_scan.block_resident.cols", 16 * cpi}, {"ssm_scan.block_resident.split", 8},
-           {"ssm_scan.block_resident.stage", 16}, {"ssm_scan.block_resident.contig", contig},
-           {"ssm_scan.block_resident.unroll", unroll}, {"ssm_scan.block_resident.cpi", cpi},
-           {"ssm_scan.block_resident.partials", partials}},
+  for (auto [contig, unroll] : {std::pair{0u, 0u}, {0u, 1u}, {1u, 1u}}) {
+    INFO("d_k 128, cols 16, split 8, contig " << contig << ", unroll " << unroll);
+    tuned({{"ssm_scan.block_resident.cols", 16}, {"ssm_scan.block_resident.split", 8}, {"ssm_scan.block_resident.stage", 16},
+           {"ssm_scan.block_resident.contig", contig}, {"ssm_scan.block_resident.unroll", unroll}},
           [&] { require_close("ssm_scan", "vulkan:block_resident", scan_args(g, 1, 2, 128, 37, 0.0), 1e-5); });
   }
 }

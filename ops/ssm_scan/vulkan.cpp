@@ -41,13 +41,7 @@ Tensor ssm_scan_columns(Device& d, OpArgs& a, const std::string& key, bool per_t
   cols = std::min(cols, u32(dv));
   split = std::min(split, std::bit_floor(u32(dk)));
   if (norm) split = std::max(1u, std::min(split, std::bit_floor(d.info().max_workgroup_invocations / cols)));
-  // Columns per invocation (block_resident only): a power of two up to 4, halved until it divides cols.
-  uint32_t cpi = per_token || norm ? 1 : d.tune(key + "cpi");
-  if (!std::has_single_bit(cpi) || cpi > 4) fail("ssm_scan: {}cpi = {} must be 1, 2 or 4", key, cpi);
-  while (cols % cpi != 0) cpi /= 2;
-  const uint32_t partials = per_token || norm ? 1 : d.tune(key + "partials");
-  if (partials != 1 && partials != 2 && partials != 4) fail("ssm_scan: {}partials = {} must be 1, 2 or 4", key, partials);
-  const uint32_t wg = cols / cpi * split;
+  const uint32_t wg = cols * split;
   if (wg > d.info().max_workgroup_invocations)
     fail("ssm_scan: {} columns x {} invocations exceed the device's {} invocations per workgroup", cols, split,
          d.info().max_workgroup_invocations);
@@ -62,7 +56,7 @@ Tensor ssm_scan_columns(Device& d, OpArgs& a, const std::string& key, bool per_t
          d.info().max_shared_memory);
 
   const auto& p = d.pipeline("ssm_scan_columns", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, stage}, {5, norm ? 1u : 0u}, {6, contig}, {9, unroll},
-                                                         {10, d.info().min_subgroup_size}, {11, cpi}, {12, partials}},
+                                                         {10, d.info().min_subgroup_size}},
                              9, 8 * 4);
   Tensor o = Tensor::device(d, T, v.cols());
   // Without the norm, z and gain are bound to q (never read).
@@ -103,12 +97,10 @@ void register_ssm_scan_vulkan(Registry& r) {
   br.status = "baseline";
   // Value columns per workgroup; invocations sharing a column (the d_k dot products); tokens staged at a time; 1: each
   // invocation's d_k entries contiguous, k and q read 16 bytes at a time (0: every split-th entry, word reads); 1: a
-  // staged chunk's tokens unrolled in the kernel; value columns per invocation (each shared read of k and q serves them);
-  // partial sums per dot product.
+  // staged chunk's tokens unrolled in the kernel.
   br.tunables = {{"ssm_scan.block_resident.cols", 32}, {"ssm_scan.block_resident.split", 8},
                  {"ssm_scan.block_resident.stage", 16}, {"ssm_scan.block_resident.contig", 0},
-                 {"ssm_scan.block_resident.unroll", 1}, {"ssm_scan.block_resident.cpi", 1},
-                 {"ssm_scan.block_resident.partials", 1}};
+                 {"ssm_scan.block_resident.unroll", 1}};
   r.add_variant(std::move(br));
   Variant pt = vulkan_variant("ssm_scan", "vulkan:per_token",
                               "one dispatch per token, the state through device memory each time (decode-loop baseline)",
