@@ -349,7 +349,7 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
   // subgroups for the same 32-row tiles); cm_emulate 1: the test hook.
   cm.tunables = {{std::string(route_pack::kCmTune) + "warp_rows", 1}, {std::string(route_pack::kCmTune) + "warp_cols", 2},
                  {std::string(route_pack::kCmTune) + "sub_rows", 32},
-                 {std::string(route_pack::kCmTune) + "k_units", 1}, {std::string(route_pack::kCmTune) + "prefetch", 3},
+                 {std::string(route_pack::kCmTune) + "k_units", 1}, {std::string(route_pack::kCmTune) + "prefetch", 7},
                  {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
   r.add_variant(std::move(cm));
   Variant q = vulkan_variant("moe_experts", "vulkan:route_pack_qgemm",
