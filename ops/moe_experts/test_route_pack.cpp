@@ -374,12 +374,12 @@ TEST_CASE("vk route_pack_coopmat: emulated matrices, stage 4 and the whole varia
   // values within a unit (every model's gate and up share a type): q5_K gate beside a q8_0 up is refused, clearly.
   // Prefetch 0 and 1: nothing held in registers across the products, and A alone (the weights loaded when staged).
   // Two and four units per step: each weight row's run of units prefetched behind one block head. Prefetch 7: the
-  // q6_K and q5_K down units' raw words too; 15: every weight load two steps ahead (two register sets in turn).
+  // q6_K and q5_K down units' raw words too.
   const std::tuple<size_t, bool, uint32_t, uint32_t> runs[] = {{1, true, 3, 1},  {1, false, 3, 1}, {3, true, 3, 1},
                                                                {6, true, 3, 1},  {1, false, 0, 1}, {1, false, 1, 1},
                                                                {3, false, 3, 2}, {1, true, 3, 4},  {3, false, 3, 4},
                                                                {7, false, 3, 1}, {7, false, 3, 4}, {3, true, 7, 1},
-                                                               {8, false, 7, 1},  {3, true, 15, 1}, {3, false, 15, 2}};
+                                                               {8, false, 7, 1}};
   for (const auto& [i, small, prefetch, units] : runs) {
     std::map<std::string, uint32_t> t = small ? kSmallCmTiles : std::map<std::string, uint32_t>{};
     t["moe_experts.route_pack_coopmat.prefetch"] = prefetch;

@@ -120,50 +120,53 @@ layout(push_constant) uniform Push {
 #define QG_WREG 2
 #endif
 // The weight slots decoded with literal indices (a loop the SPIR-V optimiser leaves rolled indexes them
-// dynamically, which keeps them in memory): QG_SLOTS(M, S) expands M(S, q) for every slot q of register set S.
-#if QG_WREG == 1
-#define QG_SLOTS(M, S) M(S, 0u)
-#elif QG_WREG == 2
-#define QG_SLOTS(M, S) M(S, 0u) M(S, 1u)
-#elif QG_WREG == 4
-#define QG_SLOTS(M, S) M(S, 0u) M(S, 1u) M(S, 2u) M(S, 3u)
-#elif QG_WREG == 8
-#define QG_SLOTS(M, S) M(S, 0u) M(S, 1u) M(S, 2u) M(S, 3u) M(S, 4u) M(S, 5u) M(S, 6u) M(S, 7u)
-#elif QG_WREG == 16
-#define QG_SLOTS(M, S) M(S, 0u) M(S, 1u) M(S, 2u) M(S, 3u) M(S, 4u) M(S, 5u) M(S, 6u) M(S, 7u) \
-                       M(S, 8u) M(S, 9u) M(S, 10u) M(S, 11u) M(S, 12u) M(S, 13u) M(S, 14u) M(S, 15u)
-#else
-#error QG_WREG must be 1, 2, 4, 8 or 16
-#endif
-// Q4_K runs (prefetch bit 1) and raw words (bit 2) of set S decoded and staged.
-#define QG_W_DECODE(S, q)                                                               \
+// dynamically, which keeps them in memory).
+#define QG_W_DECODE(q)                                                                  \
   {                                                                                     \
     const uint i = lid + (q) * WG, b = i / BN, c = i % BN;                              \
     if ((q) < WSLOTS && i < WR)                                                         \
       [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu)                                 \
-        if (uu < QG_U) q4k_decode(b, u0 + uu, rh[S][q], rq[S][q][uu], c * KP + 8u * uu); \
+        if (uu < QG_U) q4k_decode(b, u0 + uu, rh[q], rq[q][uu], c * KP + 8u * uu);      \
   }
-#define QG_R_DECODE(S, q)                                                                  \
-  {                                                                                        \
-    const uint i = lid + (q) * WG, c = i % BN;                                             \
-    if ((q) < WSLOTS && i < WR) stage_raw(rr[S][q], (wrow0 + n0 + c) * pc.rb0, u0, c * KP); \
+#if QG_WREG == 1
+#define QG_W_DECODES QG_W_DECODE(0u)
+#elif QG_WREG == 2
+#define QG_W_DECODES QG_W_DECODE(0u) QG_W_DECODE(1u)
+#elif QG_WREG == 4
+#define QG_W_DECODES QG_W_DECODE(0u) QG_W_DECODE(1u) QG_W_DECODE(2u) QG_W_DECODE(3u)
+#elif QG_WREG == 8
+#define QG_W_DECODES QG_W_DECODE(0u) QG_W_DECODE(1u) QG_W_DECODE(2u) QG_W_DECODE(3u) \
+                     QG_W_DECODE(4u) QG_W_DECODE(5u) QG_W_DECODE(6u) QG_W_DECODE(7u)
+#elif QG_WREG == 16
+#define QG_W_DECODES QG_W_DECODE(0u) QG_W_DECODE(1u) QG_W_DECODE(2u) QG_W_DECODE(3u) \
+                     QG_W_DECODE(4u) QG_W_DECODE(5u) QG_W_DECODE(6u) QG_W_DECODE(7u) \
+                     QG_W_DECODE(8u) QG_W_DECODE(9u) QG_W_DECODE(10u) QG_W_DECODE(11u) \
+                     QG_W_DECODE(12u) QG_W_DECODE(13u) QG_W_DECODE(14u) QG_W_DECODE(15u)
+#else
+#error QG_WREG must be 1, 2, 4, 8 or 16
+#endif
+
+// The raw-word slots (prefetch bit 2) decoded and staged, with literal indices as above.
+#define QG_R_DECODE(q)                                                                  \
+  {                                                                                     \
+    const uint i = lid + (q) * WG, c = i % BN;                                          \
+    if ((q) < WSLOTS && i < WR) stage_raw(rr[q], (wrow0 + n0 + c) * pc.rb0, u0, c * KP); \
   }
-// Set S's loads of the step at unit un.
-#define QG_W_LOAD(S, q) if ((q) < WSLOTS) w_load(lid + (q) * WG, un, n0, wrow0, rh[S][q], rq[S][q]);
-#define QG_R_LOAD(S, q) if ((q) < WSLOTS) r_load(lid + (q) * WG, un, n0, wrow0, rr[S][q]);
-#define QG_LOADS(S)                          \
-  {                                          \
-    if (PFW) { QG_SLOTS(QG_W_LOAD, S) }      \
-    if (PFR) { QG_SLOTS(QG_R_LOAD, S) }      \
-  }
-#define QG_DECODES(S)                          \
-  {                                            \
-    if (PFW) {                                 \
-      QG_SLOTS(QG_W_DECODE, S)                 \
-    } else {                                   \
-      QG_SLOTS(QG_R_DECODE, S)                 \
-    }                                          \
-  }
+#if QG_WREG == 1
+#define QG_R_DECODES QG_R_DECODE(0u)
+#elif QG_WREG == 2
+#define QG_R_DECODES QG_R_DECODE(0u) QG_R_DECODE(1u)
+#elif QG_WREG == 4
+#define QG_R_DECODES QG_R_DECODE(0u) QG_R_DECODE(1u) QG_R_DECODE(2u) QG_R_DECODE(3u)
+#elif QG_WREG == 8
+#define QG_R_DECODES QG_R_DECODE(0u) QG_R_DECODE(1u) QG_R_DECODE(2u) QG_R_DECODE(3u) \
+                     QG_R_DECODE(4u) QG_R_DECODE(5u) QG_R_DECODE(6u) QG_R_DECODE(7u)
+#else
+#define QG_R_DECODES QG_R_DECODE(0u) QG_R_DECODE(1u) QG_R_DECODE(2u) QG_R_DECODE(3u) \
+                     QG_R_DECODE(4u) QG_R_DECODE(5u) QG_R_DECODE(6u) QG_R_DECODE(7u) \
+                     QG_R_DECODE(8u) QG_R_DECODE(9u) QG_R_DECODE(10u) QG_R_DECODE(11u) \
+                     QG_R_DECODE(12u) QG_R_DECODE(13u) QG_R_DECODE(14u) QG_R_DECODE(15u)
+#endif
 
 const uint KU = 32u * QG_U;      // values per K step: QG_U units
 const uint WR = BN * (GATED + 1u);  // weight runs per step (each a row's units of one weight)
@@ -334,23 +337,17 @@ void main() {
                   (GATED == 0u || TYPE1 == HLQ_Q4_K);
   bool PFR = (pf & 4u) != 0u && WR <= uint(QG_WREG) * WG && QG_U == 1u && GATED == 0u &&
              (TYPE0 == HLQ_Q6_K || TYPE0 == HLQ_Q5_K);
-  // Bit 3: the weights' loads two steps ahead, in two register sets used in turn (steps ub, ub + 2 QG_U, ... set 0).
-  const uint DEPTH = (pf & 8u) != 0u && (PFW || PFR) ? 2u : 1u;
   vec4 ra[QG_AREG];
-  uvec4 rh[2][QG_WREG], rq[2][QG_WREG][QG_UMAX];
-  HlqRaw rr[2][QG_WREG];
+  uvec4 rh[QG_WREG], rq[QG_WREG][QG_UMAX];
+  HlqRaw rr[QG_WREG];
   if ((DIAG & 32u) != 0u && lid == 0u) diag_pad[64u * (DIAG >> 16u)] = uvec4(lid);
   barrier();  // arow written
   if ((DIAG & 32u) != 0u && p0 == 0xFFFFFFFFu) res[0] = float(diag_pad[64u * (DIAG >> 16u)].x);  // never: keeps diag_pad
   if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, ub);
-  {
-    uint un = ub;
-    QG_LOADS(0)
-    un = ub + QG_U;
-    if (DEPTH == 2u && un < ue) QG_LOADS(1)
-  }
+  if (PFW)
+    [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) w_load(lid + q * WG, ub, n0, wrow0, rh[q], rq[q]);
+  if (PFR) [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) r_load(lid + q * WG, ub, n0, wrow0, rr[q]);
   for (uint u0 = ub; u0 < ue; u0 += QG_U) {
-    const bool odd = DEPTH == 2u && ((u0 - ub) / QG_U) % 2u == 1u;  // set 1's step (uniform)
     barrier();  // the previous step consumed
     if ((DIAG & 2u) == 0u || u0 == ub) {
       // A: BR rows x the step's units, each its two runs of 16 values (at the weight unit's K offsets), f32 -> f16.
@@ -363,8 +360,10 @@ void main() {
     }
     if ((DIAG & 1u) == 0u || u0 == ub) {
       // Weights: BN rows x the step's units, decoded.
-      if (PFW || PFR) {
-        if (odd) QG_DECODES(1) else QG_DECODES(0)
+      if (PFW) {
+        QG_W_DECODES
+      } else if (PFR) {
+        QG_R_DECODES
       } else {
         for (uint i = lid; i < WU; i += WG) {
           const uint c = i / QG_U, uu = i % QG_U, n = n0 + c;
@@ -375,11 +374,13 @@ void main() {
       }
     }
     barrier();  // the step is staged
-    if (u0 + QG_U < ue && PFA && (DIAG & 64u) == 0u)
-      [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, u0 + QG_U);
-    const uint un = u0 + DEPTH * QG_U;  // the step this step's weight set loads next
-    if (un < ue && (DIAG & 128u) == 0u) {
-      if (odd) QG_LOADS(1) else QG_LOADS(0)
+    if (u0 + QG_U < ue) {
+      if (PFA && (DIAG & 64u) == 0u) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, u0 + QG_U);
+      if (PFW && (DIAG & 128u) == 0u)
+        [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)
+          if (q < WSLOTS) w_load(lid + q * WG, u0 + QG_U, n0, wrow0, rh[q], rq[q]);
+      if (PFR && (DIAG & 128u) == 0u)
+        [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) r_load(lid + q * WG, u0 + QG_U, n0, wrow0, rr[q]);
     }
 #ifdef QG_SCALAR
     if ((DIAG & 4u) == 0u) {
