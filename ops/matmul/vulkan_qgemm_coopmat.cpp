@@ -230,8 +230,8 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     // k_units: 32-value units of K per step (1, 2, 4; fewer where K needs). min_groups: narrower tiles below that many
     // workgroups, then K split in up to split_k parts (1: never) below min_groups workgroups or min_subgroups
     // subgroups. prefetch: the next step's A (bit 0), Q4_K weight units (bit 1) and other K-quant units' raw words (bit
-    // 2) held in registers across this step's products (latency hidden, residency spent). Hopper: 128 x 256 tiles of one unit per step,
-    // narrowed to keep 128 workgroups (the matmul experiment's sweep at T = 512 picks those per shape).
+    // 2) held in registers across this step's products (latency hidden, residency spent). Hopper: 128 x 256 tiles of
+    // one unit per step, narrowed to keep 128 workgroups (the matmul experiment's sweep at T = 512 picks those per shape).
     v.tunables = {{prefix + "warp_rows", 2, {{"nvidia-hopper", 4}}}, {prefix + "warp_cols", 2, {{"nvidia-hopper", 4}}},
                   {prefix + "k_units", 2, {{"nvidia-hopper", 1}}}, {prefix + "min_groups", 0, {{"nvidia-hopper", 128}}},
                   {prefix + "min_subgroups", 0, {{"nvidia-hopper", 1024}}}, {prefix + "split_k", 8}, {prefix + "prefetch", 7},
