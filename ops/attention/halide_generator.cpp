@@ -4,7 +4,10 @@
 // KV head n / (n_q / n_kv). o = softmax(q k^T / sqrt(D)) v * sigmoid(gate).
 // CPU schedules: plain computes one (token, head) row of scores at a time; tuned transposes the keys once
 // (scores vectorised over keys), works on tiles of tile_t tokens of one head in parallel tasks, and
-// vectorises the value sum over D.
+// vectorises the value sum over D. With blocked, each task's products run on register tiles (scores: reg_keys
+// vectors of keys x reg_tokens tokens, the reduction over d inside; the value sum: reg_d vectors of d x reg_out
+// tokens, the keys inside) and every reduction over keys stops at the last key the tile's tokens see (causal_bounds),
+// so a prompt's masked triangle is neither scored nor summed; the wrapper runs it where T is a multiple of tile_t.
 // GPU schedules (keys read in place): gpu_plain computes each stage (scores, row max, exponentials, row sum,
 // output) as its own kernel, one thread per value. gpu_tuned: the scores of gpu_tile_t tokens x
 // gpu_threads keys of one head per block, the block's queries staged in shared memory and each key read
@@ -21,6 +24,14 @@ class Attention : public Generator<Attention> {
   GeneratorParam<int> vec{"vec", 8};        // vector width (keys for scores, D for the value sum; 1: scalar)
   GeneratorParam<int> tile_t{"tile_t", 8};  // tokens per task (0: plain, one row at a time, serial)
   GeneratorParam<bool> transpose_k{"transpose_k", true};  // keys as (key, d) once, so scores vectorise over keys
+  // The reductions over keys bounded by the last visible key (a token's, or for the value sum its block of reg_out
+  // tokens') instead of masking every key: the same values (masked keys add exact zeros).
+  GeneratorParam<bool> causal_bounds{"causal_bounds", false};
+  GeneratorParam<bool> blocked{"blocked", false};  // CPU: the register tiles below (needs causal_bounds, tile_t > 0)
+  GeneratorParam<int> reg_keys{"reg_keys", 1};     // CPU, blocked: vectors of keys per score tile
+  GeneratorParam<int> reg_tokens{"reg_tokens", 8}; // CPU, blocked: tokens per score tile
+  GeneratorParam<int> reg_d{"reg_d", 2};           // CPU, blocked: vectors of d per value-sum tile
+  GeneratorParam<int> reg_out{"reg_out", 4};       // CPU, blocked: tokens per value-sum tile
   GeneratorParam<bool> gpu{"gpu", false};
   GeneratorParam<int> gpu_threads{"gpu_threads", 64};  // GPU: threads per block
   GeneratorParam<int> gpu_tile_t{"gpu_tile_t", 4};     // GPU: tokens per block (0: plain, one thread per value)
@@ -38,13 +49,21 @@ class Attention : public Generator<Attention> {
     const Expr group = nq / nkv;
     const Expr scale = 1.0f / sqrt(cast<float>(D));
     Func kt("kt");
-    kt(l, d, m) = k_cache(d, m, l);
+    kt(l, d, m) = k_cache(d, m, blocked ? clamp(l, 0, L - 1) : l);  // blocked: register tiles read past the last key
     RDom rd(0, D, "rd");
     Func sc("sc");  // scores (key, token, head)
+    const Expr tq = blocked ? clamp(t, 0, q.dim(2).extent() - 1) : t;  // blocked: tiles of tokens past T
     sc(l, t, n) = 0.0f;
-    sc(l, t, n) += q(rd, n, t) * (transpose_k ? kt(l, rd, n / group) : k_cache(rd, n / group, l));
+    sc(l, t, n) += q(rd, n, tq) * (transpose_k ? kt(l, rd, n / group) : k_cache(rd, n / group, l));
     const Expr visible = l <= past + t;
-    RDom rl(0, L, "rl");
+    RDom rl(0, L, "rl"), rv(0, L, "rv");
+    // causal_bounds: a token's max and sum over its visible keys; the value sum over the keys its block of ob tokens
+    // sees (blocked: a register tile's, so the tile keeps one loop over keys; reg_out divides tile_t).
+    const int ob = blocked ? std::max(1, int(reg_out)) : 1;
+    if (causal_bounds) {
+      rl.where(rl <= past + t);
+      rv.where(rv <= past + (t / ob) * ob + (ob - 1));
+    }
     Func mx("mx"), e("e"), den("den"), num("num");
     mx(t, n) = cast<float>(Float(32).min());
     mx(t, n) = max(mx(t, n), select(rl <= past + t, sc(rl, t, n) * scale, Float(32).min()));
@@ -52,11 +71,11 @@ class Attention : public Generator<Attention> {
     den(t, n) = 0.0f;
     den(t, n) += e(rl, t, n);
     num(d, n, t) = 0.0f;
-    num(d, n, t) += e(rl, t, n) * v_cache(d, n / group, rl);
+    num(d, n, t) += e(rv, t, n) * v_cache(blocked ? clamp(d, 0, D - 1) : d, n / group, rv);  // blocked: tiles past D
     o(d, n, t) = num(d, n, t) / den(t, n) * sigmoid(gate(d, n, t));
 
     if (gpu) {
-      schedule_gpu(sc, mx, e, den, num, d, n, t, l, rd.x, rl.x);
+      schedule_gpu(sc, mx, e, den, num, d, n, t, l, rd.x, rl.x, rv.x);
       return;
     }
     if (tile_t <= 0) {  // plain: one row of scores per (token, head)
@@ -66,6 +85,10 @@ class Attention : public Generator<Attention> {
       return;
     }
     Var to("to"), ti("ti"), task("task");
+    if (blocked) {
+      schedule_blocked(sc, e, mx, den, num, kt, d, n, t, l, m, rd.x, rv.x);
+      return;
+    }
     o.split(t, to, ti, tile_t, kGuard).reorder(d, ti, to, n).fuse(to, n, task).parallel(task);
     if (vec > 1) o.vectorize(d, vec, kGuard);
     sc.compute_at(o, task);
@@ -78,7 +101,7 @@ class Attention : public Generator<Attention> {
       sc.update().reorder(l, t, rd).vectorize(l, vec, kGuard);
       e.vectorize(l, vec, kGuard);
       num.vectorize(d, vec, kGuard);
-      num.update().reorder(d, t, rl).vectorize(d, vec, kGuard);
+      num.update().reorder(d, t, rv).vectorize(d, vec, kGuard);
     }
     if (transpose_k) {
       kt.compute_root().parallel(m);
@@ -86,7 +109,37 @@ class Attention : public Generator<Attention> {
     }
   }
 
-  void schedule_gpu(Func sc, Func mx, Func e, Func den, Func num, Var d, Var n, Var t, Var l, RVar rd, RVar rl) {
+  // Tasks of tile_t tokens of one head, as tuned; inside, the scores' and the value sum's accumulators on register tiles
+  // (constant-size realizations, fully unrolled) with their reduction innermost, each tile's operands loaded once per
+  // step of it: a vector of keys (values) and reg_tokens (reg_out) broadcast query (weight) values.
+  void schedule_blocked(Func sc, Func e, Func mx, Func den, Func num, Func kt, Var d, Var n, Var t, Var l, Var m, RVar rd,
+                        RVar rv) {
+    Var to("to"), ti("ti"), task("task"), lo("lo"), li("li"), so("so"), si("si"), dd("dd"), di("di"), po("po"), pi("pi");
+    const int rk = std::max(1, int(reg_keys)), rt = std::max(1, int(reg_tokens)), rdv = std::max(1, int(reg_d));
+    const int rot = std::max(1, int(reg_out));
+    o.split(t, to, ti, tile_t, kGuard)
+        .split(d, dd, di, vec * rdv, kGuard)
+        .split(ti, po, pi, rot, kGuard)
+        .reorder(di, pi, dd, po, to, n)
+        .fuse(to, n, task)
+        .parallel(task)
+        .vectorize(di, vec, kGuard)
+        .unroll(pi);
+    num.compute_at(o, dd).bound_extent(d, vec * rdv).bound_extent(t, rot).bound_extent(n, 1)
+        .store_in(MemoryType::Register).vectorize(d, vec).unroll(d).unroll(t);
+    num.update().reorder(d, t, rv).vectorize(d, vec).unroll(d).unroll(t);
+    Func scw = sc.in();  // what mx and e read: the scores of the task's tokens, filled a register tile at a time
+    for (Func f : {scw, e, mx, den}) f.compute_at(o, task);
+    scw.split(l, lo, li, vec * rk, kGuard).split(t, so, si, rt, kGuard).reorder(li, si, lo, so).vectorize(li, vec, kGuard).unroll(si);
+    sc.compute_at(scw, lo).bound_extent(l, vec * rk).bound_extent(t, rt).bound_extent(n, 1)
+        .store_in(MemoryType::Register).vectorize(l, vec).unroll(l).unroll(t);
+    sc.update().reorder(l, t, rd).vectorize(l, vec).unroll(l).unroll(t);
+    e.vectorize(l, vec, kGuard);
+    kt.compute_root().parallel(m).vectorize(l, vec, kGuard);
+  }
+
+  void schedule_gpu(Func sc, Func mx, Func e, Func den, Func num, Var d, Var n, Var t, Var l, RVar rd, RVar rl,
+                    RVar rv) {
     Var lo("lo"), li("li"), to("to"), ti("ti"), no("no"), ni("ni"), dd("dd"), di("di"), u("u");
     RVar ro("ro"), ri("ri");
     Func scw = sc.in(), mxw = mx.in(), denw = den.in();  // the kernels that store them; the originals accumulate
@@ -133,7 +186,7 @@ class Attention : public Generator<Attention> {
         .gpu_blocks(dd, n, to)
         .gpu_threads(di);
     num.compute_at(o, di).bound_storage(t, gpu_tile_t);
-    num.update().reorder(t, d, n, rl);
+    num.update().reorder(t, d, n, rv);
   }
 };
 
