@@ -4,9 +4,10 @@
 //   yp = down_e(silu(gate_e x) * up_e x)
 // and the weighted sum over each token's k slots, y [T, H] (pos[t, j]: the packed row of slot j).
 // Experts are stacked as in the op: gate, up [E*F, H], down [E*H, F].
-// CPU schedules: plain computes every stage whole, scalar. tuned: row tiles of one expert group in
-// parallel tasks, both products vectorised along their reduction (rfactor into `vec` lanes, the weights
-// and activations keep the reduction index innermost), the activation tile kept at the task.
+// CPU schedules: plain computes every stage whole, scalar. tuned: tasks of rows_per_task packed rows in parallel,
+// each row's three products as mat-vecs on register tiles: tile_f outputs of gate and of up (tile_h of down), each
+// output's reduction in `vec` lanes (rfactor, the reduction index innermost in weights and activations), the lanes of
+// a tile held in registers over the whole reduction and each activation vector loaded once for the tile.
 // packed=false (the GPU builds): no packing; x and the routes are read where they are (on the device), row t*k + j
 // being slot j of token t, so a block's rows rarely share an expert's weights.
 // GPU schedules (weights read in place, Halide's Vulkan runtime): gpu_plain computes the activations, the
@@ -21,6 +22,8 @@ class MoeExperts : public Generator<MoeExperts> {
  public:
   GeneratorParam<int> vec{"vec", 8};            // lanes of both reductions (1: scalar)
   GeneratorParam<int> rows_per_task{"rows_per_task", 4};  // packed rows per parallel task (0: plain, serial)
+  GeneratorParam<int> tile_f{"tile_f", 4};      // CPU: outputs of gate and of up per register tile
+  GeneratorParam<int> tile_h{"tile_h", 8};      // CPU: outputs of down per register tile
   GeneratorParam<bool> packed{"packed", true};  // false: xp is x (H, T) itself, row t*k + j slot j of token t
   GeneratorParam<bool> gpu{"gpu", false};
   GeneratorParam<int> gpu_threads{"gpu_threads", 64};  // GPU: threads per block
@@ -49,12 +52,14 @@ class MoeExperts : public Generator<MoeExperts> {
     RDom rh(0, H, "rh"), rf(0, F, "rf"), rk(0, K, "rk");
     Func g("g"), v("v"), act("act"), yp("yp");
     g(f, p) = 0.0f;
-    g(f, p) += xb(rh, p) * gate(rh, eb(p) * F + f);
+    // Rows clamped to the expert's: register tiles past F (or H, for down) read rows they never store.
+    const Expr fr = eb(p) * F + (gpu ? f : clamp(f, 0, F - 1));
+    g(f, p) += xb(rh, p) * gate(rh, fr);
     v(f, p) = 0.0f;
-    v(f, p) += xb(rh, p) * up(rh, eb(p) * F + f);
+    v(f, p) += xb(rh, p) * up(rh, fr);
     act(f, p) = silu(g(f, p)) * v(f, p);
     yp(h, p) = 0.0f;
-    yp(h, p) += act(rf, p) * down(rf, eb(p) * H + h);
+    yp(h, p) += act(rf, p) * down(rf, eb(p) * H + (gpu ? h : clamp(h, 0, H - 1)));
     y(h, t) = 0.0f;
     y(h, t) += weight(rk, t) * yp(h, packed ? clamp(pos(rk, t), 0, R - 1) : t * K + rk);
 
@@ -66,25 +71,32 @@ class MoeExperts : public Generator<MoeExperts> {
       for (Func s : {g, v, act, yp}) s.compute_root();
       return;
     }
-    Var po("po"), pi("pi");
+    Var po("po"), pi("pi"), fo("fo"), fi("fi"), ho("ho"), hi("hi");
     RVar ro("ro"), ri("ri");
-    Func yp_part;
-    if (vec > 1) yp_part = yp.update().split(rf.x, ro, ri, vec, kGuard).rfactor(ri, u);
+    const int tf = std::max(1, int(tile_f)), th = std::max(1, int(tile_h)), lanes = std::max(1, int(vec));
+    Func gp = g.update().split(rh.x, ro, ri, lanes, kGuard).rfactor(ri, u);
+    Func vp = v.update().split(rh.x, ro, ri, lanes, kGuard).rfactor(ri, u);
+    Func dp = yp.update().split(rf.x, ro, ri, lanes, kGuard).rfactor(ri, u);
     yp.compute_root().split(p, po, pi, rows_per_task, kGuard).parallel(po);
-    yp.update().split(p, po, pi, rows_per_task, kGuard).parallel(po);
-    for (Func s : {act, g, v}) s.compute_at(yp, po);
+    yp.update().split(p, po, pi, rows_per_task, kGuard).split(h, ho, hi, th, kGuard).reorder(hi, ho, pi, po).parallel(po).unroll(hi);
+    act.compute_at(yp, pi).split(f, fo, fi, tf, kGuard).reorder(fi, fo).unroll(fi);
+    for (Func s : {g, v}) {
+      s.compute_at(act, fo).unroll(f);
+      s.update().unroll(f);
+    }
+    // The lanes of a tile: constant-size realizations, lanes innermost (a vector each), unrolled over the tile.
+    for (Func s : {gp, vp}) {
+      s.compute_at(act, fo).bound_extent(f, tf).bound_extent(p, 1).reorder_storage(u, f, p).store_in(MemoryType::Register)
+          .vectorize(u).unroll(f);
+      s.update().reorder(u, f, ro).vectorize(u).unroll(f);
+    }
+    dp.compute_at(yp, ho).bound_extent(h, th).bound_extent(p, 1).reorder_storage(u, h, p).store_in(MemoryType::Register)
+        .vectorize(u).unroll(h);
+    dp.update().reorder(u, h, ro).vectorize(u).unroll(h);
     y.parallel(t);
     if (vec > 1) {
       y.vectorize(h, vec, kGuard);
       y.update().vectorize(h, vec, kGuard);
-      act.vectorize(f, vec, kGuard);
-      for (Func s : {g, v}) {
-        Func part = s.update().split(rh.x, ro, ri, vec, kGuard).rfactor(ri, u);
-        part.compute_at(yp, po).reorder_storage(u, f, p).vectorize(u);  // lanes innermost (rfactor appends u)
-        part.update().reorder(u, p, ro, f).vectorize(u);
-      }
-      yp_part.compute_at(yp, po).reorder_storage(u, h, p).vectorize(u);
-      yp_part.update().reorder(u, p, ro, h).vectorize(u);
     }
   }
 
