@@ -18,8 +18,9 @@ struct QgemmWeight {
 };
 QgemmWeight qgemm_weight(VariantCtx& c, const WeightRef& w, const std::string& what);
 
-// Which kernel: dense rows, route_pack's gate/up with SwiGLU, or its down pass.
-enum class QgemmKernel { Dense, Gate, Down };
+// Which kernel: dense rows, route_pack's gate/up with SwiGLU, its down pass, or two weights of dense rows (the gated
+// kernel's tiles, both products written as they are).
+enum class QgemmKernel { Dense, Gate, Down, Pair };
 struct QgemmTile {
   uint32_t sr, sc;      // subgroup grid
   uint32_t rows, cols;  // the tile: 16 MR SR x 16 MC SC
@@ -40,6 +41,15 @@ inline constexpr double kQgemmTolerance = 3e-3;
 // Dense: y [T, N] = x [T, K] w^T.
 Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const QgemmWeight& w, uint32_t N,
                    bool scalar = false);
+// Two weights of one input in one pass: the partial products of w0 and w1 as `part` [2 ks T, N]: slices [0, ks) w0's
+// (x w0^T summed over them), slices [ks, 2 ks) w1's, each a split of K (ks from the same plan as qgemm_dense's). The
+// weights must share their order of values within a unit (qgemm_same_unit_order); the caller adds the slices up.
+struct QgemmPair {
+  Tensor part;
+  uint32_t ks = 1;
+};
+QgemmPair qgemm_dense_pair(Device& d, const std::string& prefix, const Tensor& x, const QgemmWeight& w0,
+                           const QgemmWeight& w1, uint32_t N, bool scalar = false);
 // Routed over p (packed in tiles of qgemm_tile(..., Gate).rows rows): gated, h [T k, N] (packed order) =
 // silu(x w0_e^T) * (x w1_e^T) with x's row of each entry's token; else ye [T k, N] (entry order) = a w0_e^T with a
 // the packed rows. K = the weights' columns.

@@ -13,7 +13,7 @@ bool emulated(const Device& d, const std::string& prefix) { return d.tune(prefix
 
 // The routed kernels' subgroup rows (<prefix>sub_rows: 32, or 16 for the thin kernels); the dense kernel has no such tunable.
 bool thin(const Device& d, const std::string& prefix, QgemmKernel k, bool scalar) {
-  if (k == QgemmKernel::Dense || scalar) return false;
+  if ((k != QgemmKernel::Gate && k != QgemmKernel::Down) || scalar) return false;
   const uint32_t r = d.tune(prefix + "sub_rows");
   if (r != 16 && r != 32) fail("qgemm: {}sub_rows = {}, not 16 or 32", prefix, r);
   return r == 16;
@@ -32,11 +32,13 @@ struct Shape {
 Shape shape(QgemmKernel k, bool scalar, bool thin = false) {
   if (scalar) switch (k) {
       case QgemmKernel::Dense: return {4, 8, false, true, false, "qgemm_sc"};
-      case QgemmKernel::Gate: return {4, 4, true, true, true, "qgemm_gate_sc"};
+      case QgemmKernel::Gate:
+      case QgemmKernel::Pair: return {4, 4, true, true, true, "qgemm_gate_sc"};
       default: return {4, 4, false, true, true, "qgemm_down_sc"};
     }
   switch (k) {
     case QgemmKernel::Dense: return {32, 64, false, false, true, "qgemm_cm"};
+    case QgemmKernel::Pair: return {32, 32, true, false, true, "qgemm_gate_cm"};
     case QgemmKernel::Gate:
       return thin ? Shape{16, 32, true, false, true, "qgemm_gate16_cm"} : Shape{32, 32, true, false, true, "qgemm_gate_cm"};
     default:
@@ -87,13 +89,13 @@ struct Push {
 };
 
 const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const QgemmTile& t, const Shape& s, uint32_t mode,
-                             uint32_t type0, uint32_t type1, uint32_t ks = 1) {
+                             uint32_t type0, uint32_t type1, uint32_t ks = 1, uint32_t pair = 0) {
   const uint32_t diag = d.profile().get(prefix + "diag", 0);
   if ((diag & 32) && shared_bytes(t, s) + 1024ull * (diag >> 16) + 16 > d.info().max_shared_memory)
     fail("qgemm: {}diag {} pads shared memory past the device's {} bytes", prefix, diag, d.info().max_shared_memory);
   return d.pipeline(std::string(s.shader) + (!s.scalar && emulated(d, prefix) ? "_emul" : ""),
                     {{0, t.wg}, {1, t.sr}, {2, t.sc}, {3, s.gated ? 1u : 0u}, {4, mode}, {5, type0}, {6, type1},
-                     {7, diag}, {8, t.units}, {9, ks}, {10, d.tune(prefix + "prefetch")}}, 9,
+                     {7, diag}, {8, t.units}, {9, ks}, {10, d.tune(prefix + "prefetch")}, {11, pair}}, 9,
                     sizeof(Push), !s.scalar && d.info().subgroup_size_control && d.info().compute_full_subgroups);
 }
 
@@ -134,13 +136,21 @@ QgemmTile qgemm_tile(const Device& d, const std::string& prefix, QgemmKernel k, 
   return t;
 }
 
-Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const QgemmWeight& w, uint32_t N, bool scalar) {
-  const Shape s = shape(QgemmKernel::Dense, scalar);
-  const uint32_t T = u32(x.rows()), K = u32(x.cols());
+namespace {
+
+// A dense call's tile and K split: the tunables' tile, narrowed where it leaves the device short of workgroups
+// (<prefix>min_groups; 0: never): columns, then rows, halved in turn down to 2 x 2 subgroups (scalar: 64 invocations);
+// then K split where the call is still short of min_groups workgroups (few output columns: the linear-attention gates
+// 2048->32 at T = 512), or of min_subgroups subgroups in all (narrowing keeps that count: a 4096->2048 projection at
+// T = 512 is 512 subgroups at any tile shape): up to <prefix>split_k parts of at least 4 steps each.
+struct DensePlan {
+  QgemmTile t;
+  uint32_t ks;
+};
+DensePlan dense_plan(const Device& d, const std::string& prefix, const Shape& s, QgemmKernel k, bool scalar, uint32_t T,
+                     uint32_t K, uint32_t N) {
   if (K % 64) fail("qgemm: {} input columns, not a multiple of 64", K);  // whole units (K-quants: the host's)
-  QgemmTile t = fit_units(qgemm_tile(d, prefix, QgemmKernel::Dense, scalar), K);
-  // Narrower tiles where the large ones leave the device short of workgroups (<prefix>min_groups; 0: never):
-  // columns, then rows, halved in turn down to 2 x 2 subgroups (scalar: 64 invocations).
+  QgemmTile t = fit_units(qgemm_tile(d, prefix, k, scalar), K);
   const auto groups = [&] { return uint64_t((T + t.rows - 1) / t.rows) * ((N + t.cols - 1) / t.cols); };
   const auto narrower = [&] { return scalar ? t.sr * t.sc > 64 : t.sc > 2 || t.sr > 2; };
   for (bool cols = true; groups() < d.tune(prefix + "min_groups") && narrower(); cols = !cols) {
@@ -149,15 +159,19 @@ Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const 
     t.rows = s.mr * t.sr, t.cols = s.mc * t.sc, t.wg = invocations(d, s, t.sr, t.sc);
   }
   check_loops(d, t, s, K);
-  // K split where the call is still short of min_groups workgroups after narrowing (few output columns: the
-  // linear-attention gates 2048->32 at T = 512), or of min_subgroups subgroups in all (narrowing keeps that count:
-  // a 4096->2048 projection at T = 512 is 512 subgroups at any tile shape): up to <prefix>split_k parts of at least
-  // 4 steps each, the partial results added by a second pass.
   const uint64_t steps = K / (32 * t.units), sub = std::max<uint64_t>(1, t.wg / d.info().max_subgroup_size);
   const uint64_t cap = std::max<uint64_t>(1, std::min<uint64_t>(d.tune(prefix + "split_k"), steps / 4));
   const uint64_t need = std::max<uint64_t>({1, (d.tune(prefix + "min_groups") + groups() - 1) / groups(),
                                             (d.tune(prefix + "min_subgroups") + groups() * sub - 1) / (groups() * sub)});
-  const uint32_t ks = u32(std::min(need, cap));
+  return {t, u32(std::min(need, cap))};
+}
+
+}  // namespace
+
+Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const QgemmWeight& w, uint32_t N, bool scalar) {
+  const Shape s = shape(QgemmKernel::Dense, scalar);
+  const uint32_t T = u32(x.rows()), K = u32(x.cols());
+  const auto [t, ks] = dense_plan(d, prefix, s, QgemmKernel::Dense, scalar, T, K, N);
   const Push pc{1, K, N, 1, (N + t.cols - 1) / t.cols, w.row_bytes, w.row_bytes, T};
   Tensor y = Tensor::device(d, T, N);
   const Grid g = grid(uint64_t((T + t.rows - 1) / t.rows) * pc.ncol * ks);
@@ -173,6 +187,23 @@ Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const 
     d.dispatch(d.pipeline("matmul_ksum", {{0, 256}}, 2, sizeof sp), {part.buffer(d), y.buffer_mut(d)}, sp, gs.x, gs.y);
   }
   return y;
+}
+
+QgemmPair qgemm_dense_pair(Device& d, const std::string& prefix, const Tensor& x, const QgemmWeight& w0,
+                           const QgemmWeight& w1, uint32_t N, bool scalar) {
+  if (!qgemm_same_unit_order(w0.type, w1.type))
+    fail("qgemm: {} and {} order the values of a unit differently; one pass needs one order",
+         quant::type_name(quant::Type(w0.type)), quant::type_name(quant::Type(w1.type)));
+  const Shape s = shape(QgemmKernel::Pair, scalar);
+  const uint32_t T = u32(x.rows()), K = u32(x.cols());
+  const auto [t, ks] = dense_plan(d, prefix, s, QgemmKernel::Pair, scalar, T, K, N);
+  const Push pc{1, K, N, 1, (N + t.cols - 1) / t.cols, w0.row_bytes, w1.row_bytes, T};
+  QgemmPair out{Tensor::device(d, 2 * int64_t(ks) * T, N), ks};
+  const Grid g = grid(uint64_t((T + t.rows - 1) / t.rows) * pc.ncol * ks);
+  const BufferPtr xb = x.buffer(d), b0 = w0.t.buffer(d), b1 = w1.t.buffer(d);
+  d.dispatch(pipeline(d, prefix, t, s, 0, w0.type, w1.type, ks, 1), {xb, xb, xb, xb, b0, b1, out.part.buffer_mut(d), b0, b1},
+             pc, g.x, g.y);
+  return out;
 }
 
 void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed& p, bool gated, const Tensor& a,

@@ -21,6 +21,7 @@
 // (g / tiles) of KS, its partial sums written to slice (g / tiles) of KS [T, N] slices the host adds up. KS is a
 // specialization constant: at 1 (unsplit, and MODE 1) the split's arithmetic folds away (as a push constant it
 // cost the narrowed dense tiles and the routed kernels registers and time).
+// MODE 0 with GATED and PAIR (qgemm_dense_pair): two weights of one input, both products written as they are.
 // MODE 1 (route_pack, GATED 1: gate/up; GATED 0: down): the compact
 // tile list of route_offsets.comp (route_tile in route_gemm.glsl): expert e, packed rows [p0, p1), columns n0..
 //
@@ -64,6 +65,9 @@ layout(constant_id = 7) const uint DIAG = 0;
 // Q6_K, one unit per step, not gated; their raw words, HlqRaw), where the slots hold a step: each slot is live across
 // the step's products, so it costs residency; 0 loads a step when it is staged.
 layout(constant_id = 10) const uint PREFETCH = 3;
+// MODE 0, GATED 1: 1 writes both products as they are (no SwiGLU): w0's at res[slice + row N + col], w1's KS T N
+// further on, each split's partial sums in its own slice (the caller's pass adds them up and applies what follows).
+layout(constant_id = 11) const uint PAIR = 0;
 #ifdef QG_SCALAR
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 const uint BR = QG_TM * SR, BN = QG_TN * SC;
@@ -245,6 +249,11 @@ void epilogue_block(hl_cm_acc a, hl_cm_acc u, uint s, uint p0, uint p1, uint n, 
     const uint pos = p0 + r + e / 16u, col = n + e % 16u;
     if (pos >= p1 || col >= pc.N) continue;
     float y = scratch[sb + e];
+    if (GATED == 1u && PAIR == 1u) {  // MODE 0: both products, raw
+      res[slice + pos * pc.N + col] = y;
+      res[KS * pc.T * pc.N + slice + pos * pc.N + col] = scratch[sb + 256u + e];
+      continue;
+    }
     if (GATED == 1u) y = y / (1.0 + exp(-y)) * scratch[sb + 256u + e];
     // Dense and gate/up: row pos (route_pack: h in packed order); down: the entry's own row.
     res[slice + (MODE == 1u && GATED == 0u ? uint(rows[pos]) : pos) * pc.N + col] = y;
@@ -452,6 +461,11 @@ void main() {
       if (col >= pc.N) continue;
       float y = acc[i * QG_TN + j];
 #if QG_GATED_ACC
+      if (PAIR == 1u) {  // MODE 0: both products, raw
+        res[slice + orow * pc.N + col] = y;
+        res[KS * pc.T * pc.N + slice + orow * pc.N + col] = accu[i * QG_TN + j];
+        continue;
+      }
       y = y / (1.0 + exp(-y)) * accu[i * QG_TN + j];
 #endif
       res[slice + orow * pc.N + col] = y;

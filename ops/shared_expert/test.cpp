@@ -1,5 +1,6 @@
 // shared_expert: every variant against the reference on the op's cases (cases.cpp), and what is
 // special about its kernels.
+#include "ops/cases.h"
 #include "variant_check.h"
 
 using namespace hl;
@@ -79,4 +80,51 @@ TEST_CASE("vk ops: shared_expert prompt chunks as dense coopmat GEMMs, emulated"
         CHECK(e.rel_l2 > 1e-5);  // f16 inputs: the coopmat GEMMs ran
       }
     }
+}
+
+// shared_expert.dense.pair: gate and up as one two-weight pass (qgemm_dense_pair: the gated tiles writing both products,
+// their splits of K summed in the SwiGLU pass), on f32 and q4_K weights, unsplit and split in K; on emulated matrices
+// and on the scalar kernels. Each against the reference, and in fewer dispatches than two GEMMs (so the pass ran).
+TEST_CASE("vk ops: shared_expert prompt chunks with gate and up in one pass", "[vk][ops]") {
+  if (!device().info().shader_float16) {
+    WARN("SKIPPED: no shaderFloat16 on " << device().info().name);
+    return;
+  }
+  std::mt19937_64 g(17);
+  const int H = 256, F = 256;  // whole q6_K blocks in down's rows
+  for (const char* variant : {"vulkan:dense_coopmat", "vulkan:dense_qgemm"})
+    for (bool q : {false, true})
+      for (bool split : {false, true})
+        for (int T : {37}) {  // a partial row tile
+          if (std::string(variant) == "vulkan:dense_qgemm" && (!q || !split)) continue;  // the scalar tiles: one shape
+          const std::string p = std::string(variant) == "vulkan:dense_coopmat" ? "matmul.qgemm_coopmat." : "matmul.qgemm.";
+          std::map<std::string, uint32_t> t{{"matmul.qgemm_coopmat.cm_emulate", 1}};
+          if (split) t.insert({{p + "k_units", 1}, {p + "min_groups", 1u << 20}, {p + "split_k", 4}});
+          const auto w = [&](const char* name, int rows, int cols, quant::Type type) {
+            return q ? gpu::random_quantized(g, name, rows, cols, type, 1.0 / std::sqrt(cols))
+                     : weight(name, randn(g, rows, cols, 1.0 / std::sqrt(cols)));
+          };
+          gpu::OpArgs a{{{"x", Tensor::from(randn(g, T, H))}},
+                        {{"gate", w("gate", F, H, quant::Type::Q4_K)},
+                         {"up", w("up", F, H, quant::Type::Q4_K)},
+                         {"down", w("down", H, F, quant::Type::Q6_K)},
+                         {"gate_w", weight("gate_w", randn(g, 1, H, 1.0 / std::sqrt(H)))}},
+                        {}};
+          INFO(variant << (q ? ", q4_K" : ", f32") << (split ? ", K split" : "") << ", T " << T);
+          uint64_t dispatches[2] = {0, 0};
+          for (uint32_t pair : {0u, 1u}) {
+            auto tp = t;
+            tp["shared_expert.dense.pair"] = pair;
+            const vk::ScopedTuning tune(device().ctx().profile(), tp);
+            const uint64_t before = device().stats().dispatches;
+            for (auto& [name, e] : compare_with_reference("shared_expert", variant, a)) {
+              INFO("pair " << pair << ", output '" << name << "': rel L2 " << e.rel_l2);
+              CHECK(e.finite);
+              CHECK(e.rel_l2 <= 3e-3);
+              CHECK(e.rel_l2 > 1e-6);  // f16 weight tiles: the quantized GEMMs ran
+            }
+            dispatches[pair] = device().stats().dispatches - before;
+          }
+          CHECK(dispatches[1] < dispatches[0]);
+        }
 }

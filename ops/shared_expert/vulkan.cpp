@@ -81,12 +81,22 @@ void dense(VariantCtx& c, OpArgs& a, bool scalar) {
          uw.cols, dw.rows, dw.cols, x.rows(), x.cols());
   const auto [expert, sigma] = gate_route(c, a);
   const uint32_t T = u32(x.rows()), F = u32(gw.rows), H = u32(x.cols());
-  const Tensor g = qgemm_dense(d, prefix, x, qgemm_weight(c, gw, what), F, scalar);
-  const Tensor u = qgemm_dense(d, prefix, x, qgemm_weight(c, uw, what), F, scalar);
+  const QgemmWeight gq = qgemm_weight(c, gw, what), uq = qgemm_weight(c, uw, what);
+  // pair: gate and up in one GEMM pass (A staged once for both), their K splits added up by the SwiGLU pass.
+  Tensor g, u;
+  uint32_t ks = 1, uoff = 0;
+  if (d.tune("shared_expert.dense.pair") && qgemm_same_unit_order(gq.type, uq.type)) {
+    QgemmPair p = qgemm_dense_pair(d, prefix, x, gq, uq, F, scalar);
+    g = u = p.part;
+    ks = p.ks, uoff = p.ks * T * F;
+  } else {
+    g = qgemm_dense(d, prefix, x, gq, F, scalar);
+    u = qgemm_dense(d, prefix, x, uq, F, scalar);
+  }
   Tensor h = Tensor::device(d, T, F);
   const struct {
-    uint32_t n, F;
-  } pc{T * F, F};
+    uint32_t n, F, ks, uoff;
+  } pc{T * F, F, ks, uoff};
   const Grid gr = grid((uint64_t(T) * F + 255) / 256);
   d.dispatch(d.pipeline("shared_expert_swiglu", {{0, 256}}, 4, sizeof pc),
              {g.buffer(d), u.buffer(d), sigma.buffer(d), h.buffer_mut(d)}, pc, gr.x, gr.y);
@@ -149,6 +159,9 @@ void register_shared_expert_vulkan(Registry& r) {
                               [](VariantCtx& c, OpArgs& a) { dense(c, a, false); }, false, false,
                               [](const Device& d) { return qgemm_unavailable(d, kDensePrefix); });
   dn.cooperative_matrices = true;
+  // pair: gate and up as one two-weight pass of qgemm_coopmat's gated tiles (their splits of K summed in the SwiGLU
+  // pass) instead of two GEMMs and their split sums; not yet timed on a GPU.
+  dn.tunables = {{"shared_expert.dense.pair", 0}};
   dn.precision_tolerance = std::max(kQgemmTolerance, route_pack::kCoopmatTolerance);
   dn.status = "experimental";
   // Decode and reductions of partial 64-value steps: vulkan:fused's kernels.
@@ -159,6 +172,7 @@ void register_shared_expert_vulkan(Registry& r) {
                               "devices without cooperative matrices",
                               [](VariantCtx& c, OpArgs& a) { dense(c, a, true); }, false, false,
                               [](const Device& d) { return qgemm_unavailable(d, kDenseScalarPrefix, true); });
+  ds.tunables = {{"shared_expert.dense.pair", 0}};
   ds.precision_tolerance = std::max(kQgemmTolerance, route_pack::kCoopmatTolerance);
   ds.status = "experimental";
   ds.delegate = [](VariantCtx& c, const OpArgs& a) -> std::string { return dense_chunk(c.device(), a) ? "" : "vulkan:fused"; };
