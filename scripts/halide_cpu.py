@@ -35,9 +35,11 @@ def main():
     for path in a.reports:
         rep = json.load(open(path))
         cc = (rep.get("cpu_ceilings") or [{}])[0]
-        hosts.add(f"{rep.get('host', '?')}: read {cc.get('read_GBps', 0):.1f} GB/s, cache read "
+        host = rep.get("host", {})
+        host = host.get("cpu") or host.get("name") or f"{host.get('hardware_threads', '?')} hardware threads" if isinstance(host, dict) else host
+        hosts.add(f"{host}: read {cc.get('read_GBps', 0):.1f} GB/s, cache read "
                   f"{cc.get('cache_read_GBps', 0):.1f} GB/s, f32 FMA {cc.get('f32_GFLOPs', 0):.1f} GFLOP/s at "
-                  f"{cc.get('threads', '?')} threads; commit {rep.get('commit', '?')}")
+                  f"{cc.get('threads', '?')} threads; commit {rep.get('commit', '?')}; {rep.get('experiment', '?')}")
         for c in rep.get("cases", []):
             op = c.get("op", "")
             if ops and op not in ops:
@@ -56,7 +58,7 @@ def main():
             possible += can
             lines.append(f"| {op} | {c['label']} | {rt:.1f} ({spread(ref)}) | {ht:.1f} ({spread(hal)}) | {rt / ht:.2f} | "
                          f"{'met' if ok else 'not met'} | {floor:.1f} | {dram:.1f} | {'yes' if can else 'no'} |")
-    out = ["Hosts: " + "; ".join(sorted(hosts)), "", *lines, "",
+    out = ["Per report: " + "; ".join(sorted(hosts)), "", *lines, "",
            f"{met} of {total} cases at 2x or more; in {total - possible} of {total} half the reference's time is below the "
            "optimistic floor."]
     text = "\n".join(out) + "\n"
