@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""scripts/halide_cpu.py on constructed reports: the ratio of the reference to the tuned Halide schedule, 2x met or not,
+the floors from the report's CPU ceilings, cases without a passing tuned schedule left out, the op filter.
+usage: test_halide_cpu.py ROOT"""
+import sys
+
+sys.path.insert(0, sys.argv[1] + "/scripts")
+from halide_cpu import rows, table  # noqa: E402
+
+
+def res(variant, med, status="pass"):
+    return {"variant": variant, "status": status, "time_us": {"median": med, "p10": med * 0.9, "p90": med * 1.1}}
+
+
+def check(cond, what):
+    if not cond:
+        print(f"FAIL: {what}")
+        sys.exit(1)
+
+
+# Ceilings: 100 GB/s from cache, 10 GB/s from memory, 200 GFLOP/s: 1e6 bytes -> 10 us (cache), 100 us (DRAM); 4e6 flops -> 20 us.
+rep = {"cpu_ceilings": [{"cache_read_GBps": 100.0, "read_GBps": 10.0, "f32_GFLOPs": 200.0, "threads": 2}], "cases": [
+    {"op": "matmul", "label": "fast", "bytes": 1e6, "flops": 4e6, "results": [
+        res("reference", 100.0, "reference"), res("halide:matmul:plain", 10.0), res("halide:matmul:tuned", 40.0)]},
+    {"op": "matmul", "label": "near the floor", "bytes": 1e6, "flops": 4e6, "results": [
+        res("reference", 30.0, "reference"), res("halide:matmul:tuned", 25.0)]},
+    {"op": "matmul", "label": "tuned failed", "bytes": 1e6, "flops": 0, "results": [
+        res("reference", 30.0, "reference"), res("halide:matmul:tuned", 1.0, "fail")]},
+    {"op": "attention", "label": "other op", "bytes": 0, "flops": 0, "results": [
+        res("reference", 30.0, "reference"), res("halide:attention:tuned", 10.0)]},
+]}
+r = {x[1]: x for x in rows([rep], {"matmul"})}
+check(set(r) == {"fast", "near the floor"}, f"a failed tuned schedule and other ops left out: {sorted(r)}")
+check(abs(r["fast"][4] - 2.5) < 1e-9 and r["fast"][5], "ratio from the tuned schedule (not plain), 2x met")
+check(abs(r["fast"][6] - 20.0) < 1e-9 and abs(r["fast"][7] - 100.0) < 1e-9, f"floors: {r['fast'][6:8]}")
+check(r["fast"][8] and not r["near the floor"][8], "2x possible only where half the reference stays above the floor")
+check(not r["near the floor"][5], "1.2x is not 2x")
+lines, met, impossible, n = table([rep])
+check((met, impossible, n) == (2, 1, 3), f"counts over every op: {(met, impossible, n)}")
+check(any(l.startswith("| matmul | fast | 100.0 (90.0..110.0) | 40.0 (36.0..44.0) | 2.50 | met | 20.0 | 100.0 | yes |")
+          for l in lines), f"row format: {lines}")
+print("ok")
