@@ -10,3 +10,6 @@ if(HYBRIDLAB_HALIDE_VULKAN)
   hybridlab_halide(hl_attention gpu_plain ${vk} PARAMS gpu=true transpose_k=false gpu_threads=64 gpu_tile_t=0)
   hybridlab_halide(hl_attention gpu_tuned ${vk} PARAMS gpu=true transpose_k=false gpu_threads=64 gpu_tile_t=4)
 endif()
+# The blocked build's value-sum tile swept (tokens per tile: reg_out), each point run for every prompt length.
+hybridlab_halide_sweep(hl_attention tuned_blocked ${cpu} PARAM reg_out LABEL o VALUES 2 8 PARAMS vec=8 tile_t=8 transpose_k=true
+                       causal_bounds=true blocked=true reg_keys=1 reg_tokens=8 reg_d=2)

@@ -1126,40 +1126,6 @@ void register_halide_variants(Registry& r) {
          gated_rmsnorm(hl_gated_rmsnorm_gpu_plain, On::Vulkan, "hl_gated_rmsnorm_gpu_plain"));
   add(r, On::Vulkan, "gated_rmsnorm", "gpu_tuned", "one block of 128 threads per row, partial sums in shared memory",
          gated_rmsnorm(hl_gated_rmsnorm_gpu_tuned, On::Vulkan, "hl_gated_rmsnorm_gpu_tuned"));
-  // Sweep points (hl_sweeps.h): each a variant beside the named schedules, timed and checked as they are.
-#define HL_SWEEP_POINT(op, wrap, gen, point, what) \
-  add(r, On::Vulkan, op, #point, "sweep point: " what, wrap(gen##_##point, On::Vulkan, #gen "_" #point));
-#ifdef HL_SWEEP_hl_rmsnorm
-#define HL_X(point, what) HL_SWEEP_POINT("rmsnorm", rmsnorm, hl_rmsnorm, point, what)
-  HL_SWEEP_hl_rmsnorm(HL_X)
-#undef HL_X
-#endif
-#ifdef HL_SWEEP_hl_gated_rmsnorm
-#define HL_X(point, what) HL_SWEEP_POINT("gated_rmsnorm", gated_rmsnorm, hl_gated_rmsnorm, point, what)
-  HL_SWEEP_hl_gated_rmsnorm(HL_X)
-#undef HL_X
-#endif
-#ifdef HL_SWEEP_hl_l2norm
-#define HL_X(point, what) HL_SWEEP_POINT("l2norm", l2norm, hl_l2norm, point, what)
-  HL_SWEEP_hl_l2norm(HL_X)
-#undef HL_X
-#endif
-#ifdef HL_SWEEP_hl_rope
-#define HL_X(point, what) HL_SWEEP_POINT("rope", rope, hl_rope, point, what)
-  HL_SWEEP_hl_rope(HL_X)
-#undef HL_X
-#endif
-#ifdef HL_SWEEP_hl_ssm_conv
-#define HL_X(point, what) HL_SWEEP_POINT("ssm_conv", ssm_conv, hl_ssm_conv, point, what)
-  HL_SWEEP_hl_ssm_conv(HL_X)
-#undef HL_X
-#endif
-#ifdef HL_SWEEP_hl_gdn_prep
-#define HL_X(point, what) HL_SWEEP_POINT("gdn_prep", gdn_prep, hl_gdn_prep, point, what)
-  HL_SWEEP_hl_gdn_prep(HL_X)
-#undef HL_X
-#endif
-#undef HL_SWEEP_POINT
   for (const char* op : {"matmul", "lm_head"}) {
     add(r, On::Vulkan, op, "gpu_plain", "one thread per output", matmul(hl_matmul_gpu_plain, nullptr, On::Vulkan, "hl_matmul_gpu_plain"));
     add(r, On::Vulkan, op, "gpu_tuned", "4 x 4 outputs per block, the reduction over 64 threads, partials in shared memory",
@@ -1195,6 +1161,50 @@ void register_halide_variants(Registry& r) {
   add(r, On::Vulkan, "moe_experts", "gpu_tuned", moe_gpu + "4 values x 4 rows per block, reductions over 64 threads "
          "(partials in shared memory)", moe_experts(hl_moe_experts_gpu_tuned, On::Vulkan, "hl_moe_experts_gpu_tuned"));
 #endif
+  // Sweep points (hl_sweeps.h), CPU and Vulkan: each a variant beside the named schedules, timed and checked as they are.
+#define HL_SWEEP_POINT(op, wrap, gen, point, what, on) \
+  add(r, On::on, op, #point, "sweep point: " what, wrap(gen##_##point, On::on, #gen "_" #point));
+#ifdef HL_SWEEP_hl_rmsnorm
+#define HL_X(point, what, on) HL_SWEEP_POINT("rmsnorm", rmsnorm, hl_rmsnorm, point, what, on)
+  HL_SWEEP_hl_rmsnorm(HL_X)
+#undef HL_X
+#endif
+#ifdef HL_SWEEP_hl_gated_rmsnorm
+#define HL_X(point, what, on) HL_SWEEP_POINT("gated_rmsnorm", gated_rmsnorm, hl_gated_rmsnorm, point, what, on)
+  HL_SWEEP_hl_gated_rmsnorm(HL_X)
+#undef HL_X
+#endif
+#ifdef HL_SWEEP_hl_l2norm
+#define HL_X(point, what, on) HL_SWEEP_POINT("l2norm", l2norm, hl_l2norm, point, what, on)
+  HL_SWEEP_hl_l2norm(HL_X)
+#undef HL_X
+#endif
+#ifdef HL_SWEEP_hl_rope
+#define HL_X(point, what, on) HL_SWEEP_POINT("rope", rope, hl_rope, point, what, on)
+  HL_SWEEP_hl_rope(HL_X)
+#undef HL_X
+#endif
+#ifdef HL_SWEEP_hl_ssm_conv
+#define HL_X(point, what, on) HL_SWEEP_POINT("ssm_conv", ssm_conv, hl_ssm_conv, point, what, on)
+  HL_SWEEP_hl_ssm_conv(HL_X)
+#undef HL_X
+#endif
+#ifdef HL_SWEEP_hl_gdn_prep
+#define HL_X(point, what, on) HL_SWEEP_POINT("gdn_prep", gdn_prep, hl_gdn_prep, point, what, on)
+  HL_SWEEP_hl_gdn_prep(HL_X)
+#undef HL_X
+#endif
+#ifdef HL_SWEEP_hl_attention
+#define HL_X(point, what, on) HL_SWEEP_POINT("attention", attention, hl_attention, point, what, on)
+  HL_SWEEP_hl_attention(HL_X)
+#undef HL_X
+#endif
+#ifdef HL_SWEEP_hl_moe_experts
+#define HL_X(point, what, on) HL_SWEEP_POINT("moe_experts", moe_experts, hl_moe_experts, point, what, on)
+  HL_SWEEP_hl_moe_experts(HL_X)
+#undef HL_X
+#endif
+#undef HL_SWEEP_POINT
 }
 
 }  // namespace hl::gpu

@@ -7,3 +7,6 @@ if(HYBRIDLAB_HALIDE_VULKAN)
   hybridlab_halide(hl_moe_experts gpu_plain ${vk} PARAMS packed=false gpu=true gpu_threads=64 gpu_split=false)
   hybridlab_halide(hl_moe_experts gpu_tuned ${vk} PARAMS packed=false gpu=true gpu_threads=64 gpu_split=true gpu_rows=4 gpu_tile_p=4)
 endif()
+# tuned's register tiles swept: outputs of gate and up per tile (tile_f), of down (tile_h).
+hybridlab_halide_sweep(hl_moe_experts tuned ${cpu} PARAM tile_f LABEL f VALUES 2 8 PARAMS vec=8 rows_per_task=4 tile_h=8)
+hybridlab_halide_sweep(hl_moe_experts tuned ${cpu} PARAM tile_h LABEL h VALUES 4 16 PARAMS vec=8 rows_per_task=4 tile_f=4)
