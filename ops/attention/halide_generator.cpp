@@ -103,10 +103,14 @@ class Attention : public Generator<Attention> {
       num.vectorize(d, vec, kGuard);
       num.update().reorder(d, t, rv).vectorize(d, vec, kGuard);
     }
-    if (transpose_k) {
-      kt.compute_root().parallel(m);
-      if (vec > 1) kt.vectorize(l, vec, kGuard);
-    }
+    if (transpose_k) schedule_transpose(kt, l, d, m);
+  }
+
+  // The keys transposed in vec x vec tiles: loads along d, stores along l (a strided gather per vector otherwise).
+  void schedule_transpose(Func kt, Var l, Var d, Var m) {
+    Var lo("klo"), dd("kdo"), li("kli"), di("kdi");
+    kt.compute_root().parallel(m);
+    if (vec > 1) kt.tile(l, d, lo, dd, li, di, vec, vec, kGuard).vectorize(li).unroll(di);
   }
 
   // Tasks of tile_t tokens of one head, as tuned; inside, the scores' and the value sum's accumulators on register tiles
@@ -135,7 +139,7 @@ class Attention : public Generator<Attention> {
         .store_in(MemoryType::Register).vectorize(l, vec).unroll(l).unroll(t);
     sc.update().reorder(l, t, rd).vectorize(l, vec).unroll(l).unroll(t);
     e.vectorize(l, vec, kGuard);
-    kt.compute_root().parallel(m).vectorize(l, vec, kGuard);
+    schedule_transpose(kt, l, d, m);
   }
 
   void schedule_gpu(Func sc, Func mx, Func e, Func den, Func num, Var d, Var n, Var t, Var l, RVar rd, RVar rl,
