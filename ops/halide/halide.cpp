@@ -131,10 +131,30 @@ extern "C" void halide_print(void*, const char* msg) {
 namespace hl::gpu {
 
 namespace halide {
+namespace {
+// Halide's parallel loops on the OpenMP team the Eigen reference and the rest of the process use, so both fork and join
+// the same way: Halide's own pool puts its workers to sleep between calls, and a sleeping vCPU takes longer to wake
+// than a short call lasts. Nested loops run serially inside a task (OpenMP's default of one active level).
+int omp_do_par_for(void* uc, halide_task_t task, int min, int size, uint8_t* closure) {
+  if (size == 1) return task(uc, min, closure);
+  int rc = 0;
+#pragma omp parallel for schedule(dynamic, 1) if (!omp_in_parallel())
+  for (int i = min; i < min + size; ++i) {
+    const int r = task(uc, i, closure);
+    if (r != 0) {
+#pragma omp atomic write
+      rc = r;
+    }
+  }
+  return rc;
+}
+}  // namespace
+
 int cpu_threads() {
   static const int n = [] {
     const int t = std::max(1, omp_get_max_threads());
     halide_set_num_threads(t);
+    if (!std::getenv("HYBRIDLAB_HALIDE_OWN_POOL")) halide_set_custom_do_par_for(omp_do_par_for);
     return t;
   }();
   return n;

@@ -20,12 +20,11 @@ class Matmul : public Generator<Matmul> {
     // Clamped along tokens and outputs only: register tiles may over-compute at the edges.
     Func xb = BoundaryConditions::repeat_edge(x, {{Expr(), Expr()}, {x.dim(1).min(), x.dim(1).extent()}});
     Func wb = BoundaryConditions::repeat_edge(w, {{Expr(), Expr()}, {w.dim(1).min(), w.dim(1).extent()}});
-    RDom rk(0, K, "rk");
+    const MatmulSchedule s = matmul_schedule();
     Func acc("acc");
-    acc(o, t) = 0.0f;
-    acc(o, t) += xb(rk, t) * wb(rk, o);
+    auto rk = define_dot(acc, o, t, K, dot_lanes(s), [&](Expr k) { return xb(k, t) * wb(k, o); });
     y(o, t) = acc(o, t);
-    schedule_matmul(y, acc, o, t, rk.x, matmul_schedule());
+    schedule_matmul(y, acc, o, t, rk.rk, s, w.dim(1).extent());
   }
 };
 
@@ -37,18 +36,23 @@ class MatmulQ8_0 : public Generator<MatmulQ8_0> {
   Output<Buffer<float, 2>> y{"y"};     // (out, T)
 
   void generate() {
-    Var o("o"), t("t"), b("b"), i("i");
+    Var o("o"), t("t"), b("b"), j("j");
     Func xb = BoundaryConditions::repeat_edge(x, {{Expr(), Expr()}, {x.dim(1).min(), x.dim(1).extent()}});
     Func wb = BoundaryConditions::repeat_edge(wq, {{Expr(), Expr()}, {Expr(), Expr()}, {wq.dim(2).min(), wq.dim(2).extent()}});
     Func scale("scale"), quant("quant");
     scale(b, o) = cast<float>(reinterpret(Float(16), cast<uint16_t>(wb(0, b, o)) | (cast<uint16_t>(wb(1, b, o)) << 8)));
-    quant(i, b, o) = cast<float>(reinterpret(Int(8), wb(2 + i, b, o)));
-    RDom r(0, 32, 0, wq.dim(1).extent(), "r");  // r.x within the block, r.y the block
+    quant(j, b, o) = cast<float>(reinterpret(Int(8), wb(2 + j, b, o)));
+    const MatmulSchedule s = matmul_schedule();
+    const int lanes = dot_lanes(s);
+    if (32 % lanes) throw std::invalid_argument("hl_matmul_q8_0: vec must divide the block of 32");
+    // r.x the lanes, r.y the lane groups of a block, r.z the block
+    RDom r(0, lanes, 0, 32 / lanes, 0, wq.dim(1).extent(), "r");
+    const Expr i = r.y * lanes + r.x;
     Func acc("acc");
     acc(o, t) = 0.0f;
-    acc(o, t) += xb(r.y * 32 + r.x, t) * (scale(r.y, o) * quant(r.x, r.y, o));
+    acc(o, t) += xb(r.z * 32 + i, t) * (scale(r.z, o) * quant(i, r.z, o));
     y(o, t) = acc(o, t);
-    schedule_matmul(y, acc, o, t, r.x, matmul_schedule(), {r.y});
+    schedule_matmul(y, acc, o, t, {r.x, r.y, r.z}, s, wq.dim(2).extent());
   }
 };
 

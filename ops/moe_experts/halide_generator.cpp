@@ -14,7 +14,7 @@
 // expert outputs and the slot sum each as its own kernel, one thread per value (its reduction serial in the
 // thread). gpu_tuned: blocks of gpu_rows outputs x gpu_tile_p packed rows, each reduction split over the
 // block's gpu_threads threads (consecutive threads read consecutive weights), partials in shared memory.
-#include "ops/halide/generator_common.h"
+#include "ops/halide/matmul_schedule.h"
 
 namespace hl::halide_gen {
 
@@ -49,50 +49,51 @@ class MoeExperts : public Generator<MoeExperts> {
     else xb(h, p) = xp(h, clamp(p / K, 0, xp.dim(1).extent() - 1));
     const Expr E = gate.dim(1).extent() / F;
     eb(p) = clamp(eid(clamp(p, 0, R - 1)), 0, E - 1);  // the wrapper checks ids; clamps bound the gathers
-    RDom rh(0, H, "rh"), rf(0, F, "rf"), rk(0, K, "rk");
-    Func g("g"), v("v"), act("act"), yp("yp");
-    g(f, p) = 0.0f;
+    RDom rk(0, K, "rk");
+    Func g("g"), v("v"), act("act"), dm("dm"), yp("yp");
     // Rows clamped to the expert's: register tiles past F (or H, for down) read rows they never store.
     const Expr fr = eb(p) * F + (gpu ? f : clamp(f, 0, F - 1));
-    g(f, p) += xb(rh, p) * gate(rh, fr);
-    v(f, p) = 0.0f;
-    v(f, p) += xb(rh, p) * up(rh, fr);
+    // Each reduction in whole blocks of `lanes` (define_dot: no bound test in the vectorised loop) and a tail.
+    const int lanes = gpu ? 1 : std::max(1, int(vec));
+    auto rg = define_dot(g, f, p, H, lanes, [&](Expr k) { return xb(k, p) * gate(k, fr); });
+    auto rv = define_dot(v, f, p, H, lanes, [&](Expr k) { return xb(k, p) * up(k, fr); });
     act(f, p) = silu(g(f, p)) * v(f, p);
-    yp(h, p) = 0.0f;
-    yp(h, p) += act(rf, p) * down(rf, eb(p) * H + (gpu ? h : clamp(h, 0, H - 1)));
+    const Expr hr = eb(p) * H + (gpu ? h : clamp(h, 0, H - 1));
+    // down's tail as a sum of its own beside the blocks' (dm): both read act, computed per row
+    const auto dterm = [&](Expr k) { return act(k, p) * down(k, hr); };
+    auto rd = define_dot(dm, h, p, F, lanes, dterm, false);
+    yp(h, p) = dm(h, p) + sum(dterm(rd.tail));
     y(h, t) = 0.0f;
     y(h, t) += weight(rk, t) * yp(h, packed ? clamp(pos(rk, t), 0, R - 1) : t * K + rk);
 
     if (gpu) {
-      schedule_gpu(g, v, act, yp, f, h, p, t, rh.x, rf.x);
+      schedule_gpu(g, v, act, dm, yp, f, h, p, t, rg.rk[1], rd.rk[1]);
       return;
     }
     if (rows_per_task <= 0) {
-      for (Func s : {g, v, act, yp}) s.compute_root();
+      for (Func s : {g, v, act, dm, yp}) s.compute_root();
       return;
     }
     Var po("po"), pi("pi"), fo("fo"), fi("fi"), ho("ho"), hi("hi");
-    RVar ro("ro"), ri("ri");
-    const int tf = std::max(1, int(tile_f)), th = std::max(1, int(tile_h)), lanes = std::max(1, int(vec));
-    Func gp = g.update().split(rh.x, ro, ri, lanes, kGuard).rfactor(ri, u);
-    Func vp = v.update().split(rh.x, ro, ri, lanes, kGuard).rfactor(ri, u);
-    Func dp = yp.update().split(rf.x, ro, ri, lanes, kGuard).rfactor(ri, u);
-    yp.compute_root().split(p, po, pi, rows_per_task, kGuard).parallel(po);
-    yp.update().split(p, po, pi, rows_per_task, kGuard).split(h, ho, hi, th, kGuard).reorder(hi, ho, pi, po).parallel(po).unroll(hi);
+    const int tf = std::max(1, int(tile_f)), th = std::max(1, int(tile_h));
+    yp.compute_root().split(p, po, pi, rows_per_task, kGuard).split(h, ho, hi, th, kGuard).reorder(hi, ho, pi, po)
+        .parallel(po).unroll(hi);
     act.compute_at(yp, pi).split(f, fo, fi, tf, kGuard).reorder(fi, fo).unroll(fi);
-    for (Func s : {g, v}) {
-      s.compute_at(act, fo).unroll(f);
-      s.update().unroll(f);
-    }
-    // The lanes of a tile: constant-size realizations, lanes innermost (a vector each), unrolled over the tile.
-    for (Func s : {gp, vp}) {
-      s.compute_at(act, fo).bound_extent(f, tf).bound_extent(p, 1).reorder_storage(u, f, p).store_in(MemoryType::Register)
-          .vectorize(u).unroll(f);
-      s.update().reorder(u, f, ro).vectorize(u).unroll(f);
-    }
-    dp.compute_at(yp, ho).bound_extent(h, th).bound_extent(p, 1).reorder_storage(u, h, p).store_in(MemoryType::Register)
-        .vectorize(u).unroll(h);
-    dp.update().reorder(u, h, ro).vectorize(u).unroll(h);
+    // A tile's outputs and their lanes: constant-size realizations in registers, lanes innermost (a vector each),
+    // unrolled over the tile, the lanes summed across the vector once at the end.
+    const auto tile = [&](Func acc, std::vector<RVar> r, Var x, int n, Func at, Var where) {
+      acc.compute_at(at, where).bound_extent(x, n).bound_extent(p, 1).store_in(MemoryType::Register).unroll(x);
+      for (int i = 1; i < acc.num_update_definitions(); ++i) acc.update(i).unroll(x);
+      if (lanes > 1) acc.update(0).atomic().vectorize(r[0]);
+      acc.update(0).unroll(x);
+      Func part = acc.update(0).rfactor(r[0], u);
+      part.compute_at(at, where).bound_extent(x, n).bound_extent(p, 1).reorder_storage(u, x, p)
+          .store_in(MemoryType::Register).vectorize(u).unroll(x);
+      part.update().reorder(u, x, r[1]).vectorize(u).unroll(x);
+    };
+    tile(g, rg.rk, f, tf, act, fo);
+    tile(v, rv.rk, f, tf, act, fo);
+    tile(dm, rd.rk, h, th, yp, ho);
     y.parallel(t);
     if (vec > 1) {
       y.vectorize(h, vec, kGuard);
@@ -100,10 +101,10 @@ class MoeExperts : public Generator<MoeExperts> {
     }
   }
 
-  void schedule_gpu(Func g, Func v, Func act, Func yp, Var f, Var h, Var p, Var t, RVar rh, RVar rf) {
+  void schedule_gpu(Func g, Func v, Func act, Func dm, Func yp, Var f, Var h, Var p, Var t, RVar rh, RVar rf) {
     Var fo("fo"), fi("fi"), ho("ho"), hi("hi"), po("po"), pi("pi"), to("to"), ti("ti"), u("u");
     RVar ro("ro"), ri("ri");
-    Func ypw = yp.in();  // the kernel that stores yp; yp itself accumulates
+    Func ypw = yp;  // the kernel that stores yp; dm accumulates
     // The slot sum: one thread per output value, its k slots serial (both stages of the output).
     y.gpu_tile(h, t, ho, to, hi, ti, gpu_threads, 1, kGuard);
     y.update().gpu_tile(h, t, ho, to, hi, ti, gpu_threads, 1, kGuard);
@@ -112,7 +113,7 @@ class MoeExperts : public Generator<MoeExperts> {
       g.compute_at(act, fi);
       v.compute_at(act, fi);
       ypw.compute_root().gpu_tile(h, p, ho, po, hi, pi, gpu_threads, 1, kGuard);
-      yp.compute_at(ypw, hi);
+      dm.compute_at(ypw, hi);
       return;
     }
     // Block = gpu_rows outputs x gpu_tile_p rows; each reduction in gpu_threads partial sums (rfactor), which
@@ -121,6 +122,7 @@ class MoeExperts : public Generator<MoeExperts> {
       acc.compute_at(w, xo).gpu_threads(x, p);
       Func part = acc.update().split(r, ro, ri, gpu_threads, kGuard).rfactor(ri, u);
       acc.update().gpu_threads(x, p);
+      if (acc.num_update_definitions() > 1) acc.update(1).gpu_threads(x, p);  // define_dot's tail: empty (lanes = 1)
       part.compute_at(w, xo).gpu_threads(u);
       part.update().reorder(x, p, ro, u).gpu_threads(u);
     };
@@ -128,7 +130,7 @@ class MoeExperts : public Generator<MoeExperts> {
     split(g, act, f, fo, rh);
     split(v, act, f, fo, rh);
     ypw.compute_root().gpu_tile(h, p, ho, po, hi, pi, gpu_rows, gpu_tile_p, kGuard);
-    split(yp, ypw, h, ho, rf);
+    split(dm, ypw, h, ho, rf);
   }
 };
 

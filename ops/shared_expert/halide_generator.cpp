@@ -24,24 +24,22 @@ class SharedExpert : public Generator<SharedExpert> {
     Func gb = BoundaryConditions::repeat_edge(gate, {{Expr(), Expr()}, {gate.dim(1).min(), gate.dim(1).extent()}});
     Func ub = BoundaryConditions::repeat_edge(up, {{Expr(), Expr()}, {up.dim(1).min(), up.dim(1).extent()}});
     Func db = BoundaryConditions::repeat_edge(down, {{Expr(), Expr()}, {down.dim(1).min(), down.dim(1).extent()}});
-    RDom rh(0, H, "rh"), rf(0, F, "rf");
+    const MatmulSchedule s = matmul_schedule();
+    const int lanes = dot_lanes(s);
     Func accg("accg"), accu("accu"), accd("accd"), g("g"), u("u"), d("d"), sg("sg");
-    accg(f, t) = 0.0f;
-    accg(f, t) += xb(rh, t) * gb(rh, f);
+    auto rg = define_dot(accg, f, t, H, lanes, [&](Expr k) { return xb(k, t) * gb(k, f); });
     g(f, t) = accg(f, t);
-    accu(f, t) = 0.0f;
-    accu(f, t) += xb(rh, t) * ub(rh, f);
+    auto ru = define_dot(accu, f, t, H, lanes, [&](Expr k) { return xb(k, t) * ub(k, f); });
     u(f, t) = accu(f, t);
-    accd(o, t) = 0.0f;
-    accd(o, t) += silu(g(rf, t)) * u(rf, t) * db(rf, o);
+    auto rd = define_dot(accd, o, t, F, lanes, [&](Expr k) { return silu(g(k, t)) * u(k, t) * db(k, o); });
     d(o, t) = accd(o, t);
+    RDom rh(0, H, "rh");
     sg(t) = sigmoid(sum(x(rh, t) * gate_w(rh)));
     y(o, t) = sg(t) * d(o, t);
 
-    const MatmulSchedule s = matmul_schedule();
-    for (auto [out, acc, v, r] : {std::tuple{g, accg, f, rh.x}, {u, accu, f, rh.x}, {d, accd, o, rf.x}}) {
+    for (auto [out, acc, v, r, n] : {std::tuple{g, accg, f, rg, F}, {u, accu, f, ru, F}, {d, accd, o, rd, H}}) {
       out.compute_root();
-      schedule_matmul(out, acc, v, t, r, s);
+      schedule_matmul(out, acc, v, t, r.rk, s, n);
     }
     sg.compute_root();
     Var oo("oo"), to("to"), oi("oi"), ti("ti");
