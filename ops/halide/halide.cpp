@@ -44,6 +44,8 @@
 #include "hl_matmul_tuned.h"
 #include "hl_moe_experts_plain.h"
 #include "hl_moe_experts_tuned.h"
+#include "hl_moe_experts_tuned_p2.h"
+#include "hl_moe_experts_tuned_p4.h"
 #include "hl_rmsnorm_plain.h"
 #include "hl_rmsnorm_tuned.h"
 #include "hl_rope_plain.h"
@@ -950,7 +952,13 @@ std::function<void(VariantCtx&, OpArgs&)> attention(AttnFn fn, On on, std::strin
 // share weights); the pipeline computes the experts over the packed rows and the weighted slot sum. On Vulkan the
 // routes stay where they are: the pipeline (built with packed=false) takes row t*k + j as slot j of token t, its
 // expert read from the routes on the device, and never reads ids back (it clamps them instead of checking them).
-std::function<void(VariantCtx&, OpArgs&)> moe_experts(MoeFn fn, On on, std::string what) {
+// `tiled`: builds on row tiles of P rows of one expert, by P; each expert's rows are then padded to whole tiles (copies
+// of its last row, which no slot reads). The largest P whose padding adds at most a quarter to the rows is taken.
+struct MoeTiled {
+  int rows;
+  MoeFn fn;
+};
+std::function<void(VariantCtx&, OpArgs&)> moe_experts(MoeFn fn, On on, std::string what, std::vector<MoeTiled> tiled = {}) {
   return [=](VariantCtx& c, OpArgs& a) {
     const Tensor &x = a.in("x"), &expert = a.in("expert"), &weight = a.in("weight");
     const int64_t E = a.iparam("n_experts"), T = x.rows(), H = x.cols(), k = expert.cols();
@@ -973,30 +981,48 @@ std::function<void(VariantCtx&, OpArgs&)> moe_experts(MoeFn fn, On on, std::stri
       a.set("y", y);
       return;
     }
-    // Pack: rows of expert 0, then 1, ...; (token, slot) order within an expert.
+    // Pack: rows of expert 0, then 1, ...; (token, slot) order within an expert; each expert's rows from a whole tile.
     const IMat& ex = expert.i32();
     const Mat<float>& xm = x.f32();
-    std::vector<int64_t> count(size_t(E) + 1, 0);
+    std::vector<int64_t> count(size_t(E), 0);
     for (int64_t i = 0; i < ex.size(); ++i) {
       const int e = ex.data()[i];
       if (e < 0 || e >= E) fail("moe_experts: expert id {} outside [0, {})", e, E);
-      ++count[size_t(e) + 1];
+      ++count[size_t(e)];
     }
-    for (size_t e = 1; e < count.size(); ++e) count[e] += count[e - 1];
-    Mat<float> xp(R, H);
-    IMat eid(1, R), pos(T, k);
+    const auto padded = [&](int64_t P) {
+      int64_t n = 0;
+      for (int64_t c : count) n += (c + P - 1) / P * P;
+      return n;
+    };
+    MoeFn run = fn;
+    int64_t P = 1;
+    for (const MoeTiled& b : tiled)
+      if (b.rows > P && padded(b.rows) * 4 <= R * 5) run = b.fn, P = b.rows;
+    const int64_t Rp = padded(P);
+    std::vector<int64_t> start(size_t(E) + 1, 0);
+    for (size_t e = 0; e < size_t(E); ++e) start[e + 1] = start[e] + (count[e] + P - 1) / P * P;
+    Mat<float> xp(Rp, H);
+    IMat eid(1, Rp), pos(T, k);
+    std::vector<int64_t> next(start.begin(), start.end() - 1);
     for (int64_t t = 0; t < T; ++t)
       for (int64_t j = 0; j < k; ++j) {
         const int e = ex(t, j);
-        const int64_t p = count[size_t(e)]++;
+        const int64_t p = next[size_t(e)]++;
         xp.row(p) = xm.row(t);
         eid(0, p) = e;
         pos(t, j) = int32_t(p);
       }
-    auto xb = io.in<float>(Tensor::from(std::move(xp)), {iH, iR});
-    auto eb = io.in<int32_t>(Tensor::from_i32(std::move(eid)), {iR});
+    for (size_t e = 0; e < size_t(E); ++e)
+      for (int64_t p = next[e]; p < start[e + 1]; ++p) {
+        xp.row(p) = xp.row(p - 1);
+        eid(0, p) = int32_t(e);
+      }
+    const int iRp = dim(Rp, "padded rows");
+    auto xb = io.in<float>(Tensor::from(std::move(xp)), {iH, iRp});
+    auto eb = io.in<int32_t>(Tensor::from_i32(std::move(eid)), {iRp});
     auto pb = io.in<int32_t>(Tensor::from_i32(std::move(pos)), {ik, iT});
-    if (T > 0) io.run(what, [&] { return fn(xb, eb, gb, ub, db, pb, wb, yb); });
+    if (T > 0) io.run(what, [&] { return run(xb, eb, gb, ub, db, pb, wb, yb); });
     a.set("y", y);
   };
 }
@@ -1059,7 +1085,7 @@ void register_halide_variants(Registry& r) {
   add(r, On::Cpu, "embed", "tuned", "the table in f32; 8-wide along a row, 4 tokens per task", embed(hl_embed_tuned, On::Cpu, "hl_embed_tuned"));
   const std::string sh_how = "the gate and up products once each, SwiGLU inline in the down product, f32 weights; ";
   add(r, On::Cpu, "shared_expert", "plain", sh_how + plain, shared_expert(hl_shared_expert_plain, On::Cpu, "hl_shared_expert_plain"));
-  add(r, On::Cpu, "shared_expert", "tuned", sh_how + "each product as matmul's tuned schedule (8 lanes, 4 x 2 tiles, 64 rows per task)",
+  add(r, On::Cpu, "shared_expert", "tuned", sh_how + "each product as matmul's tuned schedule (8 lanes, 3 x 4 tiles, 64 rows per task)",
       shared_expert(hl_shared_expert_tuned, On::Cpu, "hl_shared_expert_tuned"));
   add(r, On::Cpu, "ssm_gates", "plain", plain, ssm_gates(hl_ssm_gates_plain, On::Cpu, "hl_ssm_gates_plain"));
   add(r, On::Cpu, "ssm_gates", "tuned", "8 heads wide, 16 tokens per task", ssm_gates(hl_ssm_gates_tuned, On::Cpu, "hl_ssm_gates_tuned"));
@@ -1073,8 +1099,8 @@ void register_halide_variants(Registry& r) {
     add(r, On::Cpu, op, "plain", plain + "; Q8_0 weights decoded in the pipeline",
             matmul(hl_matmul_plain, hl_matmul_q8_0_plain, On::Cpu, "hl_matmul_plain"));
     add(r, On::Cpu, op, "tuned",
-            "reduction in 8 lanes (rfactor), 4 x 2 register tile (4 x 1 for one token), 64 outputs per task; Q8_0 weights "
-            "decoded in the pipeline",
+            "reduction in 8 lanes (rfactor) over whole blocks, 3 x 4 register tile (4 x 1 for one token), up to 64 "
+            "outputs per task and at least 4 tasks; Q8_0 weights decoded in the pipeline",
             matmul(hl_matmul_tuned, hl_matmul_q8_0_tuned, On::Cpu, "hl_matmul_tuned", hl_matmul_tuned_t1));
   }
   const std::string prep_how = "conv + silu, the q/k/v split, the q/k heads' l2 norms and the gates in one pipeline; ";
@@ -1103,8 +1129,10 @@ void register_halide_variants(Registry& r) {
   add(r, On::Cpu, "moe_experts", "plain", "rows packed by expert on the host; every stage whole, scalar, serial",
           moe_experts(hl_moe_experts_plain, On::Cpu, "hl_moe_experts_plain"));
   add(r, On::Cpu, "moe_experts", "tuned",
-          "rows packed by expert on the host; 4 packed rows per task, both products in 8 lanes (rfactor)",
-          moe_experts(hl_moe_experts_tuned, On::Cpu, "hl_moe_experts_tuned"));
+          "rows packed by expert on the host; 4 packed rows per task, the products in 8 lanes (rfactor) on register "
+          "tiles of 1, 2 or 4 rows of one expert (each expert's rows padded to whole tiles where that adds <= 25%)",
+          moe_experts(hl_moe_experts_tuned, On::Cpu, "hl_moe_experts_tuned",
+                      {{2, hl_moe_experts_tuned_p2}, {4, hl_moe_experts_tuned_p4}}));
 #ifdef HYBRIDLAB_HALIDE_VULKAN
   add(r, On::Vulkan, "add", "gpu_plain", "one thread per value, blocks of 64", residual_add(hl_add_gpu_plain, On::Vulkan, "hl_add_gpu_plain"));
   add(r, On::Vulkan, "add", "gpu_tuned", "one thread per value, blocks of 256", residual_add(hl_add_gpu_tuned, On::Vulkan, "hl_add_gpu_tuned"));

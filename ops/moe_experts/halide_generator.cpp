@@ -5,9 +5,10 @@
 // and the weighted sum over each token's k slots, y [T, H] (pos[t, j]: the packed row of slot j).
 // Experts are stacked as in the op: gate, up [E*F, H], down [E*H, F].
 // CPU schedules: plain computes every stage whole, scalar. tuned: tasks of rows_per_task packed rows in parallel,
-// each row's three products as mat-vecs on register tiles: tile_f outputs of gate and of up (tile_h of down), each
-// output's reduction in `vec` lanes (rfactor, the reduction index innermost in weights and activations), the lanes of
-// a tile held in registers over the whole reduction and each activation vector loaded once for the tile.
+// the three products on register tiles of tile_f outputs of gate and of up (tile_h of down) x tile_p rows of one
+// expert (the wrapper pads each expert's rows to whole tiles, so a weight vector serves tile_p rows), each output's
+// reduction in `vec` lanes (rfactor, the reduction index innermost in weights and activations), the lanes of a tile
+// held in registers over the whole reduction.
 // packed=false (the GPU builds): no packing; x and the routes are read where they are (on the device), row t*k + j
 // being slot j of token t, so a block's rows rarely share an expert's weights.
 // GPU schedules (weights read in place, Halide's Vulkan runtime): gpu_plain computes the activations, the
@@ -24,6 +25,8 @@ class MoeExperts : public Generator<MoeExperts> {
   GeneratorParam<int> rows_per_task{"rows_per_task", 4};  // packed rows per parallel task (0: plain, serial)
   GeneratorParam<int> tile_f{"tile_f", 4};      // CPU: outputs of gate and of up per register tile
   GeneratorParam<int> tile_h{"tile_h", 8};      // CPU: outputs of down per register tile
+  GeneratorParam<int> tile_p{"tile_p", 1};      // CPU: packed rows per register tile, all of the tile's first row's
+                                                // expert (the wrapper pads each expert's rows to whole tiles)
   GeneratorParam<bool> packed{"packed", true};  // false: xp is x (H, T) itself, row t*k + j slot j of token t
   GeneratorParam<bool> gpu{"gpu", false};
   GeneratorParam<int> gpu_threads{"gpu_threads", 64};  // GPU: threads per block
@@ -48,7 +51,9 @@ class MoeExperts : public Generator<MoeExperts> {
     if (packed) xb = BoundaryConditions::repeat_edge(xp, {{Expr(), Expr()}, {0, R}});
     else xb(h, p) = xp(h, clamp(p / K, 0, xp.dim(1).extent() - 1));
     const Expr E = gate.dim(1).extent() / F;
-    eb(p) = clamp(eid(clamp(p, 0, R - 1)), 0, E - 1);  // the wrapper checks ids; clamps bound the gathers
+    const int P = gpu ? 1 : std::max(1, int(tile_p));
+    // the wrapper checks ids; clamps bound the gathers. A tile's rows share its first row's expert.
+    eb(p) = clamp(eid(clamp(p / P * P, 0, R - 1)), 0, E - 1);
     RDom rk(0, K, "rk");
     Func g("g"), v("v"), act("act"), dm("dm"), yp("yp");
     // Rows clamped to the expert's: register tiles past F (or H, for down) read rows they never store.
@@ -76,24 +81,33 @@ class MoeExperts : public Generator<MoeExperts> {
     }
     Var po("po"), pi("pi"), fo("fo"), fi("fi"), ho("ho"), hi("hi");
     const int tf = std::max(1, int(tile_f)), th = std::max(1, int(tile_h));
-    yp.compute_root().split(p, po, pi, rows_per_task, kGuard).split(h, ho, hi, th, kGuard).reorder(hi, ho, pi, po)
-        .parallel(po).unroll(hi);
-    act.compute_at(yp, pi).split(f, fo, fi, tf, kGuard).reorder(fi, fo).unroll(fi);
+    // Tasks of whole row tiles. Within a task, each tile of outputs walks the task's row tiles (mostly one expert's),
+    // so its weight rows are loaded from memory once per task and then from L1.
+    const int rpt = std::max(P, int(rows_per_task) / P * P);
+    Var pr("pr"), pt("pt"), pp("pp"), qt("qt"), qp("qp");
+    yp.compute_root().split(p, po, pr, rpt, kGuard).split(pr, pt, pp, P, kGuard).split(h, ho, hi, th, kGuard)
+        .reorder(hi, pp, pt, ho, po).parallel(po).unroll(hi).unroll(pp);
+    // gate's and up's products for the task's rows stored (gw, vw), so SwiGLU runs `vec` wide over them
+    Func gw = g.in(), vw = v.in();
+    for (Func w : {gw, vw})
+      w.compute_at(yp, po).bound_extent(p, rpt).split(f, fo, fi, tf, kGuard).split(p, qt, qp, P)
+          .reorder(fi, qp, qt, fo).unroll(fi).unroll(qp);
+    act.compute_at(yp, po).bound_extent(p, rpt).vectorize(f, lanes, kGuard);
     // A tile's outputs and their lanes: constant-size realizations in registers, lanes innermost (a vector each),
     // unrolled over the tile, the lanes summed across the vector once at the end.
     const auto tile = [&](Func acc, std::vector<RVar> r, Var x, int n, Func at, Var where) {
-      acc.compute_at(at, where).bound_extent(x, n).bound_extent(p, 1).store_in(MemoryType::Register).unroll(x);
-      for (int i = 1; i < acc.num_update_definitions(); ++i) acc.update(i).unroll(x);
+      acc.compute_at(at, where).bound_extent(x, n).bound_extent(p, P).store_in(MemoryType::Register).unroll(x).unroll(p);
+      for (int i = 1; i < acc.num_update_definitions(); ++i) acc.update(i).unroll(x).unroll(p);
       if (lanes > 1) acc.update(0).atomic().vectorize(r[0]);
-      acc.update(0).unroll(x);
+      acc.update(0).unroll(x).unroll(p);
       Func part = acc.update(0).rfactor(r[0], u);
-      part.compute_at(at, where).bound_extent(x, n).bound_extent(p, 1).reorder_storage(u, x, p)
-          .store_in(MemoryType::Register).vectorize(u).unroll(x);
-      part.update().reorder(u, x, r[1]).vectorize(u).unroll(x);
+      part.compute_at(at, where).bound_extent(x, n).bound_extent(p, P).reorder_storage(u, x, p)
+          .store_in(MemoryType::Register).vectorize(u).unroll(x).unroll(p);
+      part.update().reorder(u, x, p, r[1]).vectorize(u).unroll(x).unroll(p);
     };
-    tile(g, rg.rk, f, tf, act, fo);
-    tile(v, rv.rk, f, tf, act, fo);
-    tile(dm, rd.rk, h, th, yp, ho);
+    tile(g, rg.rk, f, tf, gw, qt);
+    tile(v, rv.rk, f, tf, vw, qt);
+    tile(dm, rd.rk, h, th, yp, pt);
     y.parallel(t);
     if (vec > 1) {
       y.vectorize(h, vec, kGuard);

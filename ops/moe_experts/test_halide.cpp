@@ -10,9 +10,12 @@ HL_TEST_EVERY_HALIDE_VARIANT("moe_experts")
 TEST_CASE("halide ops: moe_experts over packed expert-grouped rows", "[halide][ops]") {
   std::mt19937_64 g(9);
   // (T, E, k, H, F): odd sizes (T = 1, k = 3: 3 packed rows), most experts without a token, every expert with
-  // every token (k = E), one expert, a wide reduction (the model's hidden 2048 and width 512).
+  // every token (k = E), one expert, a wide reduction (the model's hidden 2048 and width 512). The tuned build on row
+  // tiles of one expert: 7 rows per expert (tiles of 4, one padded row each, widths past the lanes), 20 rows on
+  // average and uneven (tiles of 4, several tasks), 3 rows per expert (tiles of 2).
   for (auto [T, E, k, H, F] : {std::tuple{5, 8, 3, 37, 19}, {1, 8, 3, 37, 19}, {1, 8, 2, 16, 8}, {7, 4, 4, 37, 19},
-                               {3, 1, 1, 5, 3}, {9, 32, 8, 256, 64}, {3, 2, 2, 2048, 512}}) {
+                               {3, 1, 1, 5, 3}, {9, 32, 8, 256, 64}, {3, 2, 2, 2048, 512}, {40, 4, 2, 37, 19},
+                               {3, 3, 3, 64, 40}}) {
     IMat ex(T, k);
     Mat<float> w(T, k);
     std::uniform_int_distribution<int> pick(0, E - 1);
