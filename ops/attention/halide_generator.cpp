@@ -32,6 +32,10 @@ class Attention : public Generator<Attention> {
   GeneratorParam<int> reg_tokens{"reg_tokens", 8}; // CPU, blocked: tokens per score tile
   GeneratorParam<int> reg_d{"reg_d", 2};           // CPU, blocked: vectors of d per value-sum tile
   GeneratorParam<int> reg_out{"reg_out", 4};       // CPU, blocked: tokens per value-sum tile
+  // CPU: scores as dot products along d (`vec` lanes in whole blocks, then a tail) on register tiles of reg_keys keys,
+  // the keys read where they are (no transposed copy); the value sum on register tiles of reg_d vectors of d. For
+  // decode: one token reads the cache once, where a transposed copy costs a second pass over the keys.
+  GeneratorParam<bool> dot_scores{"dot_scores", false};
   GeneratorParam<bool> gpu{"gpu", false};
   GeneratorParam<int> gpu_threads{"gpu_threads", 64};  // GPU: threads per block
   GeneratorParam<int> gpu_tile_t{"gpu_tile_t", 4};     // GPU: tokens per block (0: plain, one thread per value)
@@ -54,7 +58,15 @@ class Attention : public Generator<Attention> {
     Func sc("sc");  // scores (key, token, head)
     const Expr tq = blocked ? clamp(t, 0, q.dim(2).extent() - 1) : t;  // blocked: tiles of tokens past T
     sc(l, t, n) = 0.0f;
-    sc(l, t, n) += q(rd, n, tq) * (transpose_k ? kt(l, rd, n / group) : k_cache(rd, n / group, l));
+    const int lanes = std::max(1, int(vec));
+    RDom rdm(0, lanes, 0, D / lanes, "rdm"), rdt((D / lanes) * lanes, D % lanes, "rdt");
+    if (dot_scores) {  // register tiles read past the last key: clamped
+      const Expr lc = clamp(l, 0, L - 1);
+      sc(l, t, n) += q(rdm.y * lanes + rdm.x, n, tq) * k_cache(rdm.y * lanes + rdm.x, n / group, lc);
+      sc(l, t, n) += q(rdt, n, tq) * k_cache(rdt, n / group, lc);
+    } else {
+      sc(l, t, n) += q(rd, n, tq) * (transpose_k ? kt(l, rd, n / group) : k_cache(rd, n / group, l));
+    }
     const Expr visible = l <= past + t;
     RDom rl(0, L, "rl"), rv(0, L, "rv");
     // causal_bounds: a token's max and sum over its visible keys; the value sum over the keys its block of ob tokens
@@ -71,7 +83,7 @@ class Attention : public Generator<Attention> {
     den(t, n) = 0.0f;
     den(t, n) += e(rl, t, n);
     num(d, n, t) = 0.0f;
-    num(d, n, t) += e(rv, t, n) * v_cache(blocked ? clamp(d, 0, D - 1) : d, n / group, rv);  // blocked: tiles past D
+    num(d, n, t) += e(rv, t, n) * v_cache(blocked || dot_scores ? clamp(d, 0, D - 1) : d, n / group, rv);  // tiles past D
     o(d, n, t) = num(d, n, t) / den(t, n) * sigmoid(gate(d, n, t));
 
     if (gpu) {
@@ -85,6 +97,10 @@ class Attention : public Generator<Attention> {
       return;
     }
     Var to("to"), ti("ti"), task("task");
+    if (dot_scores) {
+      schedule_dot(sc, e, mx, den, num, d, n, t, l, rdm, rv.x);
+      return;
+    }
     if (blocked) {
       schedule_blocked(sc, e, mx, den, num, kt, d, n, t, l, m, rd.x, rv.x);
       return;
@@ -140,6 +156,30 @@ class Attention : public Generator<Attention> {
     sc.update().reorder(l, t, rd).vectorize(l, vec).unroll(l).unroll(t);
     e.vectorize(l, vec, kGuard);
     schedule_transpose(kt, l, d, m);
+  }
+
+  // Tasks of tile_t tokens of one head; scores on register tiles of reg_keys keys (the lanes along d, summed once per
+  // tile), the value sum on register tiles of reg_d vectors of d.
+  void schedule_dot(Func sc, Func e, Func mx, Func den, Func num, Var d, Var n, Var t, Var l, RDom rdm, RVar rv) {
+    Var to("to"), ti("ti"), task("task"), lo("lo"), li("li"), dd("dd"), di("di"), u("u");
+    const int rk = std::max(1, int(reg_keys)), rdv = std::max(1, int(reg_d)), tt = std::max(1, int(tile_t));
+    o.split(t, to, ti, tt, kGuard).split(d, dd, di, vec * rdv, kGuard).reorder(di, ti, dd, to, n).fuse(to, n, task)
+        .parallel(task).vectorize(di, vec, kGuard);
+    num.compute_at(o, dd).bound_extent(d, vec * rdv).bound_extent(t, tt).bound_extent(n, 1)
+        .store_in(MemoryType::Register).vectorize(d, vec).unroll(d).unroll(t);
+    num.update().reorder(d, t, rv).vectorize(d, vec).unroll(d).unroll(t);
+    Func scw = sc.in();  // what mx and e read: the task's scores, filled a register tile at a time
+    for (Func f : {scw, e, mx, den}) f.compute_at(o, task);
+    scw.split(l, lo, li, rk, kGuard).reorder(li, t, lo).unroll(li);
+    sc.compute_at(scw, lo).bound_extent(l, rk).bound_extent(t, 1).bound_extent(n, 1).store_in(MemoryType::Register).unroll(l);
+    sc.update(1).unroll(l);
+    if (vec > 1) sc.update(0).atomic().vectorize(rdm.x);
+    sc.update(0).unroll(l);
+    Func part = sc.update(0).rfactor(rdm.x, u);
+    part.compute_at(scw, lo).bound_extent(l, rk).bound_extent(t, 1).bound_extent(n, 1).reorder_storage(u, l, t, n)
+        .store_in(MemoryType::Register).vectorize(u).unroll(l);
+    part.update().reorder(u, l, rdm.y).vectorize(u).unroll(l);
+    e.vectorize(l, vec, kGuard);
   }
 
   void schedule_gpu(Func sc, Func mx, Func e, Func den, Func num, Var d, Var n, Var t, Var l, RVar rd, RVar rl,

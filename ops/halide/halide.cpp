@@ -32,6 +32,7 @@
 #include "hl_attention_plain.h"
 #include "hl_attention_tuned.h"
 #include "hl_attention_tuned_blocked.h"
+#include "hl_attention_tuned_dot.h"
 #include "hl_gated_rmsnorm_plain.h"
 #include "hl_gdn_prep_plain.h"
 #include "hl_gdn_prep_tuned.h"
@@ -918,9 +919,9 @@ std::function<void(VariantCtx&, OpArgs&)> ssm_scan(ScanFn fn, On on, std::string
   };
 }
 
-// blocked_fn (with block_t): the build for prompts of whole block_t-token tiles.
+// blocked_fn (with block_t): the build for prompts of whole block_t-token tiles; one_fn: the build for one token.
 std::function<void(VariantCtx&, OpArgs&)> attention(AttnFn fn, On on, std::string what, AttnFn blocked_fn = nullptr,
-                                                     int64_t block_t = 0) {
+                                                     int64_t block_t = 0, AttnFn one_fn = nullptr) {
   return [=](VariantCtx& c, OpArgs& a) {
     const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &gate = a.in("gate");
     const int64_t nq = a.iparam("n_q_heads"), nkv = a.iparam("n_kv_heads"), len = a.iparam("kv_len"), T = q.rows();
@@ -942,7 +943,7 @@ std::function<void(VariantCtx&, OpArgs&)> attention(AttnFn fn, On on, std::strin
     auto qb = io.in<float>(q, {int(D), int(nq), iT}), gb = io.in<float>(gate, {int(D), int(nq), iT});
     auto kb = io.in<float>(kc, {int(D), int(nkv), L}), vb = io.in<float>(vc, {int(D), int(nkv), L});
     auto ob = io.out<float>(o, T, q.cols(), {int(D), int(nq), iT});
-    const AttnFn f = blocked_fn && block_t > 0 && T % block_t == 0 ? blocked_fn : fn;
+    const AttnFn f = one_fn && T == 1 ? one_fn : blocked_fn && block_t > 0 && T % block_t == 0 ? blocked_fn : fn;
     io.run(what, [&] { return f(qb, kb, vb, gb, int32_t(len), ob); });
     a.set("o", o);
   };
@@ -1124,8 +1125,9 @@ void register_halide_variants(Registry& r) {
           attention(hl_attention_plain, On::Cpu, "hl_attention_plain"));
   add(r, On::Cpu, "attention", "tuned",
       "keys transposed once, tiles of 8 tokens of one head per task, 8-wide; prompts of whole tiles on register tiles "
-      "with the masked triangle skipped",
-      attention(hl_attention_tuned, On::Cpu, "hl_attention_tuned", hl_attention_tuned_blocked, 8));
+      "with the masked triangle skipped; one token: scores as dot products along d on register tiles of 4 keys (the "
+      "cache read in place), the value sum on tiles of 32 values of d",
+      attention(hl_attention_tuned, On::Cpu, "hl_attention_tuned", hl_attention_tuned_blocked, 8, hl_attention_tuned_dot));
   add(r, On::Cpu, "moe_experts", "plain", "rows packed by expert on the host; every stage whole, scalar, serial",
           moe_experts(hl_moe_experts_plain, On::Cpu, "hl_moe_experts_plain"));
   add(r, On::Cpu, "moe_experts", "tuned",
