@@ -319,33 +319,63 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
     // The reference: the truth for this case, and its CPU time.
     gpu::OpArgs want = clone_args(inputs);
     const auto& refv = reg.variant(part.op, "reference");
-    // Timed like the other CPU variants: the first (cold) run gives the truth, then a steady clock around
-    // each call on fresh copies, median of up to opt.runs (at least one; they stop once they took 5 s).
-    std::vector<double> ref_times;
+    // The first (cold) run gives the truth; the reference is then timed as the CPU variants are (below).
     refv.run(host_ctx, want);
-    double ref_total = 0;
-    for (int i = 0; i < cx.opt.runs && !(i >= 1 && ref_total > 5.0); ++i) {
-      gpu::OpArgs a = clone_args(inputs);
-      const auto t0 = Clock::now();
-      refv.run(host_ctx, a);
-      ref_times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-      ref_total += ref_times.back();
-    }
     // Timing sets: inputs rotated so that repeated runs do not just hit the cache (L2: 60 MB on the H200). Made once
-    // per case, on first use, and shared by every variant and sweep point: fresh quantized weights at full shapes cost
-    // seconds each to draw and upload, which had eaten most of a sweep's time limit.
+    // per case, on first use, and shared by the reference, every variant and sweep point: fresh quantized weights at
+    // full shapes cost seconds each to draw and upload, which had eaten most of a sweep's time limit.
     const double cache_bytes = 64.0 * (1 << 20);
     const int rot = int(std::clamp(std::ceil(2 * cache_bytes / std::max(c.cost.bytes, 1.0)), 1.0, 8.0));
     std::vector<gpu::OpArgs> rotated;
+    const auto timing_sets = [&] {
+      if (rotated.empty())
+        for (int i = 1; i < rot; ++i) rotated.push_back(c.inputs(rng));
+      std::vector<gpu::OpArgs> sets{clone_args(inputs)};
+      sets.insert(sets.end(), rotated.begin(), rotated.end());
+      return sets;
+    };
+    // Warm-up: uploads and pipelines, then enough work (>= 0.3 s) for the clocks to ramp up (and the CPU's threads to be
+    // running). Calls that may take seconds at full shapes (`capped`: the reference, a scalar CPU schedule, a Halide
+    // Vulkan one): at least 2 warm-up runs but no more once their wall time passes 3 s, and the timed runs stop after 3
+    // once they have taken 5 s of wall time. Then up to opt.runs timed calls over the sets; returns their ns.
+    const auto measure = [&](std::vector<gpu::OpArgs>& sets, const std::function<double(gpu::OpArgs&)>& time_one, bool capped) {
+      const int min_warm = capped ? 2 : int(sets.size()) + 2;
+      double warm_ns = 0, warm_wall_ns = 0, timed_ns = 0;
+      // (No small cap on the count: at 0.2 ms a run, 200 runs left the H200's clocks low for the first sweep
+      // point of a process, 2-4x slower than the same point later.)
+      for (int i = 0; i < 20000 && (i < min_warm || warm_ns < 3e8); ++i) {
+        const auto t0 = Clock::now();
+        warm_ns += time_one(sets[size_t(i) % sets.size()]);
+        warm_wall_ns += std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+        if (capped && i + 1 >= min_warm && warm_wall_ns > 3e9) break;
+      }
+      std::vector<double> ns;
+      for (int i = 0; i < cx.opt.runs && !(capped && i >= 3 && timed_ns > 5e9); ++i) {
+        const auto t0 = Clock::now();
+        ns.push_back(time_one(sets[size_t(i % rot)]));
+        timed_ns += std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+      }
+      return ns;
+    };
+    const auto host_time = [](const std::function<void()>& call) {
+      const auto t0 = Clock::now();
+      call();
+      return std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+    };
     for (const gpu::Variant* v : variants) {
       ++i_run;
       if (v->family == "reference") {
-        const double s = median(ref_times);
+        // A steady clock around each call over the rotated sets, after the warm-up, as the CPU variants.
+        std::vector<gpu::OpArgs> sets = timing_sets();
+        const std::vector<double> ns =
+            measure(sets, [&](gpu::OpArgs& a) { return host_time([&] { refv.run(host_ctx, a); }); }, true);
+        const double s = median(ns) * 1e-9;
         json r = {{"variant", v->name}, {"status", "reference"}, {"where", fmt::format("CPU, {} threads", omp_get_max_threads())},
-                  {"time_us", {{"median", s * 1e6}, {"min", *std::min_element(ref_times.begin(), ref_times.end()) * 1e6},
-                               {"max", *std::max_element(ref_times.begin(), ref_times.end()) * 1e6},
-                               {"p10", percentile(ref_times, 0.1) * 1e6}, {"p90", percentile(ref_times, 0.9) * 1e6},
-                               {"runs", ref_times.size()}}}};
+                  {"timing", "steady clock around the call"},
+                  {"time_us", {{"median", s * 1e6}, {"min", *std::min_element(ns.begin(), ns.end()) * 1e-3},
+                               {"max", *std::max_element(ns.begin(), ns.end()) * 1e-3},
+                               {"p10", percentile(ns, 0.1) * 1e-3}, {"p90", percentile(ns, 0.9) * 1e-3},
+                               {"runs", ns.size()}, {"rotated_inputs", rot}}}};
         r.update(cpu_roofline(c.cost, s, omp_get_max_threads()));
         jc["results"].push_back(r);
         continue;
@@ -407,10 +437,7 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
                                         : err_text.c_str());
           continue;
         }
-        if (rotated.empty())
-          for (int i = 1; i < rot; ++i) rotated.push_back(c.inputs(rng));
-        std::vector<gpu::OpArgs> sets{clone_args(inputs)};
-        sets.insert(sets.end(), rotated.begin(), rotated.end());
+        std::vector<gpu::OpArgs> sets = timing_sets();
         // How a variant is timed: Vulkan timestamps around what it records into hybridlab's stream (GPU; for
         // Halide's Vulkan runtime, around its submissions to the same queue, Io::run in ops/halide/halide.cpp);
         // a steady clock around the call for CPU variants (needs_device false).
@@ -436,31 +463,8 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
                      }
                    }) / chain;
           };
-        if (host_timed)
-          time_one = [&](gpu::OpArgs& a) {
-            const auto t0 = Clock::now();
-            v->run(dev_ctx, a);
-            return std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-          };
-        // Warm-up: uploads and pipelines, then enough work (>= 0.3 s) for the clocks to ramp up. Variants that may
-        // take seconds a call at full shapes (a scalar CPU schedule, a Halide Vulkan one): at least 2 warm-up runs but
-        // no more once their wall time passes 3 s, and the timed runs stop after 3 once they have taken 5 s of wall time.
-        const int min_warm = capped ? 2 : int(sets.size()) + 2;
-        double warm_ns = 0, warm_wall_ns = 0, timed_ns = 0;
-        // (No small cap on the count: at 0.2 ms a run, 200 runs left the H200's clocks low for the first sweep
-        // point of a process, 2-4x slower than the same point later.)
-        for (int i = 0; i < 20000 && (i < min_warm || warm_ns < 3e8); ++i) {
-          const auto t0 = Clock::now();
-          warm_ns += time_one(sets[size_t(i) % sets.size()]);
-          warm_wall_ns += std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-          if (capped && i + 1 >= min_warm && warm_wall_ns > 3e9) break;
-        }
-        std::vector<double> ns;
-        for (int i = 0; i < cx.opt.runs && !(capped && i >= 3 && timed_ns > 5e9); ++i) {
-          const auto t0 = Clock::now();
-          ns.push_back(time_one(sets[size_t(i % rot)]));
-          timed_ns += std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-        }
+        if (host_timed) time_one = [&](gpu::OpArgs& a) { return host_time([&] { v->run(dev_ctx, a); }); };
+        std::vector<double> ns = measure(sets, time_one, capped);
         if (cx.opt.dispatches && !capped) r["dispatches"] = dispatch_times(cx.dev, [&](int i) { v->run(dev_ctx, sets[size_t(i % rot)]); },
                                                                  std::clamp(cx.opt.runs, 1, 5));
         const double s = median(ns) * 1e-9;
