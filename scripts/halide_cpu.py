@@ -6,9 +6,15 @@ flops at the host's f32 FMA rate (the report's cpu_ceilings at its thread count)
 above it. A DRAM floor (bytes at the memory read rate) is shown beside it: inputs rotated past the caches meet that one.
 Cases where either side has no passing timing are left out.
 
-usage: halide_cpu.py REPORT.json [REPORT.json ...] [--ops matmul,attention,...] [--out FILE.md]"""
+With --rounds, the arguments are directories, each one round of the same experiments (its *.json reports): per case the
+ratio in every round, and the cases at 2x in every round (timings on a shared machine move between runs).
+
+usage: halide_cpu.py REPORT.json [REPORT.json ...] [--ops matmul,attention,...] [--out FILE.md]
+       halide_cpu.py --rounds DIR [DIR ...] [--ops ...] [--out FILE.md]"""
 import argparse
+import glob
 import json
+import os
 
 
 def median(r):
@@ -68,15 +74,50 @@ def table(reports, ops=()):
     return lines, met, impossible, len(rs)
 
 
+def rounds_table(rounds, ops=()):
+    """rounds: one list of reports per round. Per (op, case) in the first round's order: each round's reference and
+    Halide medians and ratio; met where every round reaches 2x."""
+    per = [{(r[0], r[1]): r for r in rows(reps, ops)} for reps in rounds]
+    n = len(rounds)
+    head = ("| op | case | " + " | ".join(f"round {i + 1}: reference / Halide us" for i in range(n)) +
+            " | ratios | 2x in every round |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    met = total = 0
+    for key in per[0]:
+        if not all(key in p for p in per):
+            continue
+        rs = [p[key] for p in per]
+        every = all(r[5] for r in rs)
+        met += every
+        total += 1
+        lines.append(f"| {key[0]} | {key[1]} | " + " | ".join(f"{r[2]:.1f} / {r[3]:.1f}" for r in rs) + " | " +
+                     ", ".join(f"{r[4]:.2f}" for r in rs) + f" | {'met' if every else 'not met'} |")
+    lines += ["", f"{met} of {total} cases at 2x or more in every one of {n} rounds."]
+    return lines, met, total
+
+
+def load_dir(d):
+    return [json.load(open(p)) for p in sorted(glob.glob(os.path.join(d, "**", "*.json"), recursive=True))
+            if json.load(open(p)).get("cases") is not None and os.path.basename(p) != "bandwidth.json"]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("reports", nargs="+")
     ap.add_argument("--ops", default="")
     ap.add_argument("--out")
+    ap.add_argument("--rounds", action="store_true")
     a = ap.parse_args()
-    reports = [json.load(open(p)) for p in a.reports]
-    lines, _, _, _ = table(reports, set(filter(None, a.ops.split(","))))
-    text = "\n".join(["Reports: " + "; ".join(host_line(r) for r in reports), "", *lines]) + "\n"
+    ops = set(filter(None, a.ops.split(",")))
+    if a.rounds:
+        rounds = [load_dir(d) for d in a.reports]
+        lines, _, _ = rounds_table(rounds, ops)
+        text = "\n".join([f"Round {i + 1}: " + "; ".join(host_line(r) for r in reps) for i, reps in enumerate(rounds)] +
+                          ["", *lines]) + "\n"
+    else:
+        reports = [json.load(open(p)) for p in a.reports]
+        lines, _, _, _ = table(reports, ops)
+        text = "\n".join(["Reports: " + "; ".join(host_line(r) for r in reports), "", *lines]) + "\n"
     if a.out:
         open(a.out, "w").write(text)
     print(text, end="")

@@ -5,7 +5,7 @@ usage: test_halide_cpu.py ROOT"""
 import sys
 
 sys.path.insert(0, sys.argv[1] + "/scripts")
-from halide_cpu import rows, table  # noqa: E402
+from halide_cpu import rounds_table, rows, table  # noqa: E402
 
 
 def res(variant, med, status="pass"):
@@ -39,4 +39,16 @@ lines, met, impossible, n = table([rep])
 check((met, impossible, n) == (2, 1, 3), f"counts over every op: {(met, impossible, n)}")
 check(any(l.startswith("| matmul | fast | 100.0 (90.0..110.0) | 40.0 (36.0..44.0) | 2.50 | met | 20.0 | 100.0 | yes |")
           for l in lines), f"row format: {lines}")
+# Rounds: "fast" at 2x in both, "near the floor" in neither; a case missing from one round is left out.
+import copy  # noqa: E402
+rep2 = copy.deepcopy(rep)
+rep2["cases"][0]["results"][2]["time_us"]["median"] = 45.0
+rep2["cases"][3]["results"][1]["time_us"]["median"] = 20.0  # attention: 1.5x in round 2
+del rep2["cases"][1]
+lines, met, total = rounds_table([[rep], [rep2]])
+check((met, total) == (1, 2), f"rounds: met in every round and cases in every round: {(met, total)}")
+check(any(l.startswith("| matmul | fast | 100.0 / 40.0 | 100.0 / 45.0 | 2.50, 2.22 | met |") for l in lines),
+      f"rounds row format: {lines}")
+check(any(l.startswith("| attention | other op | 30.0 / 10.0 | 30.0 / 20.0 | 3.00, 1.50 | not met |") for l in lines),
+      f"a case at 2x in one round only: {lines}")
 print("ok")
