@@ -21,4 +21,14 @@ inline size_t env_megabytes(const char* name, size_t fallback_mb) {
   return mb << 20;
 }
 
+// A switch from the environment variable `name`: unset or empty is false, "0" false, "1" true; anything else is an
+// error naming the variable (a typo must not silently leave a measurement's setting as it was).
+inline bool env_switch(const char* name) {
+  const char* e = std::getenv(name);
+  if (!e || !*e) return false;
+  const std::string v(e);
+  if (v == "0" || v == "1") return v == "1";
+  fail("{}='{}': give 0 or 1", name, v.substr(0, 40));
+}
+
 }  // namespace hl

@@ -157,7 +157,7 @@ int cpu_threads() {
   static const int n = [] {
     const int t = std::max(1, omp_get_max_threads());
     halide_set_num_threads(t);
-    if (!std::getenv("HYBRIDLAB_HALIDE_OWN_POOL")) halide_set_custom_do_par_for(omp_do_par_for);
+    if (!env_switch("HYBRIDLAB_HALIDE_OWN_POOL")) halide_set_custom_do_par_for(omp_do_par_for);
     return t;
   }();
   return n;

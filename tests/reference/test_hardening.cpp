@@ -11,6 +11,7 @@
 
 #include "ops/vulkan_variant.h"
 #include "plan/executor.h"
+#include "env.h"
 #include "io/safetensors.h"
 #include "model/config.h"
 #include "model/runner.h"
@@ -537,4 +538,19 @@ TEST_CASE("hardening: fuzz_gguf: a tensor byte size that overflows in ne[0] alon
   }
   const quant::Reader ok = quant::Reader::from_bytes(gguf(8, 0), "ok.gguf");  // the same file with ne[0] = 8 reads
   CHECK(ok.tensors().at(0).nbytes == 32);
+}
+
+TEST_CASE("hardening: a switch from the environment takes 0 or 1 and refuses anything else", "[hardening][env]") {
+  const char* name = "HYBRIDLAB_TEST_SWITCH";
+  ::unsetenv(name);
+  CHECK_FALSE(env_switch(name));
+  for (auto [v, want] : {std::pair{"", false}, {"0", false}, {"1", true}}) {
+    ::setenv(name, v, 1);
+    CHECK(env_switch(name) == want);
+  }
+  for (const char* v : {"yes", "true", "2", " 1"}) {
+    ::setenv(name, v, 1);
+    CHECK_THROWS_WITH(env_switch(name), Catch::Contains("HYBRIDLAB_TEST_SWITCH") && Catch::Contains("give 0 or 1"));
+  }
+  ::unsetenv(name);
 }
