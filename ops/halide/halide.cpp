@@ -1131,7 +1131,7 @@ void register_halide_variants(Registry& r) {
   add(r, On::Cpu, "moe_experts", "plain", "rows packed by expert on the host; every stage whole, scalar, serial",
           moe_experts(hl_moe_experts_plain, On::Cpu, "hl_moe_experts_plain"));
   add(r, On::Cpu, "moe_experts", "tuned",
-          "rows packed by expert on the host; 4 packed rows per task, the products in 8 lanes (rfactor) on register "
+          "rows packed by expert on the host; tasks of 4-16 packed rows, the products in 8 lanes (rfactor) on register "
           "tiles of 1, 2 or 4 rows of one expert (each expert's rows padded to whole tiles where that adds <= 25%)",
           moe_experts(hl_moe_experts_tuned, On::Cpu, "hl_moe_experts_tuned",
                       {{2, hl_moe_experts_tuned_p2}, {4, hl_moe_experts_tuned_p4}}));
