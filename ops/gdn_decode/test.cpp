@@ -13,12 +13,14 @@ TEST_CASE("vk ops: gdn_decode under other tunings, calls back to back", "[vk][op
   auto& prof = device().ctx().profile();
   const gpu::OpDef& op = gpu::Registry::get().op("gdn_decode");
   // blocks > 1: a value head's columns over several workgroups, the norm finished by its last block (its own counters).
-  for (const auto& [split, contig, blocks] : {std::tuple{1u, 0u, 1u}, {2u, 1u, 1u}, {8u, 1u, 1u}, {8u, 0u, 1u}, {4u, 0u, 4u},
-                                              {8u, 1u, 2u}, {2u, 0u, 8u}}) {
+  // acc: partial sums per dot product.
+  for (const auto& [split, contig, blocks, acc] :
+       {std::tuple{1u, 0u, 1u, 1u}, {2u, 1u, 1u, 2u}, {8u, 1u, 1u, 1u}, {8u, 0u, 1u, 4u}, {4u, 0u, 4u, 2u}, {8u, 1u, 2u, 4u},
+        {2u, 0u, 8u, 1u}}) {
     const vk::ScopedTuning scope(prof, {{"gdn_output.fused_decode.split", split}, {"gdn_output.fused_decode.contig", contig},
-                                        {"gdn_decode.fused_decode.blocks", blocks}});
+                                        {"gdn_decode.fused_decode.blocks", blocks}, {"gdn_output.fused_decode.acc", acc}});
     for (const auto& c : op.cases(gpu::Scale::Test)) {
-      INFO("split " << split << ", contig " << contig << ", blocks " << blocks << ", " << c.label);
+      INFO("split " << split << ", contig " << contig << ", blocks " << blocks << ", acc " << acc << ", " << c.label);
       std::mt19937_64 g(101);
       const gpu::OpArgs a = c.inputs(g);
       require_close("gdn_decode", "vulkan:fused_decode", a, op.tolerance);

@@ -39,6 +39,8 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
   split = std::max(1u, std::min({split, std::bit_floor(u32(dk)), std::bit_floor(std::max(1u, max_inv / cols))}));
   if (cols > max_inv) fail("{}: value heads of {} exceed the device's {} invocations per workgroup", what, dv, max_inv);
   const uint32_t wg = cols * split, contig = d.tune("gdn_output.fused_decode.contig") != 0;
+  const uint32_t acc = d.tune("gdn_output.fused_decode.acc");
+  if (acc != 1 && acc != 2 && acc != 4) fail("{}: gdn_output.fused_decode.acc = {} must be 1, 2 or 4", what, acc);
   const uint64_t rc = (uint64_t(dk + split - 1) / split + 3) / 4 * 4, krow = contig ? split * (rc + 4) : uint64_t(dk);
   const uint64_t shared = 4 * (2 * krow + cols + 2 + 2 * wg + 1 + 2 * uint64_t(dk) + cols + 1);
   if (shared > d.info().max_shared_memory)
@@ -50,7 +52,7 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
                                        [&] { return Tensor::from_i32(IMat::Zero(1, nt)); });
   // diag (undeclared; diagnosis only, results wrong): parts of the step left out (ssm_scan_columns.glsl's DIAG).
   const auto& p = d.pipeline("gdn_decode", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, 1u}, {5, 1u}, {6, contig}, {7, u32(K)},
-                                            {8, d.profile().get("gdn_decode.fused_decode.diag", 0)}},
+                                            {8, d.profile().get("gdn_decode.fused_decode.diag", 0)}, {11, acc}},
                              12, 11 * 4);
   Tensor y = Tensor::device(d, 1, nv * dv);
   struct {

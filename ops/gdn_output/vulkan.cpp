@@ -29,9 +29,10 @@ void register_gdn_output_vulkan(Registry& r) {
                              "its state in registers (as ssm_scan's block_resident) and writes the head's gated norm",
                              fused_decode, true);
   v.status = "default";
-  // Invocations per state column (a power of two; capped so the head fits one workgroup); tokens staged at a time.
+  // Invocations per state column (a power of two; capped so the head fits one workgroup); tokens staged at a time;
+  // partial sums per dot product (ssm_scan_columns.glsl's ACC, gdn_decode's too).
   v.tunables = {{"gdn_output.fused_decode.split", 4, {{"nvidia-hopper", 8}}}, {"gdn_output.fused_decode.stage", 16},
-                 {"gdn_output.fused_decode.contig", 0}};
+                 {"gdn_output.fused_decode.contig", 0}, {"gdn_output.fused_decode.acc", 1}};
   r.add_variant(std::move(v));
 }
 

@@ -17,10 +17,11 @@ Experiment ssm_scan_experiment() {
                           // (cols 64, split 4 and stage 8 lost at T = 512 on the H200: README)
                           {"ssm_scan.block_resident.cols", {16, 32}}, {"ssm_scan.block_resident.split", {8, 16}},
                           {"ssm_scan.block_resident.stage", {16, 32}}, {"ssm_scan.block_resident.unroll", {0, 1}},
-                          {"ssm_scan.block_resident.contig", {0, 1}}};
+                          {"ssm_scan.block_resident.contig", {0, 1}},
+                          {"ssm_scan.block_resident.acc", {1, 2, 4}}};
             for (const char* op : {"gdn_output", "gdn_decode"})  // gdn_decode: the whole step, with gdn_output's tunables
               for (Part& p : op_parts(op, cx)) {
-                p.sweeps = {{"gdn_output.fused_decode.split", {2, 4, 8}}};
+                p.sweeps = {{"gdn_output.fused_decode.split", {2, 4, 8}}, {"gdn_output.fused_decode.acc", {1, 2, 4}}};
                 parts.push_back(std::move(p));
               }
             return parts;

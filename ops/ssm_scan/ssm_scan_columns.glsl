@@ -48,6 +48,9 @@ layout(constant_id = 8) const uint DIAG = 0;
 // state) under earlier tokens' reductions; one workgroup per SM leaves it the registers.
 layout(constant_id = 9) const uint UNROLL = 0;
 layout(constant_id = 10) const uint SGMIN = 1;  // the smallest subgroup size the device may run (kq_staged()'s condition)
+// Partial sums per invocation in a token's dot products (1, 2 or 4): the R products of S^T k summed in ACC independent
+// chains, so the dependent FMA chain that each token waits on before its reduction is R / ACC long.
+layout(constant_id = 11) const uint ACC = 1;
 #define GROUP SPLIT  // hl_group_sum sums over a column's invocations
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
@@ -236,21 +239,23 @@ float zpre, gpre;
 
 // Token tt of the chunk staged at c0: this column's r = S^T k, the update and o (or its gated norm).
 void token(uint c0, uint tt) {
-  vec3 x = vec3(0.0);  // (S^T k, S^T q, k.q) for this column, undecayed
+  vec3 xa[4];  // ACC partial sums of (S^T k, S^T q, k.q) for this column, undecayed
+  [[unroll]] for (uint a = 0u; a < 4u; ++a) xa[a] = vec3(0.0);
   vec4 kr[CONTIG != 0u ? RV : 1u];
   if (CONTIG != 0u) {
     [[unroll]] for (uint w = 0u; w < RV; ++w) {
       const uint at = tt * KSTR + p * (RV + 1u) + w;
       const vec4 sw = vec4(s[4u * w], s[4u * w + 1u], s[4u * w + 2u], s[4u * w + 3u]), qw = sq4[at];
       kr[w] = sk4[at];
-      x += vec3(dot(sw, kr[w]), dot(sw, qw), kq_staged() ? 0.0 : dot(kr[w], qw));
+      xa[w % ACC] += vec3(dot(sw, kr[w]), dot(sw, qw), kq_staged() ? 0.0 : dot(kr[w], qw));
     }
   } else {
     [[unroll]] for (uint r = 0u; r < R; ++r) {
       const uint i = p + r * SPLIT;
-      if (i < DK) x += vec3(s[r] * sk[tt * DK + i], s[r] * sq[tt * DK + i], kq_staged() ? 0.0 : sk[tt * DK + i] * sq[tt * DK + i]);
+      if (i < DK) xa[r % ACC] += vec3(s[r] * sk[tt * DK + i], s[r] * sq[tt * DK + i], kq_staged() ? 0.0 : sk[tt * DK + i] * sq[tt * DK + i]);
     }
   }
+  vec3 x = ACC >= 4u ? (xa[0] + xa[1]) + (xa[2] + xa[3]) : ACC == 2u ? xa[0] + xa[1] : xa[0];
   const vec4 tok = stok[tt];
   if (kq_staged()) {
     x = vec3(hl_group_sum(x.x, L), hl_group_sum(x.y, L), tok.z);

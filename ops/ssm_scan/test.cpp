@@ -176,14 +176,16 @@ TEST_CASE("vk ops: deltanet kernels under other tunings", "[vk][ops][deltanet]")
   // contig 1: each invocation's entries contiguous (runs past d_k at split 16 and 32, at 3 x 8 = 24 > 20 entries
   // with d_k 20 at split 8, none at all for some invocations).
   // unroll 1: block_resident's staged chunks unrolled (T = 20 leaves a partial chunk for the rolled loop).
-  for (auto [cols, split, stage, contig, unroll] :
-       {std::tuple{7u, 16u, 3u, 0u, 0u}, {32u, 1u, 16u, 0u, 0u}, {4u, 32u, 1u, 0u, 0u}, {32u, 32u, 5u, 0u, 1u},
-        {7u, 16u, 3u, 1u, 1u}, {32u, 1u, 16u, 1u, 0u}, {4u, 32u, 1u, 1u, 0u}, {32u, 8u, 16u, 1u, 0u}, {32u, 8u, 8u, 0u, 1u},
-        {16u, 8u, 16u, 1u, 1u}}) {
-    INFO("cols " << cols << ", split " << split << ", stage " << stage << ", contig " << contig << ", unroll " << unroll);
+  // acc: partial sums per dot product (more than an invocation's entries at split 16 and 32: some chains empty).
+  for (auto [cols, split, stage, contig, unroll, acc] :
+       {std::tuple{7u, 16u, 3u, 0u, 0u, 1u}, {32u, 1u, 16u, 0u, 0u, 4u}, {4u, 32u, 1u, 0u, 0u, 2u}, {32u, 32u, 5u, 0u, 1u, 4u},
+        {7u, 16u, 3u, 1u, 1u, 2u}, {32u, 1u, 16u, 1u, 0u, 1u}, {4u, 32u, 1u, 1u, 0u, 4u}, {32u, 8u, 16u, 1u, 0u, 2u},
+        {32u, 8u, 8u, 0u, 1u, 2u}, {16u, 8u, 16u, 1u, 1u, 4u}}) {
+    INFO("cols " << cols << ", split " << split << ", stage " << stage << ", contig " << contig << ", unroll " << unroll
+                 << ", acc " << acc);
     std::vector<std::pair<std::string, uint32_t>> keys{{"ssm_scan.block_resident.unroll", unroll}};
     for (const char* v : {"block_resident", "per_token"})
-      for (auto [k, x] : {std::pair{"cols", cols}, {"split", split}, {"stage", stage}, {"contig", contig}})
+      for (auto [k, x] : {std::pair{"cols", cols}, {"split", split}, {"stage", stage}, {"contig", contig}, {"acc", acc}})
         keys.emplace_back(std::string("ssm_scan.") + v + "." + k, x);
     tuned(keys, [&] { require_all_close("ssm_scan", scan_args(g, nk, nv, d, T, 0.0), 1e-5); });
     if (contig) {
@@ -194,10 +196,11 @@ TEST_CASE("vk ops: deltanet kernels under other tunings", "[vk][ops][deltanet]")
   // k.q summed once per staged token (ssm_scan_columns.glsl's kq_staged(): 16 tokens of 128 entries over 128
   // invocations, 16 entries each, a token's 8 invocations in one subgroup on every device here) at the model's head
   // size, rolled and unrolled, contiguous entries or not; 37 tokens leave a partial chunk.
-  for (auto [contig, unroll] : {std::pair{0u, 0u}, {0u, 1u}, {1u, 1u}}) {
-    INFO("d_k 128, cols 16, split 8, contig " << contig << ", unroll " << unroll);
+  for (auto [contig, unroll, acc] : {std::tuple{0u, 0u, 1u}, {0u, 1u, 1u}, {1u, 1u, 1u}, {0u, 1u, 4u}, {1u, 1u, 2u}}) {
+    INFO("d_k 128, cols 16, split 8, contig " << contig << ", unroll " << unroll << ", acc " << acc);
     tuned({{"ssm_scan.block_resident.cols", 16}, {"ssm_scan.block_resident.split", 8}, {"ssm_scan.block_resident.stage", 16},
-           {"ssm_scan.block_resident.contig", contig}, {"ssm_scan.block_resident.unroll", unroll}},
+           {"ssm_scan.block_resident.contig", contig}, {"ssm_scan.block_resident.unroll", unroll},
+           {"ssm_scan.block_resident.acc", acc}},
           [&] { require_close("ssm_scan", "vulkan:block_resident", scan_args(g, 1, 2, 128, 37, 0.0), 1e-5); });
   }
 }
