@@ -82,8 +82,20 @@ class Attention : public Generator<Attention> {
     e(l, t, n) = select(visible, exp(sc(l, t, n) * scale - mx(t, n)), 0.0f);
     den(t, n) = 0.0f;
     den(t, n) += e(rl, t, n);
-    num(d, n, t) = 0.0f;
-    num(d, n, t) += e(rv, t, n) * v_cache(blocked || dot_scores ? clamp(d, 0, D - 1) : d, n / group, rv);  // tiles past D
+    // blocked: the value sum of a block of ob tokens (tb) as its own dimension, so the bound of its keys is the block's
+    // alone: one loop over them per register tile, not a test per token inside it.
+    Var tb("tb"), tw("tw");
+    Func numb("numb");
+    RDom rvb(0, L, "rvb");
+    if (blocked) {
+      rvb.where(rvb <= past + tb * ob + (ob - 1));
+      numb(d, n, tb, tw) = 0.0f;
+      numb(d, n, tb, tw) += e(rvb, tb * ob + tw, n) * v_cache(clamp(d, 0, D - 1), n / group, rvb);  // tiles past D
+      num(d, n, t) = numb(d, n, t / ob, t % ob);
+    } else {
+      num(d, n, t) = 0.0f;
+      num(d, n, t) += e(rv, t, n) * v_cache(dot_scores ? clamp(d, 0, D - 1) : d, n / group, rv);  // tiles past D
+    }
     o(d, n, t) = num(d, n, t) / den(t, n) * sigmoid(gate(d, n, t));
 
     if (gpu) {
@@ -102,7 +114,7 @@ class Attention : public Generator<Attention> {
       return;
     }
     if (blocked) {
-      schedule_blocked(sc, e, mx, den, num, kt, d, n, t, l, m, rd.x, rv.x);
+      schedule_blocked(sc, e, mx, den, numb, kt, d, n, t, l, m, tb, tw, rd.x, rvb.x);
       return;
     }
     o.split(t, to, ti, tile_t, kGuard).reorder(d, ti, to, n).fuse(to, n, task).parallel(task);
@@ -132,8 +144,8 @@ class Attention : public Generator<Attention> {
   // Tasks of tile_t tokens of one head, as tuned; inside, the scores' and the value sum's accumulators on register tiles
   // (constant-size realizations, fully unrolled) with their reduction innermost, each tile's operands loaded once per
   // step of it: a vector of keys (values) and reg_tokens (reg_out) broadcast query (weight) values.
-  void schedule_blocked(Func sc, Func e, Func mx, Func den, Func num, Func kt, Var d, Var n, Var t, Var l, Var m, RVar rd,
-                        RVar rv) {
+  void schedule_blocked(Func sc, Func e, Func mx, Func den, Func numb, Func kt, Var d, Var n, Var t, Var l, Var m, Var tb,
+                        Var tw, RVar rd, RVar rv) {
     Var to("to"), ti("ti"), task("task"), lo("lo"), li("li"), so("so"), si("si"), dd("dd"), di("di"), po("po"), pi("pi");
     const int rk = std::max(1, int(reg_keys)), rt = std::max(1, int(reg_tokens)), rdv = std::max(1, int(reg_d));
     const int rot = std::max(1, int(reg_out));
@@ -145,9 +157,9 @@ class Attention : public Generator<Attention> {
         .parallel(task)
         .vectorize(di, vec, kGuard)
         .unroll(pi);
-    num.compute_at(o, dd).bound_extent(d, vec * rdv).bound_extent(t, rot).bound_extent(n, 1)
-        .store_in(MemoryType::Register).vectorize(d, vec).unroll(d).unroll(t);
-    num.update().reorder(d, t, rv).vectorize(d, vec).unroll(d).unroll(t);
+    numb.compute_at(o, dd).bound_extent(d, vec * rdv).bound_extent(tw, rot).bound_extent(tb, 1).bound_extent(n, 1)
+        .store_in(MemoryType::Register).vectorize(d, vec).unroll(d).unroll(tw);
+    numb.update().reorder(d, tw, rv, tb, n).vectorize(d, vec).unroll(d).unroll(tw);
     Func scw = sc.in();  // what mx and e read: the scores of the task's tokens, filled a register tile at a time
     for (Func f : {scw, e, mx, den}) f.compute_at(o, task);
     scw.split(l, lo, li, vec * rk, kGuard).split(t, so, si, rt, kGuard).reorder(li, si, lo, so).vectorize(li, vec, kGuard).unroll(si);
