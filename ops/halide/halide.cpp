@@ -954,7 +954,8 @@ std::function<void(VariantCtx&, OpArgs&)> attention(AttnFn fn, On on, std::strin
 // routes stay where they are: the pipeline (built with packed=false) takes row t*k + j as slot j of token t, its
 // expert read from the routes on the device, and never reads ids back (it clamps them instead of checking them).
 // `tiled`: builds on row tiles of P rows of one expert, by P; each expert's rows are then padded to whole tiles (copies
-// of its last row, which no slot reads). The largest P whose padding adds at most a quarter to the rows is taken.
+// of its last row, which no slot reads). The largest P whose padding adds at most a quarter to the rows, and of which
+// the routed experts average at least two tiles, is taken.
 struct MoeTiled {
   int rows;
   MoeFn fn;
@@ -996,10 +997,12 @@ std::function<void(VariantCtx&, OpArgs&)> moe_experts(MoeFn fn, On on, std::stri
       for (int64_t c : count) n += (c + P - 1) / P * P;
       return n;
     };
+    // A tile build only where the routed experts average at least two of its tiles (fewer rows: the one-row build won).
+    const int64_t used = std::count_if(count.begin(), count.end(), [](int64_t c) { return c > 0; });
     MoeFn run = fn;
     int64_t P = 1;
     for (const MoeTiled& b : tiled)
-      if (b.rows > P && padded(b.rows) * 4 <= R * 5) run = b.fn, P = b.rows;
+      if (b.rows > P && padded(b.rows) * 4 <= R * 5 && R >= 2 * b.rows * used) run = b.fn, P = b.rows;
     const int64_t Rp = padded(P);
     std::vector<int64_t> start(size_t(E) + 1, 0);
     for (size_t e = 0; e < size_t(E); ++e) start[e + 1] = start[e] + (count[e] + P - 1) / P * P;
