@@ -160,7 +160,7 @@ void register_shared_expert_vulkan(Registry& r) {
                               [](const Device& d) { return qgemm_unavailable(d, kDensePrefix); });
   dn.cooperative_matrices = true;
   // pair: gate and up as one two-weight pass of qgemm_coopmat's gated tiles (their splits of K summed in the SwiGLU
-  // pass) instead of two GEMMs and their split sums; not yet timed on a GPU.
+  // pass) instead of two GEMMs and their split sums; slower on the H200 (ops/shared_expert/README.md).
   dn.tunables = {{"shared_expert.dense.pair", 0}};
   dn.precision_tolerance = std::max(kQgemmTolerance, route_pack::kCoopmatTolerance);
   dn.status = "experimental";
