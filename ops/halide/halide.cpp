@@ -64,9 +64,10 @@
 #include "hl_moe_router_tuned.h"
 #include "hl_ssm_gates_tuned.h"
 #include "hl_ssm_scan_plain.h"
-#include "hl_ssm_scan_tuned.h"
-#include "hl_ssm_scan_tuned_c16.h"
+#include "hl_ssm_scan_one_call.h"
+#include "hl_ssm_scan_one_call_c16.h"
 #include "hl_ssm_scan_step_tuned.h"
+#include "hl_ssm_scan_chunk_tuned.h"
 #include "hl_matmul_tuned_t1.h"
 #ifdef HYBRIDLAB_HALIDE_VULKAN
 #include "HalideRuntimeVulkan.h"
@@ -919,6 +920,56 @@ std::function<void(VariantCtx&, OpArgs&)> ssm_scan(ScanFn fn, On on, std::string
   };
 }
 
+// Tokens per call of the hl_ssm_scan_chunk builds (ops/ssm_scan/halide.cmake: their `chunk`).
+constexpr int64_t kCpuScanChunk = 16;
+
+// The chunked form one chunk per call (CPU only): chunk_fn takes at most kCpuScanChunk tokens and updates the state in
+// place; the chunks are walked here, in order, on views of the inputs and the output (no copies). One token: the
+// recurrent form's step.
+std::function<void(VariantCtx&, OpArgs&)> ssm_scan_chunks(ScanFn chunk_fn, On on, std::string what) {
+  if (on != On::Cpu) fail("halide: {} is a CPU build", what);
+  const int64_t C = kCpuScanChunk;
+  const ScanFn one_fn = hl_ssm_scan_step_tuned;
+  return [=](VariantCtx& c, OpArgs& a) {
+    const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &b = a.in("beta"), &g = a.in("g");
+    Tensor& state = a.state("state");
+    const int64_t nk = a.iparam("n_k_heads"), T = q.rows(), nv = b.cols();
+    const int64_t dk = nk > 0 ? q.cols() / nk : 0, dv = nv > 0 ? v.cols() / nv : 0;
+    const bool ok = nk > 0 && nv > 0 && nv % nk == 0 && q.cols() == nk * dk && k.cols() == q.cols() && v.cols() == nv * dv &&
+                    k.rows() == T && v.rows() == T && b.rows() == T && g.rows() == T && g.cols() == nv &&
+                    state.rows() == nv && state.cols() == dk * dv;
+    if (!ok)
+      fail("ssm_scan: q [{}, {}], k [{}, {}], v [{}, {}], beta [{}, {}], g [{}, {}], state [{}, {}] do not fit {} key heads",
+           q.rows(), q.cols(), k.rows(), k.cols(), v.rows(), v.cols(), b.rows(), b.cols(), g.rows(), g.cols(), state.rows(),
+           state.cols(), nk);
+    const int tiled = a.p.count("tiled") && a.param("tiled") != 0 ? 1 : 0;
+    Io io(On::Cpu, c);
+    const int iT = dim(T, "T");
+    Tensor o;
+    auto qb = io.in<float>(q, {int(dk), int(nk), iT}), kb = io.in<float>(k, {int(dk), int(nk), iT});
+    auto vb = io.in<float>(v, {int(dv), int(nv), iT}), bb = io.in<float>(b, {int(nv), iT}), gb = io.in<float>(g, {int(nv), iT});
+    auto ob = io.out<float>(o, T, nv * dv, {int(dv), int(nv), iT});
+    auto st = io.state_in_place(state, {int(dv), int(dk), int(nv)});
+    if (T == 1) {
+      io.run(what, [&] { return one_fn(qb, kb, vb, bb, gb, st, tiled, ob, st); });
+    } else {
+      // rows [t0, t0 + n) of a buffer whose last dimension is the token, indexed from 0
+      auto rows = [](const Buffer<float>& x, int t0, int n) {
+        Buffer<float> y = x.cropped(x.dimensions() - 1, t0, n);
+        y.translate(x.dimensions() - 1, -t0);
+        return y;
+      };
+      for (int t0 = 0; t0 < iT; t0 += int(C)) {
+        const int n = int(std::min<int64_t>(C, T - t0));
+        auto qc = rows(qb, t0, n), kc = rows(kb, t0, n), vc = rows(vb, t0, n), bc = rows(bb, t0, n), gc = rows(gb, t0, n);
+        auto oc = rows(ob, t0, n);
+        io.run(what, [&] { return chunk_fn(qc, kc, vc, bc, gc, st, tiled, oc, st); });
+      }
+    }
+    a.set("o", o);
+  };
+}
+
 // blocked_fn (with block_t): the build for prompts of whole block_t-token tiles; one_fn: the build for one token.
 std::function<void(VariantCtx&, OpArgs&)> attention(AttnFn fn, On on, std::string what, AttnFn blocked_fn = nullptr,
                                                      int64_t block_t = 0, AttnFn one_fn = nullptr) {
@@ -1117,13 +1168,17 @@ void register_halide_variants(Registry& r) {
           ssm_conv(hl_ssm_conv_tuned, On::Cpu, "hl_ssm_conv_tuned"));
   add(r, On::Cpu, "ssm_scan", "plain", "chunked form (C = 64), every stage whole, breadth first, scalar, serial",
           ssm_scan(hl_ssm_scan_plain, On::Cpu, "hl_ssm_scan_plain"));
-  const std::string scan_tuned =
-      "inputs repacked per (chunk, head), solve per (chunk, head) task, state pass parallel over heads, 8-wide along d_v";
-  add(r, On::Cpu, "ssm_scan", "c16", "chunked form (C = 16): " + scan_tuned, ssm_scan(hl_ssm_scan_tuned_c16, On::Cpu, "hl_ssm_scan_tuned_c16"));
+  const std::string scan_one_call =
+      "every chunk in one call: inputs repacked per (chunk, head), the solve per (chunk, head) task, the state pass parallel "
+      "over heads, 8-wide along d_v";
+  add(r, On::Cpu, "ssm_scan", "one_call",
+      scan_one_call + "; C = 64 (C = 16 for T <= 32); one token: the recurrent form's step (the state updated in place, "
+      "tasks over value heads)",
+      ssm_scan(hl_ssm_scan_one_call, On::Cpu, "hl_ssm_scan_one_call", hl_ssm_scan_one_call_c16, 32, hl_ssm_scan_step_tuned));
   add(r, On::Cpu, "ssm_scan", "tuned",
-      "chunked form, C = 64 (C = 16 for T <= 32; one token: the recurrent form's step, the state updated in place, "
-      "tasks over value heads): " + scan_tuned,
-      ssm_scan(hl_ssm_scan_tuned, On::Cpu, "hl_ssm_scan_tuned", hl_ssm_scan_tuned_c16, 32, hl_ssm_scan_step_tuned));
+      "one call per chunk of 16, the state updated in place: K S and Q S in one product, A = (I + N)^-1, V' = A beta (V - "
+      "e^gam K S), every product on 16 x 4 register tiles, tasks over value heads; one token: the recurrent form's step",
+      ssm_scan_chunks(hl_ssm_scan_chunk_tuned, On::Cpu, "hl_ssm_scan_chunk_tuned"));
   add(r, On::Cpu, "attention", "plain", "one row of scores per (token, head), scalar, serial",
           attention(hl_attention_plain, On::Cpu, "hl_attention_plain"));
   add(r, On::Cpu, "attention", "tuned",
@@ -1250,6 +1305,11 @@ void register_halide_variants(Registry& r) {
 #ifdef HL_SWEEP_hl_attention
 #define HL_X(point, what, on) HL_SWEEP_POINT("attention", attention, hl_attention, point, what, on)
   HL_SWEEP_hl_attention(HL_X)
+#undef HL_X
+#endif
+#ifdef HL_SWEEP_hl_ssm_scan_chunk
+#define HL_X(point, what, on) HL_SWEEP_POINT("ssm_scan", ssm_scan_chunks, hl_ssm_scan_chunk, point, what, on)
+  HL_SWEEP_hl_ssm_scan_chunk(HL_X)
 #undef HL_X
 #endif
 #ifdef HL_SWEEP_hl_moe_experts

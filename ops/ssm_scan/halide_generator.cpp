@@ -251,6 +251,122 @@ class SsmScan : public Generator<SsmScan> {
   }
 };
 
+// One chunk of the chunked form, every product a register-tiled GEMM: the caller walks the chunks (the only
+// sequential part) and passes each as its own call, the state updated in place (every element of a head's state is
+// read, by K S and Q S, before the head's S' is written). Per value head h, with the chunk's Tc <= C tokens padded to
+// C with zero rows:
+//   KQ  = [K; Q] (2C x d_k),  KQK = K KQ^T (k_s . k_r, then k_s . q_r),  A = (I + N)^-1 (unit lower triangular),
+//   KQS = KQ S (K S, then Q S),  Vt = beta (V - e^gam K S),  Vn = A Vt  (= U - W S of the one-pipeline form),
+//   o   = e^gam Q S + P Vn,  S' = e^gam_last S + (kdec K)^T Vn.
+// This needs 3 d_k d_v + O(C d) multiply-adds per token, against the one-pipeline form's extra C^2 d_k for W.
+// Schedule: tasks over value heads (o and state_out fused at h), everything of a head computed at its task, each
+// product in tile_j x tile_r register tiles with its reduction outside the unrolled tile.
+class SsmScanChunk : public Generator<SsmScanChunk> {
+ public:
+  GeneratorParam<int> chunk{"chunk", 16};
+  GeneratorParam<int> vec{"vec", 8};        // vector width along the tiles' columns
+  GeneratorParam<int> tile_j{"tile_j", 16};  // register tile: columns (a multiple of vec)
+  GeneratorParam<int> tile_r{"tile_r", 4};   // ... and rows
+
+  Input<Buffer<float, 3>> q{"q"};          // (d_k, n_k, Tc), Tc <= chunk
+  Input<Buffer<float, 3>> k{"k"};          // (d_k, n_k, Tc)
+  Input<Buffer<float, 3>> v{"v"};          // (d_v, n_v, Tc)
+  Input<Buffer<float, 2>> beta{"beta"};    // (n_v, Tc)
+  Input<Buffer<float, 2>> g{"g"};          // (n_v, Tc)
+  Input<Buffer<float, 3>> state{"state"};  // (d_v, d_k, n_v)
+  Input<int> tiled{"tiled"};
+  Output<Buffer<float, 3>> o{"o"};                  // (d_v, n_v, Tc)
+  Output<Buffer<float, 3>> state_out{"state_out"};  // (d_v, d_k, n_v): may be the state's own memory
+
+  void generate() {
+    const int C = chunk;
+    Var i("i"), j("j"), r("r"), s("s"), h("h"), t("t");
+    const Expr dk = q.dim(0).extent(), nk = q.dim(1).extent(), Tc = q.dim(2).extent();
+    const Expr dv = v.dim(0).extent(), nv = v.dim(1).extent();
+    // Zero past Tc rows and past the register tiles' columns (d_v, d_k); the head index is always in range, and a
+    // bound on it would stay in the inner loops.
+    const Range any{Expr(), Expr()};
+    Func qb = BoundaryConditions::constant_exterior(q, 0.0f, Region{Range(0, dk), any, Range(0, Tc)});
+    Func kb = BoundaryConditions::constant_exterior(k, 0.0f, Region{Range(0, dk), any, Range(0, Tc)});
+    Func vb = BoundaryConditions::constant_exterior(v, 0.0f, Region{Range(0, dv), any, Range(0, Tc)});
+    Func sb = BoundaryConditions::constant_exterior(state, 0.0f, Region{Range(0, dv), Range(0, dk), any});
+    Func bb = BoundaryConditions::constant_exterior(beta, 0.0f, Region{any, Range(0, Tc)});
+    Func gb = BoundaryConditions::constant_exterior(g, 0.0f, Region{any, Range(0, Tc)});
+    const Expr kh = select(tiled != 0, h % nk, h / (nv / nk));
+
+    Func KQ("KQ"), Kt("Kt");  // KQ (key index, row < 2C): keys, then queries; Kt (row, key index): keys
+    KQ(i, r, h) = select(r < C, kb(i, kh, r), qb(i, kh, r - C));
+    Kt(s, i, h) = kb(i, kh, s);
+    RDom rg(0, C, "rg");
+    Func gam("gam"), eg("eg"), kdec("kdec"), lam("lam"), Gam("Gam");
+    gam(r, h) = 0.0f;
+    gam(r, h) += select(rg <= r, gb(h, rg), 0.0f);
+    eg(r, h) = exp(gam(r, h));
+    kdec(r, h) = exp(gam(C - 1, h) - gam(r, h));
+    lam(h) = exp(gam(C - 1, h));
+    Gam(s, r, h) = select(s <= r, exp(gam(r, h) - gam(s, h)), 0.0f);
+
+    RDom rk(0, dk, "rk"), rc(0, C, "rc");
+    Func KQK("KQK");  // (s, r2): k_s . KQ row r2
+    KQK(s, r, h) = 0.0f;
+    KQK(s, r, h) += Kt(s, rk, h) * KQ(rk, r, h);
+    Func A("A");  // (s, r): A[r][s], row by row: A[r] = e_r - sum_{m < r} N[r][m] A[m], N[r][m] = beta_r k_r.k_m Gam[r][m]
+    RDom ra(0, C, 0, C, "ra");
+    ra.where(ra.x < ra.y);
+    A(s, r, h) = select(s == r, 1.0f, 0.0f);
+    A(s, ra.y, h) -= bb(h, ra.y) * KQK(ra.x, ra.y, h) * Gam(ra.x, ra.y, h) * A(s, ra.x, h);
+    Func P("P"), Kd("Kd");  // the outputs' weights P[r][s] = q_r . k_s Gam[r][s]; the keys decayed to the chunk's end
+    P(s, r, h) = KQK(s, r + C, h) * Gam(s, r, h);
+    Kd(s, i, h) = kdec(s, h) * Kt(s, i, h);
+
+    Func KQS("KQS");  // (j, r2): row r2 of KQ times S
+    KQS(j, r, h) = 0.0f;
+    KQS(j, r, h) += KQ(rk, r, h) * sb(j, rk, h);
+    Func Vt("Vt"), Vn("Vn");
+    Vt(j, r, h) = bb(h, r) * (vb(j, h, r) - eg(r, h) * KQS(j, r, h));
+    Vn(j, r, h) = 0.0f;
+    Vn(j, r, h) += A(rc, r, h) * Vt(j, rc, h);
+    Func osum("osum"), ssum("ssum");
+    osum(j, r, h) = eg(r, h) * KQS(j, r + C, h);
+    osum(j, r, h) += P(rc, r, h) * Vn(j, rc, h);
+    ssum(j, i, h) = lam(h) * sb(j, i, h);
+    ssum(j, i, h) += Kd(rc, i, h) * Vn(j, rc, h);
+    o(j, h, t) = osum(j, t, h);
+    state_out(j, i, h) = ssum(j, i, h);
+
+    // ---- schedule ----
+    const int vw = std::max(1, int(vec)), TJ = std::max(vw, int(tile_j)), TR = std::max(1, int(tile_r));
+    o.reorder(j, t, h).parallel(h);
+    state_out.reorder(j, i, h).parallel(h);
+    const LoopLevel task(o, h);
+    for (Func f : {KQ, Kt, gam, eg, kdec, lam, Gam, A, P, Kd, Vt}) f.compute_at(task);
+    for (Func f : {KQ, Vt}) f.vectorize(f.args()[0], vw, kGuard);
+    for (Func f : {Gam, A, P, Kd}) f.vectorize(f.args()[0], vw, kGuard);
+    A.update().vectorize(s, vw, kGuard);
+    // y (pure, columns x, rows y) in TJ x TR register tiles, acc (its sums) at each tile: the tile's TJ / vw x TR
+    // vectors stay in registers through the reduction (whole tiles also at the edges, on the zero exterior; y's
+    // stores guarded); column blocks outermost, so a block of the right operand stays in L1 across the row tiles.
+    auto tiles = [&](Func y, Func acc, Var x, Var yv, std::vector<RVar> red) {
+      Var xo("xo"), xi("xi"), yo("yo"), yi("yi");
+      y.tile(x, yv, xo, yo, xi, yi, TJ, TR, kGuard).reorder(xi, yi, yo, xo).vectorize(xi, vw, kGuard).unroll(xi).unroll(yi);
+      const Var ax = acc.args()[0], ay = acc.args()[1];
+      acc.compute_at(y, yo).bound_extent(ax, TJ).bound_extent(ay, TR).store_in(MemoryType::Register);
+      acc.vectorize(ax, vw).unroll(ax).unroll(ay);
+      std::vector<VarOrRVar> order{ax, ay};
+      for (RVar rv : red) order.push_back(rv);
+      acc.update().reorder(order).vectorize(ax, vw).unroll(ax).unroll(ay);
+    };
+    for (auto [f, x, y, red] : {std::tuple{KQK, s, r, rk}, {KQS, j, r, rk}, {Vn, j, r, rc}}) {
+      Func w = f.in();
+      w.compute_at(task);
+      tiles(w, f, x, y, {red});
+    }
+    tiles(o, osum, j, t, {rc});
+    tiles(state_out, ssum, j, i, {rc});
+    state_out.compute_with(o, h);
+  }
+};
+
 // One token (decode) in the recurrent form, which the chunked form pads to a whole chunk: with alpha = exp(g) and k, q
 // of the value head's key head,
 //   delta = beta (v - alpha S k),   S' = alpha S + delta k^T,   o = S' q = alpha S q + delta (k . q),
@@ -312,3 +428,4 @@ class SsmScanStep : public Generator<SsmScanStep> {
 
 HALIDE_REGISTER_GENERATOR(hl::halide_gen::SsmScan, hl_ssm_scan)
 HALIDE_REGISTER_GENERATOR(hl::halide_gen::SsmScanStep, hl_ssm_scan_step)
+HALIDE_REGISTER_GENERATOR(hl::halide_gen::SsmScanChunk, hl_ssm_scan_chunk)
