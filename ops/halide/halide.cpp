@@ -875,6 +875,22 @@ std::function<void(VariantCtx&, OpArgs&)> gdn_prep(PrepFn fn, On on, std::string
 // Chunk size of the Vulkan ssm_scan schedules (ops/ssm_scan/halide.cmake).
 constexpr int64_t kGpuScanChunk = 64;
 
+// ssm_scan's shapes (T, n_k, n_v, d_k, d_v), checked against each other.
+std::array<int64_t, 5> scan_shape(OpArgs& a) {
+  const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &b = a.in("beta"), &g = a.in("g");
+  const Tensor& state = a.state("state");
+  const int64_t nk = a.iparam("n_k_heads"), T = q.rows(), nv = b.cols();
+  const int64_t dk = nk > 0 ? q.cols() / nk : 0, dv = nv > 0 ? v.cols() / nv : 0;
+  const bool ok = nk > 0 && nv > 0 && nv % nk == 0 && q.cols() == nk * dk && k.cols() == q.cols() && v.cols() == nv * dv &&
+                  k.rows() == T && v.rows() == T && b.rows() == T && g.rows() == T && g.cols() == nv &&
+                  state.rows() == nv && state.cols() == dk * dv;
+  if (!ok)
+    fail("ssm_scan: q [{}, {}], k [{}, {}], v [{}, {}], beta [{}, {}], g [{}, {}], state [{}, {}] do not fit {} key heads",
+         q.rows(), q.cols(), k.rows(), k.cols(), v.rows(), v.cols(), b.rows(), b.cols(), g.rows(), g.cols(), state.rows(),
+         state.cols(), nk);
+  return {T, nk, nv, dk, dv};
+}
+
 // `short_fn` (a build with shorter chunks), when given, serves calls of at most `short_t` tokens (short prompt
 // chunks), where padding to a long chunk would waste most of the work; `one_fn` (the recurrent form's one step), one
 // token (decode).
@@ -883,15 +899,7 @@ std::function<void(VariantCtx&, OpArgs&)> ssm_scan(ScanFn fn, On on, std::string
   return [=](VariantCtx& c, OpArgs& a) {
     const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &b = a.in("beta"), &g = a.in("g");
     Tensor& state = a.state("state");
-    const int64_t nk = a.iparam("n_k_heads"), T = q.rows(), nv = b.cols();
-    const int64_t dk = nk > 0 ? q.cols() / nk : 0, dv = nv > 0 ? v.cols() / nv : 0;
-    const bool ok = nk > 0 && nv > 0 && nv % nk == 0 && q.cols() == nk * dk && k.cols() == q.cols() && v.cols() == nv * dv &&
-                    k.rows() == T && v.rows() == T && b.rows() == T && g.rows() == T && g.cols() == nv &&
-                    state.rows() == nv && state.cols() == dk * dv;
-    if (!ok)
-      fail("ssm_scan: q [{}, {}], k [{}, {}], v [{}, {}], beta [{}, {}], g [{}, {}], state [{}, {}] do not fit {} key heads",
-           q.rows(), q.cols(), k.rows(), k.cols(), v.rows(), v.cols(), b.rows(), b.cols(), g.rows(), g.cols(), state.rows(),
-           state.cols(), nk);
+    const auto [T, nk, nv, dk, dv] = scan_shape(a);
     // The Vulkan schedules' state pass runs all chunks in one thread per value column, about
     // chunks x (2 C + 1) x d_k loop iterations; lavapipe (Mesa 22.3) silently ends an invocation's loops
     // after 65535 in all, so refuse what would pass that there rather than return garbage.
@@ -933,15 +941,7 @@ std::function<void(VariantCtx&, OpArgs&)> ssm_scan_chunks(ScanFn chunk_fn, On on
   return [=](VariantCtx& c, OpArgs& a) {
     const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &b = a.in("beta"), &g = a.in("g");
     Tensor& state = a.state("state");
-    const int64_t nk = a.iparam("n_k_heads"), T = q.rows(), nv = b.cols();
-    const int64_t dk = nk > 0 ? q.cols() / nk : 0, dv = nv > 0 ? v.cols() / nv : 0;
-    const bool ok = nk > 0 && nv > 0 && nv % nk == 0 && q.cols() == nk * dk && k.cols() == q.cols() && v.cols() == nv * dv &&
-                    k.rows() == T && v.rows() == T && b.rows() == T && g.rows() == T && g.cols() == nv &&
-                    state.rows() == nv && state.cols() == dk * dv;
-    if (!ok)
-      fail("ssm_scan: q [{}, {}], k [{}, {}], v [{}, {}], beta [{}, {}], g [{}, {}], state [{}, {}] do not fit {} key heads",
-           q.rows(), q.cols(), k.rows(), k.cols(), v.rows(), v.cols(), b.rows(), b.cols(), g.rows(), g.cols(), state.rows(),
-           state.cols(), nk);
+    const auto [T, nk, nv, dk, dv] = scan_shape(a);
     const int tiled = a.p.count("tiled") && a.param("tiled") != 0 ? 1 : 0;
     Io io(On::Cpu, c);
     const int iT = dim(T, "T");
