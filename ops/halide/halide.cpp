@@ -831,10 +831,18 @@ std::function<void(VariantCtx&, OpArgs&)> ssm_conv(ConvFn fn, On on, std::string
       fail("ssm_conv: x [{}, {}], w [{}, {}], state [{}, {}] are inconsistent", T, C, w.rows, K, state.rows(), state.cols());
     Io io(on, c);
     Tensor y, next;
-    auto xb = io.in<float>(x, {int(C), dim(T, "T")}), wb = io.weight(w, {int(K), int(C)}), sb = io.in<float>(state, {int(C), int(K - 1)});
-    auto yb = io.out<float>(y, T, C, {int(C), int(T)}), ob = io.out<float>(next, K - 1, C, {int(C), int(K - 1)});
-    io.run(what, [&] { return fn(xb, wb, sb, yb, ob); });
-    io.update_state(state, next);
+    auto xb = io.in<float>(x, {int(C), dim(T, "T")}), wb = io.weight(w, {int(K), int(C)});
+    auto yb = io.out<float>(y, T, C, {int(C), int(T)});
+    if (!io.vulkan()) {
+      // On the CPU the state is updated in place: the pipeline computes y before its new state, whose row i reads only
+      // rows past i (or x), in order.
+      auto st = io.state_in_place(state, {int(C), int(K - 1)});
+      io.run(what, [&] { return fn(xb, wb, st, yb, st); });
+    } else {
+      auto sb = io.in<float>(state, {int(C), int(K - 1)}), ob = io.out<float>(next, K - 1, C, {int(C), int(K - 1)});
+      io.run(what, [&] { return fn(xb, wb, sb, yb, ob); });
+      io.update_state(state, next);
+    }
     a.set("y", y);
   };
 }
