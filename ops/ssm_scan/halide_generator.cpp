@@ -263,12 +263,12 @@ class SsmScan : public Generator<SsmScan> {
 // product in tile_j x tile_r register tiles with its reduction outside the unrolled tile.
 class SsmScanChunk : public Generator<SsmScanChunk> {
  public:
-  GeneratorParam<int> chunk{"chunk", 16};
+  GeneratorParam<int> chunk{"chunk", 16};   // C: 8 and 16 build; 32 with 16-column tiles fails Halide's bounds check
   GeneratorParam<int> vec{"vec", 8};        // vector width along the tiles' columns
   GeneratorParam<int> tile_j{"tile_j", 16};  // register tile: columns (a multiple of vec)
   GeneratorParam<int> tile_r{"tile_r", 4};   // ... and rows
 
-  Input<Buffer<float, 3>> q{"q"};          // (d_k, n_k, Tc), Tc <= chunk
+  Input<Buffer<float, 3>> q{"q"};          // (d_k, n_k, Tc), Tc <= chunk (the wrapper's calls; rows past C unread)
   Input<Buffer<float, 3>> k{"k"};          // (d_k, n_k, Tc)
   Input<Buffer<float, 3>> v{"v"};          // (d_v, n_v, Tc)
   Input<Buffer<float, 2>> beta{"beta"};    // (n_v, Tc)
