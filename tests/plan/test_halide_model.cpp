@@ -55,6 +55,9 @@ TEST_CASE("halide model: '*=halide' picks the tuned CPU schedules and matches tr
   for (const char* op : {"moe_block", "matmul_group", "gdn_output", "attention_decode", "add_rmsnorm_matmul_group", "add_rmsnorm_moe_block", "gdn_decode"})
     CHECK(plan.variant(op).name == "reference");
   check_plan("*=halide", nullptr);
+  // gdn_prep on the reference: the forward pass then runs ssm_conv (its state updated in place on the CPU), l2norm and
+  // ssm_gates in Halide instead of the fused prep.
+  check_plan("*=halide,gdn_prep=reference", nullptr);
 }
 
 #ifdef HYBRIDLAB_HALIDE_VULKAN
