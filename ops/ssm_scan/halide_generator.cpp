@@ -263,7 +263,7 @@ class SsmScan : public Generator<SsmScan> {
 // product in tile_j x tile_r register tiles with its reduction outside the unrolled tile.
 class SsmScanChunk : public Generator<SsmScanChunk> {
  public:
-  GeneratorParam<int> chunk{"chunk", 16};   // C: 8 and 16 build; 32 with 16-column tiles fails Halide's bounds check
+  GeneratorParam<int> chunk{"chunk", 16};   // C: 8 and 16 run; 32 with 16-column tiles fails a bounds check at run time
   GeneratorParam<int> vec{"vec", 8};        // vector width along the tiles' columns
   GeneratorParam<int> tile_j{"tile_j", 16};  // register tile: columns (a multiple of vec)
   GeneratorParam<int> tile_r{"tile_r", 4};   // ... and rows
