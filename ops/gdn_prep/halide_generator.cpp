@@ -94,10 +94,14 @@ class GdnPrep : public Generator<GdnPrep> {
       acc.update().vectorize(c, vec, kGuard);
     }
     ss.compute_root().parallel(t);
-    for (Func f : outs) {
+    for (Func f : std::vector<Func>{q, k, v, beta, g}) {
       f.parallel(f.args().back());
       if (vec > 1) f.vectorize(f.args()[0], vec, kGuard);
     }
+    // The wrapper updates the state in place: each task walks its channels' rows in order (row i reads row i + T).
+    Var cb("cb"), cr("cr");
+    state_out.split(c, cb, cr, 512, kGuard).reorder(cr, i, cb).parallel(cb);
+    if (vec > 1) state_out.vectorize(cr, vec, kGuard);
   }
 
   // The gpu_fused schedule's algorithm: the same math, each output's conv a Func of its own so that it can be computed

@@ -865,16 +865,25 @@ std::function<void(VariantCtx&, OpArgs&)> gdn_prep(PrepFn fn, On on, std::string
     Tensor q, k, v, beta, g, next;
     auto xb = io.in<float>(x, {iC, iT}), bb = io.in<float>(b, {inv, iT}), ab = io.in<float>(av, {inv, iT});
     auto wb = io.weight(w, {iK, iC}), Ab = io.weight(A, {inv}), db = io.weight(dt, {inv});
-    auto sb = io.in<float>(state, {iC, iK - 1});
     const std::vector<int> heads{dim(dk, "head dim"), dim(nk, "key heads"), iT};
     auto qb = io.out<float>(q, T, kd, heads), kb = io.out<float>(k, T, kd, heads), vb = io.out<float>(v, T, iV, {iV, iT});
     auto betab = io.out<float>(beta, T, nv, {inv, iT}), gb = io.out<float>(g, T, nv, {inv, iT});
-    auto nb = io.out<float>(next, K - 1, C, {iC, iK - 1});
     if (T > 0) {
-      io.run(what, [&] {
-        return fn(xb, bb, ab, wb, Ab, db, sb, int32_t(dk), float(a.param("scale")), float(a.param("eps")), qb, kb, vb, betab, gb, nb);
-      });
-      io.update_state(state, next);
+      const auto call = [&](Buffer<float>& in, Buffer<float>& out) {
+        io.run(what, [&] {
+          return fn(xb, bb, ab, wb, Ab, db, in, int32_t(dk), float(a.param("scale")), float(a.param("eps")), qb, kb, vb, betab, gb, out);
+        });
+      };
+      if (!io.vulkan()) {
+        // On the CPU the state is updated in place: the pipeline computes the conv before the new state, whose row i
+        // reads only rows past i (or x), each channel's rows in order.
+        auto st = io.state_in_place(state, {iC, iK - 1});
+        call(st, st);
+      } else {
+        auto sb = io.in<float>(state, {iC, iK - 1}), nb = io.out<float>(next, K - 1, C, {iC, iK - 1});
+        call(sb, nb);
+        io.update_state(state, next);
+      }
     }
     for (auto [n, t] : {std::pair{"q", &q}, {"k", &k}, {"v", &v}, {"beta", &beta}, {"g", &g}}) a.set(n, *t);
   };
