@@ -218,8 +218,9 @@ inline double check_variant_on_cases(const std::string& op, const std::string& v
 // Halide's, which test_halide checks) against the reference on each of the op's Scale::Test cases (fresh inputs from
 // a fixed seed), held to the op's tolerance or the variant's precision_tolerance, whichever is larger. A variant
 // skips the cases whose weights it does not read (Variant::takes); variants the device cannot run are named and
-// skipped.
-inline void check_every_variant(const std::string& op, const std::vector<std::string>& families = {}) {
+// skipped. `calls` > 1: each case that many times, fresh inputs each time (the first call's as with 1), every call
+// checked: for variants that update a state in place, where a race between tasks shows now and then.
+inline void check_every_variant(const std::string& op, const std::vector<std::string>& families = {}, int calls = 1) {
   const auto& reg = gpu::Registry::get();
   const gpu::OpDef& def = reg.op(op);
   REQUIRE(def.cases);
@@ -237,21 +238,24 @@ inline void check_every_variant(const std::string& op, const std::vector<std::st
     }
     for (size_t i = 0; i < cases.size(); ++i) {
       std::mt19937_64 g(1000 + i);
-      const gpu::OpArgs args = cases[i].inputs(g);
-      if (!v->takes(args)) continue;
-      gpu::WeightStore ws(&device());
-      gpu::VariantCtx ctx{&device(), &ws};
-      if (!v->delegates_only && reg.resolve(*v, ctx, args).name != v->name) continue;  // handed to another kernel
-      // A delegating variant (vulkan:auto) is held to the precision of the kernel it picks.
-      const double tol = std::max({def.tolerance, v->precision_tolerance, reg.resolve(*v, ctx, args).precision_tolerance});
-      for (auto& [name, e] : compare_with_reference(op, v->name, args)) {
-        INFO(op << " " << v->name << " on " << cases[i].label << ", output '" << name << "': rel L2 " << e.rel_l2
-                << " (tolerance " << tol << "), max abs " << e.max_abs << ", " << e.mismatched << " integers differ");
-        CHECK(e.finite);
-        CHECK(e.rel_l2 <= tol);
-        CHECK(e.mismatched == 0);
+      for (int call = 0; call < calls; ++call) {
+        const gpu::OpArgs args = cases[i].inputs(g);
+        if (!v->takes(args)) break;
+        gpu::WeightStore ws(&device());
+        gpu::VariantCtx ctx{&device(), &ws};
+        if (!v->delegates_only && reg.resolve(*v, ctx, args).name != v->name) break;  // handed to another kernel
+        // A delegating variant (vulkan:auto) is held to the precision of the kernel it picks.
+        const double tol = std::max({def.tolerance, v->precision_tolerance, reg.resolve(*v, ctx, args).precision_tolerance});
+        for (auto& [name, e] : compare_with_reference(op, v->name, args)) {
+          INFO(op << " " << v->name << " on " << cases[i].label << " (call " << call + 1 << " of " << calls << "), output '"
+                  << name << "': rel L2 " << e.rel_l2 << " (tolerance " << tol << "), max abs " << e.max_abs << ", "
+                  << e.mismatched << " integers differ");
+          CHECK(e.finite);
+          CHECK(e.rel_l2 <= tol);
+          CHECK(e.mismatched == 0);
+        }
+        ++checked;
       }
-      ++checked;
     }
   }
   CHECK(checked > 0);  // at least one variant checked on at least one case
