@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
@@ -222,6 +223,23 @@ std::vector<DeviceInfo> list_devices() {
   return devices;
 }
 
+// "subgroup_size_preferred" (read once, here): every pipeline of the context requires that subgroup size where the
+// device can require it (amd-rdna4: 32, the size its WMMA runs at, where RADV would otherwise pick 64), and the info
+// the kernels size their workgroups by names that size alone. A size the device cannot require is an Error when it
+// was asked for (HYBRIDLAB_TUNE, ContextOptions::tune), and left alone when it is only the profile's default.
+static void pin_subgroup_size(DeviceInfo& d, const DeviceProfile& profile) {
+  const uint32_t p = profile.get("subgroup_size_preferred");
+  if (p == 0) return;
+  if (!std::has_single_bit(p) || p < d.min_subgroup_size || p > d.max_subgroup_size || !d.subgroup_size_control ||
+      !d.compute_required_subgroup_size) {
+    if (p == DeviceProfile::for_device(d).get("subgroup_size_preferred")) return;
+    throw Error(fmt::format("subgroup_size_preferred={}: {} runs compute subgroups of {} to {} invocations{}", p, d.name,
+                            d.min_subgroup_size, d.max_subgroup_size,
+                            d.subgroup_size_control && d.compute_required_subgroup_size ? "" : " and cannot require a size"));
+  }
+  d.pipeline_subgroup_size = d.subgroup_size = d.min_subgroup_size = d.max_subgroup_size = p;
+}
+
 std::unique_ptr<Context> Context::create(const ContextOptions& options) {
   std::unique_ptr<Context> ctx(new Context());  // its destructor cleans up whatever got created
   Context& c = *ctx;
@@ -300,6 +318,7 @@ std::unique_ptr<Context> Context::create(const ContextOptions& options) {
   c.profile_ = DeviceProfile::for_device(d);
   c.profile_.apply_overrides(env("HYBRIDLAB_TUNE"));
   c.profile_.apply_overrides(options.tune);
+  pin_subgroup_size(c.info_, c.profile_);
 
   // The driver ignores initial data from another device or driver version, so any file is safe.
   c.pipeline_cache_path_ =

@@ -34,6 +34,9 @@ struct DeviceInfo {
   // Subgroups: subgroup_size is the default the driver reports; with size control a pipeline may
   // require any power of two in [min_subgroup_size, max_subgroup_size].
   uint32_t subgroup_size = 1, min_subgroup_size = 1, max_subgroup_size = 1;
+  // A context's info: nonzero where every pipeline requires this subgroup size (the profile's
+  // "subgroup_size_preferred"); subgroup_size, min_subgroup_size and max_subgroup_size are then this size.
+  uint32_t pipeline_subgroup_size = 0;
   bool subgroup_size_control = false, compute_full_subgroups = false;
   bool compute_required_subgroup_size = false;  // requiredSubgroupSizeStages has COMPUTE
   VkSubgroupFeatureFlags subgroup_operations = 0;

@@ -59,7 +59,8 @@ Pipeline::Pipeline(Context& ctx, const PipelineDesc& desc)
   if (s_.push_bytes % 4 || s_.push_bytes > d.max_push_constants)
     throw Error(fmt::format("pipeline '{}': {} bytes of push constants (a multiple of 4, at most {} on {})", s_.name,
                             s_.push_bytes, d.max_push_constants, d.name));
-  if (const uint32_t s = desc.required_subgroup_size) {
+  const uint32_t required = desc.required_subgroup_size ? desc.required_subgroup_size : d.pipeline_subgroup_size;
+  if (const uint32_t s = required) {
     if (!d.subgroup_size_control || !d.compute_required_subgroup_size)
       throw Error(
           fmt::format("pipeline '{}' requires subgroup size {}, but {} cannot require a subgroup size in "
@@ -107,12 +108,12 @@ Pipeline::Pipeline(Context& ctx, const PipelineDesc& desc)
     }
     VkSpecializationInfo spec{uint32_t(entries.size()), entries.data(), data.size() * 4, data.data()};
 
-    VkPipelineShaderStageRequiredSubgroupSizeCreateInfo required{
+    VkPipelineShaderStageRequiredSubgroupSizeCreateInfo size{
         VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
-    required.requiredSubgroupSize = desc.required_subgroup_size;
+    size.requiredSubgroupSize = required;
     VkComputePipelineCreateInfo pi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
     pi.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
-    pi.stage.pNext = desc.required_subgroup_size ? &required : nullptr;
+    pi.stage.pNext = required ? &size : nullptr;
     if (desc.full_subgroups) pi.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
     pi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     pi.stage.module = module;

@@ -26,8 +26,9 @@ struct PipelineDesc {
   uint32_t buffers = 0;              // storage buffers at bindings 0..buffers-1
   uint32_t push_constant_bytes = 0;  // multiple of 4, at most maxPushConstantsSize
   std::vector<SpecConstant> spec;
-  // 0: the device's default size (gl_SubgroupSize == DeviceInfo::subgroup_size). Otherwise a power of
-  // two in [min_subgroup_size, max_subgroup_size]; Error where subgroup size control is missing.
+  // 0: the context's pinned size (DeviceInfo::pipeline_subgroup_size) if it has one, else the device's default
+  // (gl_SubgroupSize == DeviceInfo::subgroup_size). Otherwise a power of two in [min_subgroup_size,
+  // max_subgroup_size]; Error where subgroup size control is missing.
   uint32_t required_subgroup_size = 0;
   bool full_subgroups = false;  // every subgroup of a workgroup is full (workgroup x a multiple of it)
   std::string entry = "main";

@@ -69,6 +69,36 @@ TEST_CASE("vk model: '*=vulkan' matches transformers in chunked prefill and deco
   }
 }
 
+// A device whose profile pins every pipeline to one subgroup size (amd-rdna4 asks for 32 where RADV may pick 64): the
+// kernels size their workgroups by that size and run at it, here at the smallest and the largest the device allows.
+TEST_CASE("vk model: '*=vulkan' with every pipeline at one subgroup size matches transformers", "[vk][model]") {
+  const auto& g = golden();
+  const vk::DeviceInfo& plain = device().info();
+  if (!plain.subgroup_size_control || !plain.compute_required_subgroup_size) {
+    WARN("SKIPPED: " << plain.name << " cannot require a compute subgroup size");
+    return;
+  }
+  for (uint32_t size : {plain.min_subgroup_size, plain.max_subgroup_size}) {
+    gpu::Device d(vk::ContextOptions{.tune = "subgroup_size_preferred=" + std::to_string(size)});
+    REQUIRE(d.info().pipeline_subgroup_size == size);
+    const gpu::Plan plan = gpu::Plan::parse("*=vulkan", &d);
+    RunOptions o;
+    o.prefill_chunk = 100;
+    o.decode_from = 150;
+    gpu::PlanExecutor ex(plan, &d, o.scan);
+    const Mat<float> l = run_with(ex, g.w, g.ids, o);
+    const double ec = rel_l2(l.topRows(150), g.file.at("chunked.logits").to_mat<double>());
+    const double ed = rel_l2(l.bottomRows(12), g.file.at("decode.logits").to_mat<double>());
+    WARN("subgroup size " << size << ": chunked.logits " << ec << ", decode.logits " << ed);
+    CHECK(ec < 1e-4);
+    CHECK(ed < 1e-4);
+    const auto msgs = d.ctx().validation_messages();
+    INFO((msgs.empty() ? std::string() : msgs.front()));
+    CHECK(msgs.empty());
+    if (plain.min_subgroup_size == plain.max_subgroup_size) break;
+  }
+}
+
 TEST_CASE("vk model: the cooperative-matrix prefill variants against transformers", "[vk][model][coopmat]") {
   const auto& g = golden();
   gpu::Device* d = coopmat_device();

@@ -1,6 +1,7 @@
 // The Vulkan runtime on whatever device is there (lavapipe in CI), under the validation layers
 // (hybridlab_test sets HYBRIDLAB_VALIDATION=1): every test ends with no validation message.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "runtime/vulkan/runtime.h"
 
@@ -265,6 +266,37 @@ TEST_CASE("vk: the selftest shader reduces correctly for any workgroup size", "[
       message_of([&] { Selftest{.required_subgroup_size = 3}.pipeline(*ctx, embedded_spirv("runtime_selftest")); }),
       Catch::Contains("requires subgroup size 3"));
   require_no_validation_messages(*ctx);
+}
+
+// subgroup_size_preferred pins every pipeline of a context to one subgroup size (amd-rdna4's 32): the info the kernels
+// size their workgroups by names that size alone, a pipeline made without a size of its own runs at it, and a size
+// the device cannot require is a one-line error when asked for.
+TEST_CASE("vk: subgroup_size_preferred pins every pipeline to one subgroup size", "[vk]") {
+  const DeviceInfo plain = Context::create()->info();
+  if (!plain.subgroup_size_control || !plain.compute_required_subgroup_size) {
+    WARN("SKIPPED: " << plain.name << " cannot require a compute subgroup size");
+    return;
+  }
+  const auto x = random_input(1000, 2);
+  for (uint32_t size = plain.min_subgroup_size; size <= plain.max_subgroup_size; size *= 2) {
+    INFO("subgroup size " << size);
+    auto ctx = Context::create({.tune = fmt::format("subgroup_size_preferred={}", size)});
+    const DeviceInfo& d = ctx->info();
+    CHECK(d.pipeline_subgroup_size == size);
+    CHECK((d.subgroup_size == size && d.min_subgroup_size == size && d.max_subgroup_size == size));
+    Selftest t{.wg = 4 * size};
+    auto [sums, subgroup] = t.run(*ctx, embedded_spirv("runtime_selftest"), x);
+    CHECK(sums == t.cpu(x));
+    CHECK(subgroup == size);
+    require_no_validation_messages(*ctx);
+  }
+  CHECK(Context::create({.tune = "subgroup_size_preferred=0"})->info().pipeline_subgroup_size == 0);
+  const uint32_t too_big = plain.max_subgroup_size * 2;
+  CHECK_THAT(message_of([&] { Context::create({.tune = fmt::format("subgroup_size_preferred={}", too_big)}); }),
+             Catch::Contains(fmt::format("subgroup_size_preferred={}", too_big)) &&
+                 Catch::Contains(fmt::format("runs compute subgroups of {} to {}", plain.min_subgroup_size, plain.max_subgroup_size)));
+  CHECK_THAT(message_of([&] { Context::create({.tune = "subgroup_size_preferred=3"}); }),
+             Catch::Contains("subgroup_size_preferred=3"));
 }
 
 TEST_CASE("vk: descriptor pools work where push descriptors are not used", "[vk]") {
