@@ -224,7 +224,7 @@ std::vector<DeviceInfo> list_devices() {
 }
 
 // "subgroup_size_preferred" (read once, here): every pipeline of the context requires that subgroup size where the
-// device can require it (amd-rdna4: 32, the size its WMMA runs at, where RADV would otherwise pick 64), and the info
+// device can require it (amd-rdna4: 32, the size its WMMA runs at, where RADV reports 64 and may run either), and the info
 // the kernels size their workgroups by names that size alone. A size the device cannot require is an Error when it
 // was asked for (HYBRIDLAB_TUNE, ContextOptions::tune), and left alone when it is only the profile's default.
 static void pin_subgroup_size(DeviceInfo& d, const DeviceProfile& profile) {
