@@ -60,6 +60,7 @@ json device_json(const gpu::Device& dev) {
   return {{"name", i.name},       {"slug", vk::device_slug(i.name)}, {"driver", i.driver_name},
           {"driver_info", i.driver_info}, {"vulkan", i.api_version_string()}, {"type", i.type_name()},
           {"profile", dev.profile().name()}, {"subgroup_size", i.subgroup_size},
+          {"subgroup_pinned", i.pipeline_subgroup_size != 0},
           {"shared_memory", i.max_shared_memory}, {"cooperative_matrix", i.cooperative_matrix}};
 }
 

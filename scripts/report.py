@@ -108,7 +108,9 @@ def markdown(report, images):
     lines = [f"# {report['experiment']} on {d['name']}", "", report.get("description", ""), ""]
     lines += [
         f"- device: **{d['name']}** ({d.get('type', '?')}), driver {d.get('driver', '?')} {d.get('driver_info', '')}, "
-        f"Vulkan {d.get('vulkan', '?')}, subgroup {d.get('subgroup_size', '?')}, profile `{d.get('profile', '?')}`",
+        f"Vulkan {d.get('vulkan', '?')}, subgroup {d.get('subgroup_size', '?')}"
+        + (" (every pipeline pinned to it: `subgroup_size_preferred`)" if d.get("subgroup_pinned") else "")
+        + f", profile `{d.get('profile', '?')}`",
         f"- commit `{report['commit']}`, {report['date']}, "
         + ("**QUICK shapes** (CPU Vulkan device; `FULL=1` for the model's shapes)" if report.get("quick") else "full model shapes")
         + (", best of 3 wall-clock runs of the whole prompt and of the decode steps after a warm-up run (per-op "
