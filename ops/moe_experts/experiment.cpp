@@ -30,10 +30,10 @@ Experiment moe_experiment() {
                               {"moe_experts.route_pack_qgemm.thread_cols", {32, 64}},
                               {"moe_experts.route_pack_qgemm.k_units", {1, 2}}};
                 if (std::string(op) == "moe_block")  // rows per workgroup of each step, workgroup size
-                  p.sweeps = {{"moe_block.fused_decode.x_rows", {4, 8, 16}},
-                              {"moe_block.fused_decode.gate_up_rows", {4, 8, 16}},
-                              {"moe_block.fused_decode.down_rows", {4, 8, 16}},
-                              {"moe_block.fused_decode.wg", {128, 256}}};
+                  p.sweeps = {{"moe_block.fused_decode.x_rows", {2, 4, 8, 16}},
+                              {"moe_block.fused_decode.gate_up_rows", {4, 8, 16, 32}},
+                              {"moe_block.fused_decode.down_rows", {2, 4, 8, 16}},
+                              {"moe_block.fused_decode.wg", {128, 256, 512}}};
                 parts.push_back(std::move(p));
               }
             return parts;
