@@ -1,5 +1,5 @@
 // moe_block (vulkan:fused_decode), step 3 of 3: y[t, h] = sum over slots j of down_e[h] . hmid[t, j]
-// + sg[t] * (sdown[h] . hs[t]). ROWS outputs h of one token per workgroup; a subgroup per output, its lanes
+// + sg[t] * (sdown[h] . hs[t]). ROWS outputs h of one token per workgroup; a subgroup per output (RPS of them), its lanes
 // over (slot, 32-value unit) pairs of the routed rows (F = 512: 16 units, 8 slots: 128 pairs), then over
 // the shared row's units; two subgroupAdds. The token's expert ids are read once into shared memory and the
 // loops have constant trip counts, so each lane's loads issue together instead of one dependent round per step.
@@ -15,7 +15,11 @@ layout(constant_id = 4) const uint K = 8;      // slots per token
 layout(constant_id = 5) const uint UF = 16;    // 32-value units per routed down row: F / 32
 layout(constant_id = 6) const uint US = 16;    // per shared down row: Fs / 32
 layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
+// Outputs per subgroup (at least ROWS / the workgroup's subgroups; the host sizes it for its largest subgroup size): a
+// constant trip count with clamped outputs, so every output's loads issue before the first one's products wait on them.
+layout(constant_id = 8) const uint RPS = 1;
 #define HL_WORKGROUP_SUM_SIZE WG
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer M { vec4 hmid4[]; };   // [T*k, F]
@@ -83,28 +87,34 @@ void main() {
       if (gl_LocalInvocationID.x + i * WG < NR) hlx_stage(gl_LocalInvocationID.x + i * WG, v[i]);
 #endif
     barrier();
-    for (uint r = gl_SubgroupID; r < ROWS && h0 + r < pc.H; r += hl_num_subgroups()) {  // uniform per subgroup
-      const uint h = h0 + r;
-      float acc = 0.0, sacc = 0.0;
+    // Output h0 + gl_SubgroupID + q nsg for q < RPS; past the workgroup's outputs, its last one again (never written).
+    const uint nsg = hl_num_subgroups(), last = min(h0 + ROWS, pc.H) - 1u;
+    float acc[RPS], sacc[RPS];
+    [[unroll]] for (uint q = 0u; q < RPS; ++q) {
+      const uint h = min(h0 + gl_SubgroupID + q * nsg, last);
+      acc[q] = 0.0;
+      sacc[q] = 0.0;
       for (uint s = 0u; s < (K * UF + SGS - 1u) / SGS; ++s) {
         const uint ii = lane + s * gl_SubgroupSize, i = min(ii, K * UF - 1u), j = i / UF, u = i % UF;  // clamped, weighted 0
 #ifdef MBD_X16
-        acc += (ii < K * UF ? 1.0 : 0.0) * unit_dot16(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, 2u * UF * j);
+        acc[q] += (ii < K * UF ? 1.0 : 0.0) * unit_dot16(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, 2u * UF * j);
 #else
-        acc += (ii < K * UF ? 1.0 : 0.0) * unit_dot(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, (t * K + j) * (pc.F >> 2u));
+        acc[q] += (ii < K * UF ? 1.0 : 0.0) * unit_dot(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, (t * K + j) * (pc.F >> 2u));
 #endif
       }
       for (uint s = 0u; s < (US + SGS - 1u) / SGS; ++s) {
         const uint ui = lane + s * gl_SubgroupSize, u = min(ui, US - 1u);  // clamped, weighted 0
 #ifdef MBD_X16
-        sacc += (ui < US ? 1.0 : 0.0) * unit_dot16(TYPE_SD, 1u, h * pc.rb_sd, u, 2u * K * UF);
+        sacc[q] += (ui < US ? 1.0 : 0.0) * unit_dot16(TYPE_SD, 1u, h * pc.rb_sd, u, 2u * K * UF);
 #else
-        sacc += (ui < US ? 1.0 : 0.0) * unit_dot(TYPE_SD, 1u, h * pc.rb_sd, u, t * (pc.Fs >> 2u));
+        sacc[q] += (ui < US ? 1.0 : 0.0) * unit_dot(TYPE_SD, 1u, h * pc.rb_sd, u, t * (pc.Fs >> 2u));
 #endif
       }
-      acc = subgroupAdd(acc);
-      sacc = subgroupAdd(sacc);
-      if (subgroupElect()) y[t * pc.H + h] = acc + sg[t] * sacc;
+    }
+    [[unroll]] for (uint q = 0u; q < RPS; ++q) {
+      const uint r = gl_SubgroupID + q * nsg;  // uniform per subgroup
+      const float a = subgroupAdd(acc[q]), sa = subgroupAdd(sacc[q]);
+      if (r < ROWS && h0 + r < pc.H && subgroupElect()) y[t * pc.H + h0 + r] = a + sg[t] * sa;
     }
   }
 }

@@ -3,7 +3,7 @@
 // softmax over the E experts, then K rounds of a subgroup argmax, the largest p and the lowest id among equal
 // p, as moe_router's reference; weights p / sum of the K chosen in slot order), so no dispatch sits between
 // the router and the experts. Then hmid[t, j, f] = weight_j * silu(gate_e[f] . x) * (up_e[f] . x), e the
-// slot's expert, a subgroup per row as in moe_experts' moe_gate_up_q. The first workgroup of each token
+// slot's expert, a subgroup per row (RPS of them) as in moe_experts' moe_gate_up_q. The first workgroup of each token
 // writes its routes for step 3. RANK: the K rounds of argmax replaced by one parallel pass after the softmax: every
 // invocation ranks its experts (how many have a larger p, or an equal p and a lower id) and the K of rank < K take
 // their slots: the same routes and weights, without K dependent rounds of subgroup reductions.
@@ -22,6 +22,9 @@ layout(constant_id = 8) const uint RANK = 0;   // 1: routes by ranking (above); 
 layout(constant_id = 9) const uint FIXED = 0;  // diagnosis only (results wrong): slot j takes expert 31 j, no routing
 // 1 (K <= TK): route()'s K rounds replaced by a merge (route_merge below); the same routes and weights.
 layout(constant_id = 10) const uint MERGE = 0;
+// Rows per subgroup (at least ROWS / the workgroup's subgroups; the host sizes it for its largest subgroup size): a
+// constant trip count with clamped rows, so every row's loads issue before the first row's products wait on them.
+layout(constant_id = 11) const uint RPS = 1;
 #include "common.glsl"
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
@@ -212,9 +215,13 @@ void main() {
   }
   const uint e = min(sel_e[j], EMAX - 1u);
   const float w = sel_w[j];
-  for (uint r = gl_SubgroupID; r < ROWS && f0 + r < pc.F; r += hl_num_subgroups()) {
-    const uint row = e * pc.F + f0 + r;
-    float ga = 0.0, ua = 0.0;
+  // Row f0 + gl_SubgroupID + q nsg for q < RPS; past the workgroup's rows, its last row again (loaded, never written).
+  const uint nsg = hl_num_subgroups(), last = min(f0 + ROWS, pc.F) - 1u;
+  float ga[RPS], ua[RPS];
+  [[unroll]] for (uint q = 0u; q < RPS; ++q) {
+    const uint row = e * pc.F + min(f0 + gl_SubgroupID + q * nsg, last);
+    ga[q] = 0.0;
+    ua[q] = 0.0;
     for (uint i = 0u; i < (UH + SGS - 1u) / SGS; ++i) {  // constant trip count: unrolled, loads issued together
       const uint ui = lane + i * gl_SubgroupSize, u = min(ui, UH - 1u);  // past the row: clamped, weighted 0
       const float live = ui < UH ? 1.0 : 0.0;
@@ -225,21 +232,21 @@ void main() {
         float bias;
         uvec2 xr = hlq_unit_runs(TYPE_G, u) >> 4u;
         hlq_unit_packed(TYPE_G, 0u, row * pc.rb_g, u, lo, hi, ms, bias);
-        ga += live * hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
+        ga[q] += live * hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
         xr = hlq_unit_runs(TYPE_U, u) >> 4u;
         hlq_unit_packed(TYPE_U, 1u, row * pc.rb_u, u, lo, hi, ms, bias);
-        ua += live * hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
+        ua[q] += live * hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
       }
 #else
       const uvec2 runs = hlq_unit_runs(TYPE_G, u) >> 2u;
-      vec4 xv[8], q[8], ms;
+      vec4 xv[8], qv[8], ms;
       for (uint i = 0u; i < 4u; ++i) {
         xv[i] = x4[xrow + runs.x + i];
         xv[i + 4u] = x4[xrow + runs.y + i];
       }
       vec2 xs = hlq_run_sums(xv);
-      hlq_unit(TYPE_G, 0u, row * pc.rb_g, u, q, ms);
-      ga += live * hlq_unit_dot(q, ms, xv, xs);
+      hlq_unit(TYPE_G, 0u, row * pc.rb_g, u, qv, ms);
+      ga[q] += live * hlq_unit_dot(qv, ms, xv, xs);
       if (TYPE_U != TYPE_G) {  // another type: other runs of x
         const uvec2 ru = hlq_unit_runs(TYPE_U, u) >> 2u;
         for (uint i = 0u; i < 4u; ++i) {
@@ -248,13 +255,15 @@ void main() {
         }
         xs = hlq_run_sums(xv);
       }
-      hlq_unit(TYPE_U, 1u, row * pc.rb_u, u, q, ms);
-      ua += live * hlq_unit_dot(q, ms, xv, xs);
+      hlq_unit(TYPE_U, 1u, row * pc.rb_u, u, qv, ms);
+      ua[q] += live * hlq_unit_dot(qv, ms, xv, xs);
 #endif
     }
-    ga = subgroupAdd(ga);
-    ua = subgroupAdd(ua);
-    if (subgroupElect()) hmid[tj * pc.F + f0 + r] = w * (ga / (1.0 + exp(-ga))) * ua;
+  }
+  [[unroll]] for (uint q = 0u; q < RPS; ++q) {
+    const uint r = gl_SubgroupID + q * nsg;  // uniform per subgroup
+    const float gs = subgroupAdd(ga[q]), us = subgroupAdd(ua[q]);
+    if (r < ROWS && f0 + r < pc.F && subgroupElect()) hmid[tj * pc.F + f0 + r] = w * (gs / (1.0 + exp(-gs))) * us;
   }
 }
 

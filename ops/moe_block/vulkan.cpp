@@ -40,6 +40,11 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
   // The kernels' loops run a constant number of steps of a whole subgroup each (their loads then issue together).
   const uint32_t sgs = d.info().subgroup_size, sg_min = d.info().min_subgroup_size;
   if (wg % sgs) fail("{}: workgroup size {} is not a multiple of the subgroup size {}", what, wg, sgs);
+  // Rows per subgroup of steps 2 and 3 (their RPS): the workgroup's rows over its fewest subgroups (at the largest size).
+  const auto rps = [&](uint32_t rows) {
+    const uint32_t nsg = std::max<uint32_t>(1, wg / std::max<uint32_t>(1, d.info().max_subgroup_size));
+    return (rows + nsg - 1) / nsg;
+  };
   // Diagnosis only (undeclared, results wrong unless 0): bits 0, 1, 2 leave step 1, 2, 3 out; bit 3: step 2 takes
   // fixed routes instead of finding them. What `experiment moe --chain N --time-failing` times to see which step
   // takes a block's time.
@@ -81,7 +86,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
   pc.blocks = u32((F + rg - 1) / rg);
   const auto& p2 = d.pipeline(x16_gate_up ? "moe_block_gate_up_x16" : "moe_block_gate_up",
                               {{0, wg}, {1, rg}, {2, type(gate)}, {3, type(up)}, {4, u32(E)}, {5, u32(k)}, {6, u32(H / 32)}, {7, sg_min},
-                               {8, d.tune(tn + "rank")}, {9, (diag >> 3) & 1u}, {10, d.tune(tn + "topk_merge")}},
+                               {8, d.tune(tn + "rank")}, {9, (diag >> 3) & 1u}, {10, d.tune(tn + "topk_merge")}, {11, rps(rg)}},
                               7, sizeof pc);
   g = grid(uint64_t(T * k) * pc.blocks);
   if (!(diag & 2u))
@@ -93,7 +98,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
                               y.buffer_mut(d)};
   const auto& p3 = d.pipeline(std::string("moe_block_down") + (x16_down ? "_x16" : ""),
                               {{0, wg}, {1, rd}, {2, type(down)}, {3, type(sdown)}, {4, u32(k)}, {5, u32(F / 32)},
-                               {6, u32(Fs / 32)}, {7, sg_min}},
+                               {6, u32(Fs / 32)}, {7, sg_min}, {8, rps(rd)}},
                               uint32_t(bind.size()), sizeof pc);
   g = grid(uint64_t(T) * pc.blocks);
   if (!(diag & 4u)) d.dispatch(p3, bind, pc, g.x, g.y);
