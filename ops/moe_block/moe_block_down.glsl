@@ -18,6 +18,9 @@ layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the
 // Outputs per subgroup (at least ROWS / the workgroup's subgroups; the host sizes it for its largest subgroup size): a
 // constant trip count with clamped outputs, so every output's loads issue before the first one's products wait on them.
 layout(constant_id = 8) const uint RPS = 1;
+// 1 (MBD_X16): each lane's weight units loaded as raw words (HlqRaw) before hmid and hs are staged, so their round trip
+// overlaps the staging's instead of following its barrier (the expert ids read from memory by every lane, not from se).
+layout(constant_id = 9) const uint EARLY = 0;
 #define HL_WORKGROUP_SUM_SIZE WG
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
@@ -63,6 +66,17 @@ float unit_dot16(uint type, uint buf, uint row, uint u, uint r0) {
   hlq_unit_packed(type, buf, row, u, lo, hi, ms, bias);
   return hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
 }
+
+// As unit_dot16, from the unit's raw words loaded earlier.
+float unit_dot16_raw(uint type, uint row, uint u, uint r0, HlqRaw raw) {
+  const uvec2 xr = r0 + (hlq_unit_runs(type, u) >> 4u);
+  uvec4 lo, hi;
+  vec4 ms;
+  float bias;
+  hlq_unit_unpack(type, row, u, raw, lo, hi, ms, bias);
+  return hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
+}
+const uint NP = (K * UF + SGS - 1u) / SGS, NSP = (US + SGS - 1u) / SGS;  // a lane's routed and shared units per output
 #endif
 
 shared uint se[K];
@@ -72,7 +86,22 @@ void main() {
   if (g < pc.T * pc.blocks) {  // uniform per workgroup (with the tail, every workgroup goes on to take its ticket)
     const uint t = g / pc.blocks, h0 = (g % pc.blocks) * ROWS, lane = gl_SubgroupInvocationID;
     for (uint j = gl_LocalInvocationID.x; j < K; j += WG) se[j] = uint(clamp(expert[t * K + j], 0, int(pc.E) - 1));
+    // Output h0 + gl_SubgroupID + q nsg for q < RPS; past the workgroup's outputs, its last one again (never written).
+    const uint nsg = hl_num_subgroups(), last = min(h0 + ROWS, pc.H) - 1u;
 #ifdef MBD_X16
+    HlqRaw rw[EARLY != 0u ? RPS * NP : 1u], rs[EARLY != 0u ? RPS * NSP : 1u];
+    if (EARLY != 0u) {
+      [[unroll]] for (uint q = 0u; q < RPS; ++q) {
+        const uint h = min(h0 + gl_SubgroupID + q * nsg, last);
+        [[unroll]] for (uint s = 0u; s < NP; ++s) {
+          const uint i = min(lane + s * gl_SubgroupSize, K * UF - 1u), j = i / UF;
+          const uint e = uint(clamp(expert[t * K + j], 0, int(pc.E) - 1));
+          hlq_unit_raw(TYPE_D, 0u, (e * pc.H + h) * pc.rb_d, i % UF, rw[q * NP + s]);
+        }
+        [[unroll]] for (uint s = 0u; s < NSP; ++s)
+          hlq_unit_raw(TYPE_SD, 1u, h * pc.rb_sd, min(lane + s * gl_SubgroupSize, US - 1u), rs[q * NSP + s]);
+      }
+    }
     // Runs: K hmid rows, then hs. A constant count per invocation, so all its loads are in flight before the first
     // stage waits on one (a loop bounded by the invocation's index waited a round trip per run).
     const uint NR = 2u * (K * UF + US);
@@ -87,8 +116,6 @@ void main() {
       if (gl_LocalInvocationID.x + i * WG < NR) hlx_stage(gl_LocalInvocationID.x + i * WG, v[i]);
 #endif
     barrier();
-    // Output h0 + gl_SubgroupID + q nsg for q < RPS; past the workgroup's outputs, its last one again (never written).
-    const uint nsg = hl_num_subgroups(), last = min(h0 + ROWS, pc.H) - 1u;
     float acc[RPS], sacc[RPS];
     [[unroll]] for (uint q = 0u; q < RPS; ++q) {
       const uint h = min(h0 + gl_SubgroupID + q * nsg, last);
@@ -97,7 +124,9 @@ void main() {
       for (uint s = 0u; s < (K * UF + SGS - 1u) / SGS; ++s) {
         const uint ii = lane + s * gl_SubgroupSize, i = min(ii, K * UF - 1u), j = i / UF, u = i % UF;  // clamped, weighted 0
 #ifdef MBD_X16
-        acc[q] += (ii < K * UF ? 1.0 : 0.0) * unit_dot16(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, 2u * UF * j);
+        acc[q] += (ii < K * UF ? 1.0 : 0.0) *
+                  (EARLY != 0u ? unit_dot16_raw(TYPE_D, (se[j] * pc.H + h) * pc.rb_d, u, 2u * UF * j, rw[q * NP + s])
+                               : unit_dot16(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, 2u * UF * j));
 #else
         acc[q] += (ii < K * UF ? 1.0 : 0.0) * unit_dot(TYPE_D, 0u, (se[j] * pc.H + h) * pc.rb_d, u, (t * K + j) * (pc.F >> 2u));
 #endif
@@ -105,7 +134,8 @@ void main() {
       for (uint s = 0u; s < (US + SGS - 1u) / SGS; ++s) {
         const uint ui = lane + s * gl_SubgroupSize, u = min(ui, US - 1u);  // clamped, weighted 0
 #ifdef MBD_X16
-        sacc[q] += (ui < US ? 1.0 : 0.0) * unit_dot16(TYPE_SD, 1u, h * pc.rb_sd, u, 2u * K * UF);
+        sacc[q] += (ui < US ? 1.0 : 0.0) * (EARLY != 0u ? unit_dot16_raw(TYPE_SD, h * pc.rb_sd, u, 2u * K * UF, rs[q * NSP + s])
+                                                        : unit_dot16(TYPE_SD, 1u, h * pc.rb_sd, u, 2u * K * UF));
 #else
         sacc[q] += (ui < US ? 1.0 : 0.0) * unit_dot(TYPE_SD, 1u, h * pc.rb_sd, u, t * (pc.Fs >> 2u));
 #endif

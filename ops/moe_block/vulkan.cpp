@@ -98,7 +98,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
                               y.buffer_mut(d)};
   const auto& p3 = d.pipeline(std::string("moe_block_down") + (x16_down ? "_x16" : ""),
                               {{0, wg}, {1, rd}, {2, type(down)}, {3, type(sdown)}, {4, u32(k)}, {5, u32(F / 32)},
-                               {6, u32(Fs / 32)}, {7, sg_min}, {8, rps(rd)}},
+                               {6, u32(Fs / 32)}, {7, sg_min}, {8, rps(rd)}, {9, d.tune(tn + "early_down")}},
                               uint32_t(bind.size()), sizeof pc);
   g = grid(uint64_t(T) * pc.blocks);
   if (!(diag & 4u)) d.dispatch(p3, bind, pc, g.x, g.y);
@@ -141,7 +141,9 @@ void register_moe_block_vulkan(Registry& r) {
                 // block about 1 us more per layer in the decode profile, reports/nvidia-h200/decode-instream.md).
                 {"moe_block.fused_decode.topk_merge", 0},
                 // 1: x, hmid and hs as 16-bit fixed point, integer dot products (ops/shaders/x16.glsl), where they apply.
-                {"moe_block.fused_decode.x16", 1}};
+                {"moe_block.fused_decode.x16", 1},
+                // 1 (x16): step 3's weight units loaded before hmid and hs are staged (their round trips overlapped).
+                {"moe_block.fused_decode.early_down", 0}};
   v.precision_tolerance = kX16Tolerance;
   r.add_variant(std::move(v));
 }
