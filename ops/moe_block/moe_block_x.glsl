@@ -22,6 +22,10 @@ layout(constant_id = 6) const uint UH = 64;   // 32-value units per row: H / 32
 layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
 layout(constant_id = 8) const uint ROUTER16 = 1;  // f32 router rows read 16 bytes at a time (0: word by word)
 layout(constant_id = 9) const uint INTERLEAVE = 1;  // rows strided by the workgroup count (above); 0: consecutive
+// MB_NORM: 1 loads each subgroup's weight units (f32 router rows 16 bytes at a time, the shared expert's K-quant units as
+// raw words) into registers before the token's x + a is staged and normed, so their round trip overlaps the staging's
+// instead of following its barrier; rows of other types load after it, as with 0.
+layout(constant_id = 10) const uint EARLY = 0;
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };    // [T, H]
@@ -73,6 +77,72 @@ float row_dot(uint type, uint buf, uint row, uint xrow, uint lane) {
 }
 
 #ifdef MB_NORM
+// EARLY: which rows load before the staging, and the lane's registers for one row: per unit 8 vec4 of an f32 router row,
+// or the shared gate's and up's raw words (HlqRaw a, b, c, e in 4 slots each).
+const uint UPL = (UH + SGS - 1u) / SGS;  // a lane's units per row
+bool kquant(uint type) { return type == HLQ_Q4_K || type == HLQ_Q5_K || type == HLQ_Q6_K; }
+bool early_router() { return EARLY != 0u && TYPE_R == HLQ_F32 && ROUTER16 == 1u; }
+bool early_shared() { return EARLY != 0u && kquant(TYPE_SG) && kquant(TYPE_SU); }
+uvec4 ew[UPL * 8u];  // the subgroup's early row, this lane's units
+void raw_put(HlqRaw r, uint at) {
+  ew[at] = r.a;
+  ew[at + 1u] = r.b;
+  ew[at + 2u] = r.c;
+  ew[at + 3u] = uvec4(r.e, 0u, 0u);
+}
+HlqRaw raw_get(uint at) {
+  HlqRaw r;
+  r.a = ew[at];
+  r.b = ew[at + 1u];
+  r.c = ew[at + 2u];
+  r.e = ew[at + 3u].xy;
+  return r;
+}
+// Row r's early loads (nothing for rows that load late).
+void early_load(uint r, uint lane) {
+  for (uint i = 0u; i < UPL * 8u; ++i) ew[i] = uvec4(0u);
+  const bool router = r < pc.E && early_router(), shared_row = r >= pc.E && r < pc.E + pc.Fs && early_shared();
+  for (uint i = 0u; i < UPL; ++i) {
+    const uint u = min(lane + i * gl_SubgroupSize, UH - 1u);
+    if (router) {
+      for (uint k = 0u; k < 8u; ++k) ew[8u * i + k] = rq4[(r * pc.rb_r + u * 128u) / 16u + k];
+    } else if (shared_row) {
+      HlqRaw g, v;
+      hlq_unit_raw(TYPE_SG, 1u, (r - pc.E) * pc.rb_sg, u, g);
+      hlq_unit_raw(TYPE_SU, 2u, (r - pc.E) * pc.rb_su, u, v);
+      raw_put(g, 8u * i);
+      raw_put(v, 8u * i + 4u);
+    }
+  }
+}
+// As row_dot, from early_load's registers: the router's values (which = 0) or the shared gate's (1) or up's (2) units.
+float row_dot_early(uint type, uint row, uint xrow, uint lane, uint which) {
+  float acc = 0.0;
+  for (uint i = 0u; i < UPL; ++i) {
+    const uint ui = lane + i * gl_SubgroupSize, u = min(ui, UH - 1u);
+    const uvec2 runs = hlq_unit_runs(type, u) >> 2u;
+    vec4 xv[8], q[8], ms;
+    for (uint k = 0u; k < 4u; ++k) {
+      xv[k] = XV(runs.x + k);
+      xv[k + 4u] = XV(runs.y + k);
+    }
+    if (which == 0u) {
+      for (uint k = 0u; k < 8u; ++k) q[k] = uintBitsToFloat(ew[8u * i + k]);
+      ms = vec4(1.0, 0.0, 1.0, 0.0);
+    } else {
+      uvec4 lo, hi;
+      float bias;
+      hlq_unit_unpack(type, row, u, raw_get(8u * i + 4u * (which - 1u)), lo, hi, ms, bias);
+      for (uint k = 0u; k < 4u; ++k) {
+        q[k] = hlq_bytes(lo[k], bias);
+        q[k + 4u] = hlq_bytes(hi[k], bias);
+      }
+    }
+    acc += ui < UH ? hlq_unit_dot(q, ms, xv, hlq_run_sums(xv)) : 0.0;
+  }
+  return acc;
+}
+
 // Token t's x + a times the gain into xs (a constant count of vec4s per invocation: every load in flight at once, the
 // gain with them); returns its 1 / rms. `first`: this workgroup also writes x + a and the normed row.
 const uint NV4 = UH * 8u, VPI = (NV4 + WG - 1u) / WG;
@@ -104,15 +174,34 @@ void main() {
   const uint g = hl_group_index();
   if (g >= pc.T * pc.blocks) return;  // uniform per workgroup
   const uint t = g / pc.blocks, b = g % pc.blocks, xrow = t * (pc.H >> 2u);
+  const uint lane = gl_SubgroupInvocationID;
 #ifdef MB_NORM
+  // EARLY: the subgroup's first row loaded before the staging (a subgroup with more rows loads the rest after it).
+  const uint r0 = INTERLEAVE != 0u ? b + gl_SubgroupID * pc.blocks : b * ROWS + gl_SubgroupID;
+  const bool early = EARLY != 0u && gl_SubgroupID < ROWS && r0 < pc.E + pc.Fs &&
+                     (r0 < pc.E ? early_router() : early_shared());  // uniform per subgroup
+  if (early) early_load(r0, lane);
   const float scale = stage_normed(xrow, g % pc.blocks == 0u);
 #else
   const float scale = 1.0;
 #endif
-  const uint lane = gl_SubgroupInvocationID;
   for (uint i = gl_SubgroupID; i < ROWS; i += hl_num_subgroups()) {  // uniform per subgroup
     const uint r = INTERLEAVE != 0u ? b + i * pc.blocks : b * ROWS + i;
     if (r >= pc.E + pc.Fs + 1u) break;
+#ifdef MB_NORM
+    if (early && i == gl_SubgroupID) {
+      if (r < pc.E) {
+        const float l = subgroupAdd(row_dot_early(TYPE_R, 0u, xrow, lane, 0u)) * scale;
+        if (subgroupElect()) logits[t * pc.E + r] = l;
+      } else {
+        const uint f = r - pc.E;
+        const float ga = subgroupAdd(row_dot_early(TYPE_SG, f * pc.rb_sg, xrow, lane, 1u)) * scale;
+        const float ua = subgroupAdd(row_dot_early(TYPE_SU, f * pc.rb_su, xrow, lane, 2u)) * scale;
+        if (subgroupElect()) hs[t * pc.Fs + f] = (ga / (1.0 + exp(-ga))) * ua;
+      }
+      continue;
+    }
+#endif
     if (r < pc.E) {
       const float l = subgroupAdd(row_dot(TYPE_R, 0u, r * pc.rb_r, xrow, lane)) * scale;
       if (subgroupElect()) logits[t * pc.E + r] = l;

@@ -78,7 +78,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
   const auto& p1 = d.pipeline(head ? "moe_block_x_norm" : "moe_block_x",
                               {{0, wg}, {1, rx}, {2, type(router)}, {3, type(sgate)}, {4, type(sup)}, {5, type(gw)},
                                {6, u32(H / 32)}, {7, sg_min}, {8, d.tune(tn + "router16")},
-                               {9, d.tune(tn + "interleave")}},
+                               {9, d.tune(tn + "interleave")}, {10, d.tune(tn + "early_x")}},
                               uint32_t(bind1.size()), sizeof pc);
   Grid g = grid(uint64_t(T) * pc.blocks);
   if (!(diag & 1u)) d.dispatch(p1, bind1, pc, g.x, g.y);
@@ -143,7 +143,10 @@ void register_moe_block_vulkan(Registry& r) {
                 // 1: x, hmid and hs as 16-bit fixed point, integer dot products (ops/shaders/x16.glsl), where they apply.
                 {"moe_block.fused_decode.x16", 1},
                 // 1 (x16): step 3's weight units loaded before hmid and hs are staged (their round trips overlapped).
-                {"moe_block.fused_decode.early_down", 0}};
+                {"moe_block.fused_decode.early_down", 0},
+                // 1 (with the add and norm in front): step 1's f32 router rows and K-quant shared rows loaded before the
+                // token's row is staged and normed.
+                {"moe_block.fused_decode.early_x", 0}};
   v.precision_tolerance = kX16Tolerance;
   r.add_variant(std::move(v));
 }
