@@ -103,7 +103,7 @@ Ceilings load_or_measure_ceilings(gpu::Device& dev, const Options& opt) {
     std::fprintf(stderr, "experiment: no %s yet: measuring the bandwidth ceilings first\n", path.c_str());
     Options o = opt;
     o.only_variant.clear(), o.cases.clear(), o.tag.clear(), o.peers_file.clear();
-    o.no_sweep = o.gpu_only = false;
+    o.no_sweep = o.sweep_axes = o.gpu_only = false;
     o.family.clear();
     run_on(dev, experiment("bandwidth"), o);
   }
@@ -172,14 +172,18 @@ json compare(const gpu::OpDef& def, const gpu::OpArgs& args, const gpu::OpArgs& 
   return errs;
 }
 
-// The sweep keys that apply to a variant: "op.<suffix>.param" for variant "family:<suffix>", or "op.param".
+// The sweep keys that apply to a variant: "op.<suffix>.param" for variant "family:<suffix>", or "op.param"; a key of
+// another op applies to every variant of the part (an op that runs that op's kernels, e.g. add_rmsnorm_moe_block).
 std::vector<std::pair<std::string, std::vector<uint32_t>>> sweeps_for(const Part& p, const gpu::Variant& v) {
   std::vector<std::pair<std::string, std::vector<uint32_t>>> out;
   const std::string suffix = v.name.substr(v.name.find(':') + 1);
   for (auto& [key, values] : p.sweeps) {
+    if (key.rfind(p.op + ".", 0) != 0) {
+      out.emplace_back(key, values);
+      continue;
+    }
     const std::string rest = key.substr(p.op.size() + 1);
     const auto dot = rest.find('.');
-    if (key.rfind(p.op + ".", 0) != 0) continue;
     if (dot == std::string::npos || rest.substr(0, dot) == suffix) out.emplace_back(key, values);
   }
   return out;
@@ -399,18 +403,30 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
                                  {"why", "scalar serial CPU schedule at full shapes (HYBRIDLAB_TIME_PLAIN=1 times it)"}});
         continue;
       }
-      // Sweep points: the cartesian product of the variant's sweeps (one empty point if none).
+      // Sweep points: the cartesian product of the variant's sweeps (one empty point if none); with --sweep-axes, the
+      // case's tuning and each key's values alone beside it.
       std::vector<std::map<std::string, uint32_t>> points{c.tune};
       const auto sweeps = cx.opt.no_sweep ? decltype(sweeps_for(part, *v)){} : sweeps_for(part, *v);
-      for (auto& [key, values] : sweeps) {
-        std::vector<std::map<std::string, uint32_t>> next;
-        for (auto& p : points)
+      if (cx.opt.sweep_axes) {
+        for (auto& [key, values] : sweeps)
           for (uint32_t val : values) {
-            auto q = p;
+            const auto it = c.tune.find(key);
+            if (val == (it != c.tune.end() ? it->second : cx.dev.ctx().profile().get(key, ~0u))) continue;  // the base
+            auto q = c.tune;
             q[key] = val;
-            next.push_back(q);
+            if (std::find(points.begin(), points.end(), q) == points.end()) points.push_back(q);
           }
-        points = next;
+      } else {
+        for (auto& [key, values] : sweeps) {
+          std::vector<std::map<std::string, uint32_t>> next;
+          for (auto& p : points)
+            for (uint32_t val : values) {
+              auto q = p;
+              q[key] = val;
+              next.push_back(q);
+            }
+          points = next;
+        }
       }
       for (auto& point : points) {
         vk::ScopedTuning tune(cx.dev.ctx().profile(), point);
@@ -538,6 +554,7 @@ void check_options(const Options& opt) {
       fail("--cases {}: not a valid regular expression ({})", quant::printable(opt.cases, 40), e.what());
     }
   }
+  if (opt.no_sweep && opt.sweep_axes) fail("--no-sweep and --sweep-axes: give one of them");
   if (opt.out_dir.empty()) fail("--out '': give a report directory");
   std::error_code ec;
   fs::create_directories(opt.out_dir, ec);  // made now rather than after the computation, as write_report would
@@ -549,10 +566,11 @@ void check_options(const Options& opt) {
 // nothing would otherwise run only the reference (or nothing) and write that as the report.
 static void check_filters(const Experiment& e, const Context& cx) {
   const Options& opt = cx.opt;
-  const bool reduced = opt.no_sweep || opt.gpu_only || !opt.family.empty();
+  const bool reduced = opt.no_sweep || opt.sweep_axes || opt.gpu_only || !opt.family.empty();
   if (opt.only_variant.empty() && opt.cases.empty() && !reduced) return;
   if (e.custom)
-    fail("experiment {} times whole passes or the device: --variant, --cases, --family, --no-sweep and --gpu-only apply to op "
+    fail("experiment {} times whole passes or the device: --variant, --cases, --family, --no-sweep, --sweep-axes and --gpu-only "
+         "apply to op "
          "experiments", e.name);
   const auto parts = e.parts(cx);
   std::vector<std::string> variants, labels;
@@ -585,7 +603,7 @@ static void check_filters(const Experiment& e, const Context& cx) {
   }
   // A partial run writes beside the full report, never over it.
   if (opt.tag.empty())
-    fail("--variant/--cases/--family/--no-sweep/--gpu-only: a partial run needs --tag NAME (it writes {}-NAME.*, beside the full report)",
+    fail("--variant/--cases/--family/--no-sweep/--sweep-axes/--gpu-only: a partial run needs --tag NAME (it writes {}-NAME.*, beside the full report)",
          e.name);
 }
 
@@ -646,6 +664,7 @@ static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt) {
   if (!opt.cases.empty()) report["cases_filter"] = opt.cases;
   if (opt.chain > 0) report["chain"] = opt.chain;
   if (opt.no_sweep) report["no_sweep"] = true;
+  if (opt.sweep_axes) report["sweep_axes"] = true;
   if (opt.gpu_only) report["gpu_only"] = true;
   if (!opt.family.empty()) report["family"] = opt.family;
   if (!opt.peers_file.empty()) report["peers_about"] = cx.peers.value("about", opt.peers_file);

@@ -57,6 +57,9 @@ struct Options {
   // Each GPU variant at this device profile's tuning only, no tunable sweep (a sweep point costs ~1 s of warm-up at
   // full shapes); and CPU variants other than the reference left out: a run that fits a device call's time.
   bool no_sweep = false;
+  // Each swept tunable varied alone, the others at the profile's tuning: the sum of the value counts, not their
+  // product (a first look at a wide sweep that would not fit a device call).
+  bool sweep_axes = false;
   std::string family;  // time only this family's variants (e.g. vulkan), and the reference
   bool gpu_only = false;
   bool time_failing = false;  // time variants whose outputs fail the tolerance too (diagnosis; still counted as failures)

@@ -33,6 +33,8 @@ void add_experiment_commands(CLI::App& app) {
                    "peer rows measured in this run (scripts/llama_ops.py peers): shown beside the variants instead of the "
                    "quoted constants of experiments/anchors.json");
   expc->add_flag("--no-sweep", a->o.no_sweep, "each GPU variant at the device profile's tuning only (no tunable sweep)");
+  expc->add_flag("--sweep-axes", a->o.sweep_axes,
+                 "each swept tunable varied alone, the others at the device profile's tuning (not their product)");
   auto* family = expc->add_option("--family", a->o.family, "time only the variants of this family (e.g. vulkan) and the reference");
   expc->add_flag("--gpu-only", a->o.gpu_only, "leave out the CPU variants other than the reference (which gives the truth)");
   expc->add_flag("--time-failing", a->o.time_failing,

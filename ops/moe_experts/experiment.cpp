@@ -29,11 +29,15 @@ Experiment moe_experiment() {
                               {"moe_experts.route_pack_qgemm.thread_rows", {4, 8}},
                               {"moe_experts.route_pack_qgemm.thread_cols", {32, 64}},
                               {"moe_experts.route_pack_qgemm.k_units", {1, 2}}};
-                if (std::string(op) == "moe_block")  // rows per workgroup of each step, workgroup size
+                // Rows per workgroup of each step, workgroup size, the early weight loads; add_rmsnorm_moe_block (what
+                // decode runs) runs moe_block's kernels, at moe_block's tunables.
+                if (std::string(op) == "moe_block" || std::string(op) == "add_rmsnorm_moe_block")
                   p.sweeps = {{"moe_block.fused_decode.x_rows", {2, 4, 8, 16}},
                               {"moe_block.fused_decode.gate_up_rows", {4, 8, 16, 32}},
                               {"moe_block.fused_decode.down_rows", {2, 4, 8, 16}},
-                              {"moe_block.fused_decode.wg", {128, 256, 512}}};
+                              {"moe_block.fused_decode.wg", {128, 256, 512}},
+                              {"moe_block.fused_decode.early_down", {0, 1}},
+                              {"moe_block.fused_decode.early_x", {0, 1}}};
                 parts.push_back(std::move(p));
               }
             return parts;

@@ -182,6 +182,48 @@ TEST_CASE("experiments: --dispatches times each GPU variant's dispatches by pipe
   fs::remove_all(o.out_dir);
 }
 
+TEST_CASE("experiments: --sweep-axes varies each swept tunable alone, beside the profile's tuning", "[experiments]") {
+  exp::Options o;
+  o.quick = true;
+  o.runs = 2;
+  o.cases = "^q4_K T=1 ";
+  o.only_variant = "vulkan:fused_decode";
+  o.tag = "axes";
+  o.sweep_axes = o.gpu_only = true;
+  o.out_dir = tmp_reports();
+  const json j = exp::run_experiment("moe", o);
+  CHECK(j["sweep_axes"] == true);
+  const vk::DeviceProfile& prof = device().ctx().profile();
+  int cases = 0;
+  for (auto& c : j["cases"]) {
+    if (c["op"] != "add_rmsnorm_moe_block") continue;  // moe_block's kernels at moe_block's tunables
+    ++cases;
+    std::set<std::pair<std::string, uint32_t>> seen;
+    int base = 0;
+    for (auto& r : c["results"]) {
+      if (r["variant"] != "vulkan:fused_decode") continue;
+      CHECK(r["status"] == "pass");
+      const auto& params = r["params"];
+      REQUIRE(params.size() <= 1);
+      if (params.empty()) {
+        ++base;
+        continue;
+      }
+      const std::string key = params.begin().key();
+      const uint32_t val = params.begin().value();
+      CHECK(key.starts_with("moe_block.fused_decode."));
+      CHECK(val != prof.get(key));  // the profile's value is the base point, not a second row
+      CHECK(seen.insert({key, val}).second);
+    }
+    CHECK(base == 1);
+    // x_rows, gate_up_rows, down_rows (4 values each), wg (3), early_down and early_x (2): one value of each is the base.
+    CHECK(seen.size() == 3 * 3 + 2 + 1 + 1);
+    CHECK(seen.count({"moe_block.fused_decode.early_x", 1 - prof.get("moe_block.fused_decode.early_x")}));
+  }
+  CHECK(cases == 1);
+  fs::remove_all(o.out_dir);
+}
+
 TEST_CASE("experiments: --peers shows the rows measured in the same run instead of the quoted ones", "[experiments]") {
   exp::Options o;
   o.quick = true;
@@ -330,7 +372,9 @@ TEST_CASE("experiments: options that match nothing or name a path are refused be
   CHECK_THAT(error("norms", [](exp::Options& o) { o.cases = "T=1$"; }),
              Catch::Contains("a partial run needs --tag NAME"));  // never over the full report
   CHECK_THAT(error("forward", [](exp::Options& o) { o.only_variant = "vulkan:rowgroup"; }),
-             Catch::Contains("--family, --no-sweep and --gpu-only apply to op experiments"));
+             Catch::Contains("--sweep-axes and --gpu-only apply to op experiments"));
+  CHECK_THAT(error("norms", [](exp::Options& o) { o.no_sweep = o.sweep_axes = true, o.tag = "x"; }),
+             Catch::Contains("--no-sweep and --sweep-axes: give one of them"));
   CHECK_THAT(error("norms", [](exp::Options& o) { o.out_dir = "/proc/hybridlab-no"; }), Catch::Contains("cannot create the report directory"));
   // Nothing measured, nothing written (not even the bandwidth ceilings every report divides by).
   bool any = false;

@@ -209,7 +209,7 @@ bad tag-empty "--tag '': give a value or leave the option out" "$bin" experiment
 bad variant-unknown "--variant 'vulkan:nope': experiment norms has no such variant" "$bin" experiment norms --variant vulkan:nope --out "$rep"
 bad cases-none "--cases 'zzz': matches none of experiment norms's cases" "$bin" experiment norms --cases zzz --out "$rep"
 bad cases-regex "--cases '(\[': not a valid regular expression" "$bin" experiment norms --cases '([' --out "$rep"
-bad partial-untagged "--variant/--cases/--family/--no-sweep/--gpu-only: a partial run needs --tag NAME" "$bin" experiment norms --cases 'T=1$' --out "$rep"
+bad partial-untagged "--variant/--cases/--family/--no-sweep/--sweep-axes/--gpu-only: a partial run needs --tag NAME" "$bin" experiment norms --cases 'T=1$' --out "$rep"
 bad family-unknown "--family 'nope': experiment norms has no variant of that family" "$bin" experiment norms --family nope --tag x --out "$rep"
 bad peers-missing "cannot read it" "$bin" experiment norms --cases 'T=1$' --tag x --peers "$rep/none.json" --out "$rep"
 printf '{"peers": [{"experiment": "norms"}]}' > "$t/peers-bad.json"
