@@ -82,7 +82,10 @@ def verdict(case):
                 v["vs_runner_up"] = v["runner_up"]["time_us"]["median"] / t
             d = case.get("default_variant")
             if cls == "GPU" and d:
-                dr = next((r for r in ranked if r["variant"] == d), None)
+                # The default is the default variant at the profile's tuning (no swept params), not its best point.
+                quiet = [r for r in timed if device_class(r) == cls and not noisy(r)]
+                dr = next((r for r in quiet if r["variant"] == d and not r.get("params")), None)
+                dr = dr or next((r for r in ranked if r["variant"] == d), None)
                 v["default"] = d
                 if dr is not None and dr is not b:
                     v["vs_default"] = dr["time_us"]["median"] / t
@@ -119,7 +122,7 @@ def verdict_line(case):
         if b is None:
             parts.append(f"{cls}: no quiet timing")
             continue
-        is_default = cls == "GPU" and b["variant"] == c["default"]
+        is_default = cls == "GPU" and b["variant"] == c["default"] and not b.get("params")
         s = f"{cls}: {_name(b)}{' (the default)' if is_default else ''} {b['time_us']['median']:.2f} us"
         if c["runner_up"] is not None:
             s += f", {c['vs_runner_up']:.2f}x the runner-up {_name(c['runner_up'])}"
@@ -127,7 +130,8 @@ def verdict_line(case):
             s += ", the only quiet one"
         if c["vs_default"] is not None:
             via = case.get("default_family_variant")
-            s += f", {c['vs_default']:.2f}x the default `{c['default']}`" + (f" (what `{via}` runs here)" if via else "")
+            at = " at the profile's tuning" if b["variant"] == c["default"] else ""
+            s += f", {c['vs_default']:.2f}x the default `{c['default']}`{at}" + (f" (what `{via}` runs here)" if via else "")
         if c["vs_reference"] is not None:
             s += f", {c['vs_reference']:.3g}x the reference"
         for p, ratio in c.get("vs_peers", []):

@@ -50,6 +50,12 @@ case2 = {"label": "y", "default_variant": "vulkan:auto", "results": [
 v2 = verdict(case2)["GPU"]
 check(v2["vs_default"] is None and v2["vs_reference"] is None, "no claim from a noisy reference")
 check("(the default)" in verdict_line(case2), "the default marked when it wins")
+# A swept point of the default variant winning: not "the default", compared with the default's own tuning.
+case2s = dict(case2, results=case2["results"] + [dict(res("vulkan:auto", 2.0), params={"op.auto.rows": 4})])
+check(verdict(case2s)["GPU"]["vs_default"] == 1.5, "the default at the profile's tuning against its swept best")
+line2s = verdict_line(case2s)
+check("`vulkan:auto` (rows=4) 2.00 us" in line2s and "(the default)" not in line2s
+      and "1.50x the default `vulkan:auto` at the profile's tuning" in line2s, f"line: {line2s}")
 # Peers: the best GPU variant against each row measured in the same run; quoted constants are never compared.
 case3 = dict(case2, peers=[{"name": "llama.cpp Vulkan X", "time_us": 6.0, "measured": True},
                            {"name": "quoted Y", "time_us": 1.0, "measured": False}])
