@@ -343,17 +343,26 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
     // Warm-up: uploads and pipelines, then enough work (>= 0.3 s) for the clocks to ramp up (and the CPU's threads to be
     // running). Calls that may take seconds at full shapes (`capped`: the reference, a scalar CPU schedule, a Halide
     // Vulkan one): at least 2 warm-up runs but no more once their wall time passes 3 s, and the timed runs stop after 3
-    // once they have taken 5 s of wall time. Then up to opt.runs timed calls over the sets; returns their ns.
-    const auto measure = [&](std::vector<gpu::OpArgs>& sets, const std::function<double(gpu::OpArgs&)>& time_one, bool capped) {
+    // once they have taken 5 s of wall time. Then up to opt.runs timed calls over the sets; returns their ns, and the
+    // warm-up's runs and work in *warm. time_one returns ns per call; calls_per_time: the calls each of its timings
+    // covers (a chain's length), so the warm-up counts the work it did, not the chain's per-call time.
+    struct Warmup {
+      int runs = 0;
+      double work_ns = 0, wall_ns = 0;
+    };
+    const auto measure = [&](std::vector<gpu::OpArgs>& sets, const std::function<double(gpu::OpArgs&)>& time_one, bool capped,
+                             Warmup* warm, int calls_per_time = 1) {
       const int min_warm = capped ? 2 : int(sets.size()) + 2;
-      double warm_ns = 0, warm_wall_ns = 0, timed_ns = 0;
+      double timed_ns = 0;
+      *warm = {};
       // (No small cap on the count: at 0.2 ms a run, 200 runs left the H200's clocks low for the first sweep
       // point of a process, 2-4x slower than the same point later.)
-      for (int i = 0; i < 20000 && (i < min_warm || warm_ns < 3e8); ++i) {
+      for (int i = 0; i < 20000 && (i < min_warm || warm->work_ns < 3e8); ++i) {
         const auto t0 = Clock::now();
-        warm_ns += time_one(sets[size_t(i) % sets.size()]);
-        warm_wall_ns += std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-        if (capped && i + 1 >= min_warm && warm_wall_ns > 3e9) break;
+        warm->work_ns += time_one(sets[size_t(i) % sets.size()]) * calls_per_time;
+        ++warm->runs;
+        warm->wall_ns += std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+        if (capped && i + 1 >= min_warm && warm->wall_ns > 3e9) break;
       }
       std::vector<double> ns;
       for (int i = 0; i < cx.opt.runs && !(capped && i >= 3 && timed_ns > 5e9); ++i) {
@@ -373,15 +382,17 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
       if (v->family == "reference") {
         // A steady clock around each call over the rotated sets, after the warm-up, as the CPU variants.
         std::vector<gpu::OpArgs> sets = timing_sets();
+        Warmup warm;
         const std::vector<double> ns =
-            measure(sets, [&](gpu::OpArgs& a) { return host_time([&] { refv.run(host_ctx, a); }); }, true);
+            measure(sets, [&](gpu::OpArgs& a) { return host_time([&] { refv.run(host_ctx, a); }); }, true, &warm);
         const double s = median(ns) * 1e-9;
         json r = {{"variant", v->name}, {"status", "reference"}, {"where", fmt::format("CPU, {} threads", omp_get_max_threads())},
                   {"timing", "steady clock around the call"},
                   {"time_us", {{"median", s * 1e6}, {"min", *std::min_element(ns.begin(), ns.end()) * 1e-3},
                                {"max", *std::max_element(ns.begin(), ns.end()) * 1e-3},
                                {"p10", percentile(ns, 0.1) * 1e-3}, {"p90", percentile(ns, 0.9) * 1e-3},
-                               {"runs", ns.size()}, {"rotated_inputs", rot}}}};
+                               {"runs", ns.size()}, {"rotated_inputs", rot}, {"warmup_runs", warm.runs},
+                               {"warmup_ms", warm.work_ns * 1e-6}, {"warmup_wall_ms", warm.wall_ns * 1e-6}}}};
         r.update(cpu_roofline(c.cost, s, omp_get_max_threads()));
         jc["results"].push_back(r);
         continue;
@@ -482,13 +493,15 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
                    }) / chain;
           };
         if (host_timed) time_one = [&](gpu::OpArgs& a) { return host_time([&] { v->run(dev_ctx, a); }); };
-        std::vector<double> ns = measure(sets, time_one, capped);
+        Warmup warm;
+        std::vector<double> ns = measure(sets, time_one, capped, &warm, host_timed ? 1 : std::max(chain, 1));
         if (cx.opt.dispatches && !capped) r["dispatches"] = dispatch_times(cx.dev, [&](int i) { v->run(dev_ctx, sets[size_t(i % rot)]); },
                                                                  std::clamp(cx.opt.runs, 1, 5));
         const double s = median(ns) * 1e-9;
         r["time_us"] = {{"median", s * 1e6}, {"min", *std::min_element(ns.begin(), ns.end()) * 1e-3},
                         {"max", *std::max_element(ns.begin(), ns.end()) * 1e-3}, {"p10", percentile(ns, 0.1) * 1e-3},
-                        {"p90", percentile(ns, 0.9) * 1e-3}, {"runs", ns.size()}, {"rotated_inputs", rot}};
+                        {"p90", percentile(ns, 0.9) * 1e-3}, {"runs", ns.size()}, {"rotated_inputs", rot},
+                        {"warmup_runs", warm.runs}, {"warmup_ms", warm.work_ns * 1e-6}, {"warmup_wall_ms", warm.wall_ns * 1e-6}};
         if (chain > 0 && !host_timed)
           r["timing"] = fmt::format("Vulkan timestamps around {} calls over the rotated inputs, each behind a barrier; per call", chain);
         if (on_cpu) {
