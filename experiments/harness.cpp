@@ -286,6 +286,13 @@ json dispatch_times(gpu::Device& dev, const std::function<void(int)>& call, int 
   return out;
 }
 
+// --cases: a regex over a case's label, or over "op label" (one op's cases where several ops share labels).
+static bool case_chosen(const Options& opt, const std::string& op, const std::string& label) {
+  if (opt.cases.empty()) return true;
+  const std::regex re(opt.cases);
+  return std::regex_search(label, re) || std::regex_search(op + " " + label, re);
+}
+
 void run_part(Context& cx, const std::string& exp_name, const Part& part, json& report, int* failures) {
   const auto& reg = gpu::Registry::get();
   const gpu::OpDef& def = reg.op(part.op);
@@ -305,13 +312,13 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
   // Progress lines: "[i/n] op case variant ...", one count per (case, variant) of this part.
   size_t n_runs = 0, i_run = 0;
   for (const Case& c : part.cases)
-    if (cx.opt.cases.empty() || std::regex_search(c.label, std::regex(cx.opt.cases))) n_runs += variants.size();
+    if (case_chosen(cx.opt, part.op, c.label)) n_runs += variants.size();
   const auto tag = [&](const Case& c, const gpu::Variant* v) {
     return fmt::format("[{}/{}] {} {} {}", i_run, n_runs, part.op, c.label, v->name);
   };
   for (const Case& c : part.cases) {
     std::mt19937_64 rng(std::hash<std::string>{}(part.op + c.label) ^ seed++);
-    if (!cx.opt.cases.empty() && !std::regex_search(c.label, std::regex(cx.opt.cases))) continue;
+    if (!case_chosen(cx.opt, part.op, c.label)) continue;
     json jc = {{"op", part.op}, {"label", c.label}, {"shape", c.shape}, {"bytes", c.cost.bytes}, {"flops", c.cost.flops},
                {"results", json::array()}, {"peers", peers_for(cx.peers, exp_name, part.op, c.label, slug)}};
     const gpu::OpArgs inputs = c.inputs(rng);
@@ -587,11 +594,15 @@ static void check_filters(const Experiment& e, const Context& cx) {
          "experiments", e.name);
   const auto parts = e.parts(cx);
   std::vector<std::string> variants, labels;
+  bool any_case = false;
   for (const Part& p : parts) {
     for (auto* v : gpu::Registry::get().variants(p.op))
       if (p.variants.empty() || std::count(p.variants.begin(), p.variants.end(), v->name)) variants.push_back(v->name);
     for (auto& v : p.extra_variants) variants.push_back(v.name);
-    for (auto& c : p.cases) labels.push_back(c.label);
+    for (auto& c : p.cases) {
+      labels.push_back(c.label);
+      any_case |= case_chosen(opt, p.op, c.label);
+    }
   }
   auto list = [](std::vector<std::string> v) {
     std::sort(v.begin(), v.end());
@@ -609,8 +620,7 @@ static void check_filters(const Experiment& e, const Context& cx) {
     fail("--variant {}: experiment {} has no such variant (its variants: {})", quant::printable(opt.only_variant, 60), e.name,
          list(variants));
   if (!opt.cases.empty()) {
-    const std::regex re(opt.cases);
-    if (std::none_of(labels.begin(), labels.end(), [&](const std::string& l) { return std::regex_search(l, re); }))
+    if (!any_case)
       fail("--cases {}: matches none of experiment {}'s cases ({} shapes: {})", quant::printable(opt.cases, 40), e.name,
            cx.quick ? "QUICK" : "full", list(labels));
   }

@@ -44,7 +44,7 @@ struct Options {
   std::string device;  // selector
   std::string out_dir = "reports";
   std::string only_variant;  // run just this variant (and the reference)
-  std::string cases;         // regex: run only the cases whose label it matches (inputs unchanged)
+  std::string cases;         // regex: run only the cases whose label, or "op label", it matches (inputs unchanged)
   std::string tag;           // report files <experiment>-<tag>.{json,md} instead of <experiment>.*
   int runs = 20;
   // GPU variants timed as chains of this many calls, each behind a barrier (the cost of one dependent step of a

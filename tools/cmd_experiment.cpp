@@ -18,7 +18,7 @@ void add_experiment_commands(CLI::App& app) {
   expc->add_flag("--full", a->o.full, "the model's full shapes even on a CPU Vulkan device")->excludes(quick);
   expc->add_option("--device", a->o.device, "Vulkan device: index or name substring");
   auto* variant = expc->add_option("--variant", a->o.only_variant, "run only this variant (and the reference)");
-  auto* cases = expc->add_option("--cases", a->o.cases, "run only the cases whose label matches this regex (same inputs)");
+  auto* cases = expc->add_option("--cases", a->o.cases, "run only the cases whose label, or \"op label\", matches this regex (same inputs)");
   auto* tag = expc->add_option("--tag", a->o.tag,
                                "write reports/<device>/<name>-<tag>.{json,md} (a partial run beside the full report)");
   expc->add_option("--runs", a->o.runs, "timed runs per variant (median reported; at least 20 for reports)")
