@@ -104,6 +104,7 @@ Ceilings load_or_measure_ceilings(gpu::Device& dev, const Options& opt) {
     Options o = opt;
     o.only_variant.clear(), o.cases.clear(), o.tag.clear(), o.peers_file.clear();
     o.no_sweep = o.sweep_axes = o.gpu_only = false;
+    o.sweep.clear();
     o.family.clear();
     run_on(dev, experiment("bandwidth"), o);
   }
@@ -172,12 +173,21 @@ json compare(const gpu::OpDef& def, const gpu::OpArgs& args, const gpu::OpArgs& 
   return errs;
 }
 
+// A part's sweeps: the experiment's own, or with --sweep the given keys that the part sweeps already or whose op it is.
+static std::map<std::string, std::vector<uint32_t>> part_sweeps(const Part& p, const Options& opt) {
+  if (opt.sweep.empty()) return p.sweeps;
+  std::map<std::string, std::vector<uint32_t>> out;
+  for (auto& [key, values] : opt.sweep)
+    if (p.sweeps.count(key) || key.rfind(p.op + ".", 0) == 0) out[key] = values;
+  return out;
+}
+
 // The sweep keys that apply to a variant: "op.<suffix>.param" for variant "family:<suffix>", or "op.param"; a key of
 // another op applies to every variant of the part (an op that runs that op's kernels, e.g. add_rmsnorm_moe_block).
-std::vector<std::pair<std::string, std::vector<uint32_t>>> sweeps_for(const Part& p, const gpu::Variant& v) {
+std::vector<std::pair<std::string, std::vector<uint32_t>>> sweeps_for(const Part& p, const gpu::Variant& v, const Options& opt) {
   std::vector<std::pair<std::string, std::vector<uint32_t>>> out;
   const std::string suffix = v.name.substr(v.name.find(':') + 1);
-  for (auto& [key, values] : p.sweeps) {
+  for (auto& [key, values] : part_sweeps(p, opt)) {
     if (key.rfind(p.op + ".", 0) != 0) {
       out.emplace_back(key, values);
       continue;
@@ -424,7 +434,7 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
       // Sweep points: the cartesian product of the variant's sweeps (one empty point if none); with --sweep-axes, the
       // case's tuning and each key's values alone beside it.
       std::vector<std::map<std::string, uint32_t>> points{c.tune};
-      const auto sweeps = cx.opt.no_sweep ? decltype(sweeps_for(part, *v)){} : sweeps_for(part, *v);
+      const auto sweeps = cx.opt.no_sweep ? decltype(sweeps_for(part, *v, cx.opt)){} : sweeps_for(part, *v, cx.opt);
       if (cx.opt.sweep_axes) {
         for (auto& [key, values] : sweeps)
           for (uint32_t val : values) {
@@ -575,6 +585,9 @@ void check_options(const Options& opt) {
     }
   }
   if (opt.no_sweep && opt.sweep_axes) fail("--no-sweep and --sweep-axes: give one of them");
+  if (opt.no_sweep && !opt.sweep.empty()) fail("--no-sweep and --sweep: give one of them");
+  for (auto& [key, values] : opt.sweep)
+    if (values.empty()) fail("--sweep {}: give at least one value", quant::printable(key, 60));
   if (opt.out_dir.empty()) fail("--out '': give a report directory");
   std::error_code ec;
   fs::create_directories(opt.out_dir, ec);  // made now rather than after the computation, as write_report would
@@ -586,12 +599,11 @@ void check_options(const Options& opt) {
 // nothing would otherwise run only the reference (or nothing) and write that as the report.
 static void check_filters(const Experiment& e, const Context& cx) {
   const Options& opt = cx.opt;
-  const bool reduced = opt.no_sweep || opt.sweep_axes || opt.gpu_only || !opt.family.empty();
+  const bool reduced = opt.no_sweep || opt.sweep_axes || !opt.sweep.empty() || opt.gpu_only || !opt.family.empty();
   if (opt.only_variant.empty() && opt.cases.empty() && !reduced) return;
   if (e.custom)
-    fail("experiment {} times whole passes or the device: --variant, --cases, --family, --no-sweep, --sweep-axes and --gpu-only "
-         "apply to op "
-         "experiments", e.name);
+    fail("experiment {} times whole passes or the device: --variant, --cases, --family, --no-sweep, --sweep, --sweep-axes and "
+         "--gpu-only apply to op experiments", e.name);
   const auto parts = e.parts(cx);
   std::vector<std::string> variants, labels;
   bool any_case = false;
@@ -619,6 +631,22 @@ static void check_filters(const Experiment& e, const Context& cx) {
   if (!opt.only_variant.empty() && !std::count(variants.begin(), variants.end(), opt.only_variant))
     fail("--variant {}: experiment {} has no such variant (its variants: {})", quant::printable(opt.only_variant, 60), e.name,
          list(variants));
+  for (auto& [key, values] : opt.sweep) {
+    bool swept = false;
+    std::vector<std::string> own;
+    for (const Part& p : parts) {
+      swept |= part_sweeps(p, opt).count(key) > 0;
+      for (auto& [k, v] : p.sweeps) own.push_back(k);
+    }
+    if (!swept)
+      fail("--sweep {}: not a tunable of experiment {}'s ops (its sweeps: {})", quant::printable(key, 60), e.name,
+           own.empty() ? std::string("none") : list(own));
+    try {
+      cx.dev.ctx().profile().get(key);
+    } catch (const std::exception&) {
+      fail("--sweep {}: no such tunable (hybridlab ops --tunables lists them)", quant::printable(key, 60));
+    }
+  }
   if (!opt.cases.empty()) {
     if (!any_case)
       fail("--cases {}: matches none of experiment {}'s cases ({} shapes: {})", quant::printable(opt.cases, 40), e.name,
@@ -626,7 +654,7 @@ static void check_filters(const Experiment& e, const Context& cx) {
   }
   // A partial run writes beside the full report, never over it.
   if (opt.tag.empty())
-    fail("--variant/--cases/--family/--no-sweep/--sweep-axes/--gpu-only: a partial run needs --tag NAME (it writes {}-NAME.*, beside the full report)",
+    fail("--variant/--cases/--family/--no-sweep/--sweep/--sweep-axes/--gpu-only: a partial run needs --tag NAME (it writes {}-NAME.*, beside the full report)",
          e.name);
 }
 
@@ -688,6 +716,7 @@ static json run_on(gpu::Device& dev, const Experiment& e, const Options& opt) {
   if (opt.chain > 0) report["chain"] = opt.chain;
   if (opt.no_sweep) report["no_sweep"] = true;
   if (opt.sweep_axes) report["sweep_axes"] = true;
+  if (!opt.sweep.empty()) report["sweep"] = opt.sweep;
   if (opt.gpu_only) report["gpu_only"] = true;
   if (!opt.family.empty()) report["family"] = opt.family;
   if (!opt.peers_file.empty()) report["peers_about"] = cx.peers.value("about", opt.peers_file);

@@ -60,6 +60,9 @@ struct Options {
   // Each swept tunable varied alone, the others at the profile's tuning: the sum of the value counts, not their
   // product (a first look at a wide sweep that would not fit a device call).
   bool sweep_axes = false;
+  // --sweep KEY=V1,V2,...: these tunables and values instead of the experiment's own sweeps, on the parts that sweep
+  // the key already or whose op the key names.
+  std::map<std::string, std::vector<uint32_t>> sweep;
   std::string family;  // time only this family's variants (e.g. vulkan), and the reference
   bool gpu_only = false;
   bool time_failing = false;  // time variants whose outputs fail the tolerance too (diagnosis; still counted as failures)

@@ -1,16 +1,48 @@
 // `hybridlab experiment NAME` and `hybridlab experiments`.
+#include <algorithm>
+#include <charconv>
 #include <cstdio>
+#include <map>
+#include <string_view>
 
 #include "experiments/harness.h"
 #include "tools/commands.h"
 
 namespace hl::cli {
 
+namespace {
+
+// "KEY=V1,V2,..." (decimal values) into sweep[KEY]. A one-line error for anything else.
+void parse_sweep(const std::string& spec, std::map<std::string, std::vector<uint32_t>>* sweep) {
+  const auto eq = spec.find('=');
+  const std::string shown = quant::printable(spec, 80);
+  if (eq == std::string::npos || eq == 0) fail("--sweep {}: expected KEY=V1,V2,... (a tunable and its values)", shown);
+  const std::string key = spec.substr(0, eq);
+  if (sweep->count(key)) fail("--sweep {}: {} given twice", shown, quant::printable(key, 60));
+  std::vector<uint32_t> values;
+  std::string_view rest = std::string_view(spec).substr(eq + 1);
+  while (true) {
+    const auto comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    uint32_t v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size())
+      fail("--sweep {}: {} is not an unsigned 32-bit value", shown, quant::printable(std::string(item), 40));
+    if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  (*sweep)[key] = values;
+}
+
+}  // namespace
+
 void add_experiment_commands(CLI::App& app) {
   auto* expc = app.add_subcommand("experiment", "run an experiment: every variant of its ops, checked and timed; writes reports/");
   struct Args {
     std::string name;
     exp::Options o;
+    std::vector<std::string> sweep;
   };
   auto a = std::make_shared<Args>();
   expc->add_option("name", a->name, "experiment name (see `hybridlab experiments`)")->required();
@@ -33,6 +65,9 @@ void add_experiment_commands(CLI::App& app) {
                    "peer rows measured in this run (scripts/llama_ops.py peers): shown beside the variants instead of the "
                    "quoted constants of experiments/anchors.json");
   expc->add_flag("--no-sweep", a->o.no_sweep, "each GPU variant at the device profile's tuning only (no tunable sweep)");
+  expc->add_option("--sweep", a->sweep,
+                   "KEY=V1,V2,...: sweep this tunable over these values instead of the experiment's own sweeps (repeat for "
+                   "more keys; with --sweep-axes one at a time)");
   expc->add_flag("--sweep-axes", a->o.sweep_axes,
                  "each swept tunable varied alone, the others at the device profile's tuning (not their product)");
   auto* family = expc->add_option("--family", a->o.family, "time only the variants of this family (e.g. vulkan) and the reference");
@@ -45,6 +80,7 @@ void add_experiment_commands(CLI::App& app) {
     // Given but empty: a mistake (a shell variable that expanded to nothing), not "no filter".
     for (auto* opt : {variant, cases, tag, family})
       if (opt->count() && opt->as<std::string>().empty()) fail("{} '': give a value or leave the option out", opt->get_name());
+    for (const std::string& spec : a->sweep) parse_sweep(spec, &a->o.sweep);
     const auto report = exp::run_experiment(a->name, a->o);
     if (const int failures = report.value("failures", 0))
       fail("{}: {} variant runs failed their numerics check (see the report)", a->name, failures);

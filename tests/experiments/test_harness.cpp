@@ -236,6 +236,31 @@ TEST_CASE("experiments: --sweep-axes varies each swept tunable alone, beside the
   fs::remove_all(o.out_dir);
 }
 
+TEST_CASE("experiments: --sweep replaces the experiment's sweeps with the given keys and values", "[experiments]") {
+  exp::Options o;
+  o.quick = true;
+  o.runs = 2;
+  o.cases = "^add_rmsnorm_moe_block q4_K T=1 ";
+  o.only_variant = "vulkan:fused_decode";
+  o.tag = "sweep";
+  o.gpu_only = true;
+  o.sweep = {{"moe_block.fused_decode.gate_up_rows", {8, 16}}, {"moe_block.fused_decode.wg", {256, 512}}};
+  o.out_dir = tmp_reports();
+  const json j = exp::run_experiment("moe", o);
+  CHECK(j["sweep"]["moe_block.fused_decode.wg"] == json::array({256, 512}));
+  std::set<std::pair<uint32_t, uint32_t>> points;
+  for (auto& c : j["cases"])
+    for (auto& r : c["results"])
+      if (r["variant"] == "vulkan:fused_decode") {
+        CHECK(r["status"] == "pass");
+        REQUIRE(r["params"].size() == 2);  // the product of the two keys, none of the experiment's own
+        points.insert({r["params"]["moe_block.fused_decode.gate_up_rows"].get<uint32_t>(),
+                       r["params"]["moe_block.fused_decode.wg"].get<uint32_t>()});
+      }
+  CHECK(points == std::set<std::pair<uint32_t, uint32_t>>{{8, 256}, {8, 512}, {16, 256}, {16, 512}});
+  fs::remove_all(o.out_dir);
+}
+
 TEST_CASE("experiments: --peers shows the rows measured in the same run instead of the quoted ones", "[experiments]") {
   exp::Options o;
   o.quick = true;
@@ -387,6 +412,13 @@ TEST_CASE("experiments: options that match nothing or name a path are refused be
              Catch::Contains("--sweep-axes and --gpu-only apply to op experiments"));
   CHECK_THAT(error("norms", [](exp::Options& o) { o.no_sweep = o.sweep_axes = true, o.tag = "x"; }),
              Catch::Contains("--no-sweep and --sweep-axes: give one of them"));
+  CHECK_THAT(error("moe", [](exp::Options& o) { o.sweep = {{"matmul.qmatvec.rows", {4}}}, o.tag = "x"; }),
+             Catch::Contains("--sweep 'matmul.qmatvec.rows': not a tunable of experiment moe's ops") &&
+                 Catch::Contains("moe_block.fused_decode.wg"));
+  CHECK_THAT(error("moe", [](exp::Options& o) { o.sweep = {{"moe_block.fused_decode.nope", {4}}}, o.tag = "x"; }),
+             Catch::Contains("--sweep 'moe_block.fused_decode.nope': no such tunable"));
+  CHECK_THAT(error("norms", [](exp::Options& o) { o.sweep = {{"norms.x", {}}}, o.tag = "x"; }),
+             Catch::Contains("give at least one value"));
   CHECK_THAT(error("norms", [](exp::Options& o) { o.out_dir = "/proc/hybridlab-no"; }), Catch::Contains("cannot create the report directory"));
   // Nothing measured, nothing written (not even the bandwidth ceilings every report divides by).
   bool any = false;
