@@ -194,15 +194,22 @@ TEST_CASE("experiments: --dispatches times each GPU variant's dispatches by pipe
   fs::remove_all(o.out_dir);
 }
 
-TEST_CASE("experiments: --sweep-axes varies each swept tunable alone, beside the profile's tuning", "[experiments]") {
+// The MoE block's decode kernels at QUICK shapes, the add and norm in front (what decode runs), GPU only.
+static exp::Options moe_decode_options(const char* tag) {
   exp::Options o;
   o.quick = true;
   o.runs = 2;
   o.cases = "^add_rmsnorm_moe_block q4_K T=1 ";  // "op label": moe_block's case of the same label left out
   o.only_variant = "vulkan:fused_decode";
-  o.tag = "axes";
-  o.sweep_axes = o.gpu_only = true;
+  o.tag = tag;
+  o.gpu_only = true;
   o.out_dir = tmp_reports();
+  return o;
+}
+
+TEST_CASE("experiments: --sweep-axes varies each swept tunable alone, beside the profile's tuning", "[experiments]") {
+  exp::Options o = moe_decode_options("axes");
+  o.sweep_axes = true;
   const json j = exp::run_experiment("moe", o);
   CHECK(j["sweep_axes"] == true);
   const vk::DeviceProfile& prof = device().ctx().profile();
@@ -237,15 +244,8 @@ TEST_CASE("experiments: --sweep-axes varies each swept tunable alone, beside the
 }
 
 TEST_CASE("experiments: --sweep replaces the experiment's sweeps with the given keys and values", "[experiments]") {
-  exp::Options o;
-  o.quick = true;
-  o.runs = 2;
-  o.cases = "^add_rmsnorm_moe_block q4_K T=1 ";
-  o.only_variant = "vulkan:fused_decode";
-  o.tag = "sweep";
-  o.gpu_only = true;
+  exp::Options o = moe_decode_options("sweep");
   o.sweep = {{"moe_block.fused_decode.gate_up_rows", {8, 16}}, {"moe_block.fused_decode.wg", {256, 512}}};
-  o.out_dir = tmp_reports();
   const json j = exp::run_experiment("moe", o);
   CHECK(j["sweep"]["moe_block.fused_decode.wg"] == json::array({256, 512}));
   std::set<std::pair<uint32_t, uint32_t>> points;
