@@ -349,9 +349,13 @@ def write_report(path):
     for old in glob.glob(base + "-*.png"):
         os.remove(old)
     kind = report["experiment"]
-    images = forward_plots(report, base) if kind == "forward" else (plots(report, base) if kind != "bandwidth" else [])
+    # The tables first: a run cut by its time limit while the plots are drawn still leaves its markdown report.
     with open(base + ".md", "w") as f:
-        f.write(markdown(report, images))
+        f.write(markdown(report, []))
+    images = forward_plots(report, base) if kind == "forward" else (plots(report, base) if kind != "bandwidth" else [])
+    if images:
+        with open(base + ".md", "w") as f:
+            f.write(markdown(report, images))
     if kind not in ("bandwidth", "forward"):
         print(f"\n{kind} on {report['device']['name']} ({'QUICK' if report.get('quick') else 'full'} shapes): verdicts per case")
         for c in report["cases"]:
