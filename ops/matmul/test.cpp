@@ -65,13 +65,8 @@ TEST_CASE("vk ops: qgemm_coopmat with emulated matrices, every weight type", "[v
     const std::string p = std::string(op) + ".qgemm_coopmat.";
     // "no prefetch": the defaults with nothing held in registers across a step's products (prefetch 0); "raw prefetch":
     // Q5_K and Q6_K units' raw words held too (prefetch 7, one unit per step).
-    // "live rows": products only for the row blocks that hold rows (the cases' token counts leave partial tiles).
-    for (const char* config : {"default", "small", "narrowed", "no prefetch", "raw prefetch", "live rows"}) {
+    for (const char* config : {"default", "small", "narrowed", "no prefetch", "raw prefetch"}) {
       std::map<std::string, uint32_t> t{{p + "cm_emulate", 1}};
-      if (config == std::string("live rows")) {
-        if (op != std::string("matmul")) continue;  // the same kernel: once is enough for CI's time
-        t.insert({p + "live_rows", 1});
-      }
       if (config == std::string("small")) t.insert({{p + "warp_rows", 1}, {p + "warp_cols", 1}});
       if (config == std::string("no prefetch") || config == std::string("raw prefetch")) {
         if (op != std::string("matmul")) continue;  // the same kernel: once is enough for CI's time

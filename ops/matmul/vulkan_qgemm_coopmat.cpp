@@ -95,8 +95,7 @@ const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const QgemmTi
     fail("qgemm: {}diag {} pads shared memory past the device's {} bytes", prefix, diag, d.info().max_shared_memory);
   return d.pipeline(std::string(s.shader) + (!s.scalar && emulated(d, prefix) ? "_emul" : ""),
                     {{0, t.wg}, {1, t.sr}, {2, t.sc}, {3, s.gated ? 1u : 0u}, {4, mode}, {5, type0}, {6, type1},
-                     {7, diag}, {8, t.units}, {9, ks}, {10, d.tune(prefix + "prefetch")}, {11, pair},
-                     {12, d.profile().get(prefix + "live_rows", 0)}}, 9,
+                     {7, diag}, {8, t.units}, {9, ks}, {10, d.tune(prefix + "prefetch")}, {11, pair}}, 9,
                     sizeof(Push), !s.scalar && d.info().subgroup_size_control && d.info().compute_full_subgroups);
 }
 
@@ -264,11 +263,10 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     // subgroups. prefetch: the next step's A (bit 0), Q4_K weight units (bit 1) and other K-quant units' raw words (bit
     // 2) held in registers across this step's products (latency hidden, residency spent). Hopper: 128 x 256 tiles of
     // one unit per step, narrowed to keep 128 workgroups (the matmul experiment's sweep at T = 512 picks those per shape).
-    // live_rows 1: products only for the row blocks that hold rows (a tile past T).
     v.tunables = {{prefix + "warp_rows", 2, {{"nvidia-hopper", 4}}}, {prefix + "warp_cols", 2, {{"nvidia-hopper", 4}}},
                   {prefix + "k_units", 2, {{"nvidia-hopper", 1}}}, {prefix + "min_groups", 0, {{"nvidia-hopper", 128}}},
                   {prefix + "min_subgroups", 0, {{"nvidia-hopper", 1024}}}, {prefix + "split_k", 8}, {prefix + "prefetch", 7},
-                  {prefix + "live_rows", 0}, {prefix + "cm_emulate", 0}};
+                  {prefix + "cm_emulate", 0}};
     const auto delegate = v.delegate;
     const auto weight_types = v.weight_types;
     r.add_variant(std::move(v));

@@ -398,19 +398,6 @@ TEST_CASE("vk route_pack_coopmat: emulated matrices, stage 4 and the whole varia
     INFO("sub_rows 16, warp_rows " << rows << ", prefetch " << prefetch << ", case " << i);
     CHECK(coopmat_gemm_error(device(), g, cases[i], 5) <= kCoopmatTol);
   }
-  // live_rows 1: a subgroup's products and epilogue only for its 16-row blocks that hold packed rows. At T = 64 over 8
-  // experts with 2 slots (16 entries per expert on average) some tiles hold more than 16 rows, some fewer; at T = 5
-  // every tile fewer; with small tiles (16 rows) every block that runs is live; thin kernels 2 x 2.
-  for (const auto& [i, small, sub16, T] : {std::tuple{size_t(7), false, false, 64}, {size_t(8), false, false, 64},
-                                           {size_t(3), false, false, 5}, {size_t(3), true, false, 64},
-                                           {size_t(1), false, false, 64}, {size_t(7), false, true, 64}}) {
-    std::map<std::string, uint32_t> t = small ? kSmallCmTiles : std::map<std::string, uint32_t>{};
-    t["moe_experts.route_pack_coopmat.live_rows"] = 1;
-    if (sub16) t.insert({{"moe_experts.route_pack_coopmat.sub_rows", 16}, {"moe_experts.route_pack_coopmat.warp_rows", 2}});
-    const vk::ScopedTuning tune(device().ctx().profile(), t);
-    INFO("live_rows 1, case " << i << (small ? ", small tiles" : "") << (sub16 ? ", sub_rows 16" : "") << ", T " << T);
-    CHECK(coopmat_gemm_error(device(), g, cases[i], T) <= kCoopmatTol);
-  }
   {
     const vk::ScopedTuning tune(device().ctx().profile(), {{"moe_experts.route_pack_coopmat.sub_rows", 24}});
     CHECK_THROWS_WITH(coopmat_gemm_error(device(), g, cases[3], 5), Catch::Contains("not 16 or 32"));

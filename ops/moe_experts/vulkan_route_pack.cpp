@@ -346,12 +346,11 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
   cm.delegate = route_pack_coopmat_pick;
   // The grid of subgroups per workgroup: 1 x 2 makes tiles of 32 packed rows (tokens per expert at T = 512 are about
   // 16) by 64 columns of gate and up, or 128 of down; sub_rows 16: each subgroup 16 rows (the thin kernels, 2 x 2
-  // subgroups for the same 32-row tiles); live_rows 1: a subgroup's products only for its 16-row blocks that hold
-  // packed rows (an expert's tile of 32 rows often holds 16 or fewer); cm_emulate 1: the test hook.
+  // subgroups for the same 32-row tiles); cm_emulate 1: the test hook.
   cm.tunables = {{std::string(route_pack::kCmTune) + "warp_rows", 1}, {std::string(route_pack::kCmTune) + "warp_cols", 2},
                  {std::string(route_pack::kCmTune) + "sub_rows", 32},
                  {std::string(route_pack::kCmTune) + "k_units", 1}, {std::string(route_pack::kCmTune) + "prefetch", 7},
-                 {std::string(route_pack::kCmTune) + "live_rows", 0}, {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
+                 {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
   r.add_variant(std::move(cm));
   Variant q = vulkan_variant("moe_experts", "vulkan:route_pack_qgemm",
                              "vulkan:route_pack with the grouped GEMM on route_pack_coopmat's kernel in scalar FMAs (A in "

@@ -68,9 +68,6 @@ layout(constant_id = 10) const uint PREFETCH = 3;
 // MODE 0, GATED 1: 1 writes both products as they are (no SwiGLU): w0's at res[slice + row N + col], w1's KS T N
 // further on, each split's partial sums in its own slice (the caller's pass adds them up and applies what follows).
 layout(constant_id = 11) const uint PAIR = 0;
-// 1 (cooperative matrices): a subgroup's products and epilogue only for its 16-row blocks that hold rows of the tile
-// (routed tiles of 32 rows hold about 16 tokens of an expert at T = 512; a dense tile past T); 0: every block.
-layout(constant_id = 12) const uint LIVE_ROWS = 0;
 #ifdef QG_SCALAR
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 const uint BR = QG_TM * SR, BN = QG_TN * SC;
@@ -243,7 +240,6 @@ float qg_dot8(vec4 a0, vec4 a1, vec4 b0, vec4 b1, float s) { return qg_dot4(a1, 
 // One 16 x 16 block of the result (rows r.. of the tile, columns n..; u: up's block when GATED) through subgroup
 // s's scratch: rows inside [p0, p1), columns below N.
 void epilogue_block(hl_cm_acc a, hl_cm_acc u, uint s, uint p0, uint p1, uint n, uint r, uint slice) {
-  if (LIVE_ROWS != 0u && p0 + r >= p1) return;  // uniform: a block past the tile's rows
   const uint sb = s * 256u * (GATED + 1u);
   HL_CM_STORE(scratch, sb, a, HL_CM_ROW_MAJOR, 16u);
   if (GATED == 1u) HL_CM_STORE(scratch, sb + 256u, u, HL_CM_ROW_MAJOR, 16u);
@@ -287,32 +283,6 @@ void epilogue_block(hl_cm_acc a, hl_cm_acc u, uint s, uint p0, uint p1, uint n, 
 #endif
 #endif  // QG_SCALAR
 
-#ifndef QG_SCALAR
-// One staged step's products of this subgroup's first NR row blocks (a literal: the guards fold away), into its
-// accumulators (a macro: every accumulator named by a constant index).
-#if QG_GATED_ACC
-#define QG_UP_PRODUCTS(NR, kk, j)                                                                        \
-  HL_CM_LOAD_B(bm, ws1, (c0 + 16u * j) * KP + kk / 4u, HL_CM_COL_MAJOR, KP);                             \
-  [[unroll]] for (uint i = 0u; i < QG_MR; ++i)                                                           \
-    if (i < (NR)) accu[i * QG_MC + j] = hl_cm_muladd(am[i], bm, accu[i * QG_MC + j]);
-#else
-#define QG_UP_PRODUCTS(NR, kk, j)
-#endif
-#define QG_PRODUCTS(NR)                                                                                  \
-  [[unroll]] for (uint kk = 0u; kk < KU; kk += 16u) {                                                    \
-    hl_cm_a am[QG_MR];                                                                                   \
-    [[unroll]] for (uint i = 0u; i < QG_MR; ++i)                                                         \
-      if (i < (NR)) HL_CM_LOAD_A(am[i], as, (r0 + 16u * i) * KP + kk / 4u, HL_CM_ROW_MAJOR, KP);         \
-    [[unroll]] for (uint j = 0u; j < QG_MC; ++j) {                                                       \
-      hl_cm_b bm;                                                                                        \
-      HL_CM_LOAD_B(bm, ws0, (c0 + 16u * j) * KP + kk / 4u, HL_CM_COL_MAJOR, KP);                         \
-      [[unroll]] for (uint i = 0u; i < QG_MR; ++i)                                                       \
-        if (i < (NR)) acc[i * QG_MC + j] = hl_cm_muladd(am[i], bm, acc[i * QG_MC + j]);                  \
-      QG_UP_PRODUCTS(NR, kk, j)                                                                          \
-    }                                                                                                    \
-  }
-#endif
-
 void main() {
   const uint lid = gl_LocalInvocationID.x;
   uint p0, p1, n0, wrow0;  // tile rows [p0, p1) (positions: A rows in MODE 0, packed entries in MODE 1)
@@ -351,8 +321,6 @@ void main() {
   const uint s = gl_SubgroupID;
   const bool computes = s < SR * SC;  // uniform within the subgroup
   const uint r0 = 16u * QG_MR * (s / SC), c0 = 16u * QG_MC * (s % SC);
-  // LIVE_ROWS: this subgroup's row blocks that hold rows of the tile (uniform within the subgroup); else all of them.
-  const uint nlive = LIVE_ROWS == 0u ? QG_MR : p1 - p0 > r0 ? min(QG_MR, (p1 - p0 - r0 + 15u) / 16u) : 0u;
   hl_cm_acc acc[NACC];
   [[unroll]] for (uint i = 0u; i < NACC; ++i) acc[i] = hl_cm_fill(0.0);
 #if QG_GATED_ACC
@@ -461,14 +429,19 @@ void main() {
     }
 #else
     if (computes && (DIAG & 4u) == 0u) {
-      if (nlive >= QG_MR) {  // uniform: a straight-line product block per count of live row blocks
-        QG_PRODUCTS(QG_MR)
-      } else if (nlive == 1u) {
-        QG_PRODUCTS(1u)
-      } else if (nlive == 2u) {
-        QG_PRODUCTS(2u)
-      } else if (nlive == 3u) {
-        QG_PRODUCTS(3u)
+      [[unroll]] for (uint kk = 0u; kk < KU; kk += 16u) {
+        hl_cm_a am[QG_MR];
+        [[unroll]] for (uint i = 0u; i < QG_MR; ++i)
+          HL_CM_LOAD_A(am[i], as, (r0 + 16u * i) * KP + kk / 4u, HL_CM_ROW_MAJOR, KP);
+        [[unroll]] for (uint j = 0u; j < QG_MC; ++j) {
+          hl_cm_b bm;
+          HL_CM_LOAD_B(bm, ws0, (c0 + 16u * j) * KP + kk / 4u, HL_CM_COL_MAJOR, KP);
+          [[unroll]] for (uint i = 0u; i < QG_MR; ++i) acc[i * QG_MC + j] = hl_cm_muladd(am[i], bm, acc[i * QG_MC + j]);
+#if QG_GATED_ACC
+          HL_CM_LOAD_B(bm, ws1, (c0 + 16u * j) * KP + kk / 4u, HL_CM_COL_MAJOR, KP);
+          [[unroll]] for (uint i = 0u; i < QG_MR; ++i) accu[i * QG_MC + j] = hl_cm_muladd(am[i], bm, accu[i * QG_MC + j]);
+#endif
+        }
       }
     }
 #endif

@@ -18,7 +18,7 @@ Experiment ssm_scan_experiment() {
                           {"ssm_scan.block_resident.cols", {16, 32}}, {"ssm_scan.block_resident.split", {8, 16}},
                           {"ssm_scan.block_resident.stage", {16, 32}}, {"ssm_scan.block_resident.unroll", {0, 1}},
                           {"ssm_scan.block_resident.contig", {0, 1}},
-                          {"ssm_scan.block_resident.acc", {1, 2, 4}}, {"ssm_scan.block_resident.pairs", {0, 1}}};
+                          {"ssm_scan.block_resident.acc", {1, 2, 4}}};
             for (const char* op : {"gdn_output", "gdn_decode"})  // gdn_decode: the whole step, with gdn_output's tunables
               for (Part& p : op_parts(op, cx)) {
                 p.sweeps = {{"gdn_output.fused_decode.split", {2, 4, 8}}, {"gdn_output.fused_decode.acc", {1, 2, 4}}};

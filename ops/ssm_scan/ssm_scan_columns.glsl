@@ -51,12 +51,6 @@ layout(constant_id = 10) const uint SGMIN = 1;  // the smallest subgroup size th
 // Partial sums per invocation in a token's dot products (1, 2 or 4): the R products of S^T k summed in ACC independent
 // chains, so the dependent FMA chain that each token waits on before its reduction is R / ACC long.
 layout(constant_id = 11) const uint ACC = 1;
-// 1 (with UNROLL, not NORM): a staged chunk's tokens taken two at a time from one reduction of the undecayed state:
-// besides S^T k and S^T q of token t it sums S^T k' and S^T q' of token t' = t + 1 and k'.k, q'.k, so that
-// r' = exp(g) S^T k' + delta (k'.k) and S'^T q' follow without a second reduction behind the first update; the two
-// updates fold into one pass, S = exp(g') (exp(g) S + k delta^T) + k' delta'^T. The chain each token waits on (its
-// reduction behind the previous update) is then walked once per two tokens, at the cost of two more dot products each.
-layout(constant_id = 12) const uint PAIRS = 0;
 #define GROUP SPLIT  // hl_group_sum sums over a column's invocations
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
@@ -306,46 +300,6 @@ void token(uint c0, uint tt) {
   }
 }
 
-// Entry r of this invocation's share of staged token tt's k (kv 0) or q (kv 1), zero past DK (either layout).
-float kq_at(uint kv, uint tt, uint r) {
-  if (CONTIG != 0u) {
-    const vec4 w = kv == 0u ? sk4[tt * KSTR + p * (RV + 1u) + r / 4u] : sq4[tt * KSTR + p * (RV + 1u) + r / 4u];
-    return w[r % 4u];
-  }
-  const uint i = p + r * SPLIT;
-  return i < DK ? (kv == 0u ? sk[tt * DK + i] : sq[tt * DK + i]) : 0.0;
-}
-
-// PAIRS: tokens tt and tt + 1 of the chunk staged at c0 (above PAIRS for the algebra); t is tt, u is tt + 1.
-void token_pair(uint c0, uint tt) {
-  float ks = 0.0, qs = 0.0, kus = 0.0, qus = 0.0, kuk = 0.0, quk = 0.0, kq = 0.0, kqu = 0.0;
-  [[unroll]] for (uint r = 0u; r < R; ++r) {
-    const float kt = kq_at(0u, tt, r), qt = kq_at(1u, tt, r), ku = kq_at(0u, tt + 1u, r), qu = kq_at(1u, tt + 1u, r);
-    ks += s[r] * kt;
-    qs += s[r] * qt;
-    kus += s[r] * ku;
-    qus += s[r] * qu;
-    kuk += ku * kt;
-    quk += qu * kt;
-    if (!kq_staged()) kq += kt * qt, kqu += ku * qu;
-  }
-  const vec4 tok = stok[tt], tou = stok[tt + 1u];
-  ks = hl_group_sum(ks, L), qs = hl_group_sum(qs, L), kus = hl_group_sum(kus, L), qus = hl_group_sum(qus, L);
-  kuk = hl_group_sum(kuk, L), quk = hl_group_sum(quk, L);
-  if (kq_staged()) {
-    kq = tok.z, kqu = tou.z;
-  } else {
-    kq = hl_group_sum(kq, L), kqu = hl_group_sum(kqu, L);
-  }
-  const float dec = tok.x, delta = tok.y * (sv[tt * COLS + col] - dec * ks);
-  const float decu = tou.x, ru = dec * kus + delta * kuk, deltau = tou.y * (sv[(tt + 1u) * COLS + col] - decu * ru);
-  const float ov = dec * qs + delta * kq, ovu = decu * (dec * qus + delta * quk) + deltau * kqu;
-  const float dd = decu * dec, de = decu * delta;
-  [[unroll]] for (uint r = 0u; r < R; ++r) s[r] = dd * s[r] + (de * kq_at(0u, tt, r) + deltau * kq_at(0u, tt + 1u, r));
-  const uint at = (pc.t0 + c0 + tt) * ldv + h * pc.dv + j;
-  if (live && p == 0u) o[at] = ov, o[at + ldv] = ovu;
-}
-
 void main() {
   grp = hl_group_index();
   h = grp / pc.blocks;
@@ -386,10 +340,7 @@ void main() {
     barrier();
     fetch(c0 + TCH);  // the next chunk's loads fly while this one is computed
 #endif
-    if (UNROLL != 0u && PAIRS != 0u && NORM == 0u && n == TCH) {  // uniform
-      [[unroll]] for (uint tt = 0u; tt + 1u < TCH; tt += 2u) token_pair(c0, tt);
-      if (TCH % 2u != 0u) token(c0, TCH - 1u);
-    } else if (UNROLL != 0u && n == TCH) {  // uniform
+    if (UNROLL != 0u && n == TCH) {  // uniform
       [[unroll]] for (uint tt = 0u; tt < TCH; ++tt) token(c0, tt);
     } else {
       for (uint tt = 0u; tt < n; ++tt) token(c0, tt);

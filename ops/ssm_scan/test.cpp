@@ -203,16 +203,4 @@ TEST_CASE("vk ops: deltanet kernels under other tunings", "[vk][ops][deltanet]")
            {"ssm_scan.block_resident.acc", acc}},
           [&] { require_close("ssm_scan", "vulkan:block_resident", scan_args(g, 1, 2, 128, 37, 0.0), 1e-5); });
   }
-  // pairs 1: an unrolled chunk's tokens two per reduction; odd stages leave a token of each chunk to the single-token
-  // step, T = 20 and 37 a partial chunk to the rolled loop; d_k 20 at split 8 leaves entries past d_k, split 32 at d_k 32
-  // a column's reduction over a whole subgroup (lavapipe: several). k.q staged (d_k 128) or in the reduction (d_k 32).
-  for (auto [dk, cols, split, stage, contig, T] :
-       {std::tuple{32, 7u, 16u, 3u, 0u, 20}, {32, 32u, 8u, 16u, 0u, 20}, {32, 4u, 32u, 5u, 1u, 20}, {20, 8u, 8u, 4u, 0u, 20},
-        {20, 8u, 8u, 6u, 1u, 20}, {128, 16u, 8u, 16u, 0u, 37}, {128, 16u, 8u, 16u, 1u, 37}}) {
-    INFO("pairs: d_k " << dk << ", cols " << cols << ", split " << split << ", stage " << stage << ", contig " << contig);
-    tuned({{"ssm_scan.block_resident.cols", cols}, {"ssm_scan.block_resident.split", split},
-           {"ssm_scan.block_resident.stage", stage}, {"ssm_scan.block_resident.contig", contig},
-           {"ssm_scan.block_resident.unroll", 1}, {"ssm_scan.block_resident.pairs", 1}},
-          [&] { require_close("ssm_scan", "vulkan:block_resident", scan_args(g, dk == 128 ? 1 : 2, dk == 128 ? 2 : 4, dk, T, 0.0), 1e-5); });
-  }
 }

@@ -37,7 +37,6 @@ Tensor ssm_scan_columns(Device& d, OpArgs& a, const std::string& key, bool per_t
   const uint32_t contig = d.tune(key + "contig") != 0;
   const uint32_t unroll = !per_token && !norm && d.tune(key + "unroll") != 0;  // a chunk's tokens unrolled
   const uint32_t acc = d.tune(key + "acc");  // partial sums per dot product
-  const uint32_t pairs = unroll && d.tune(key + "pairs") != 0;  // an unrolled chunk's tokens two per reduction
   if (acc != 1 && acc != 2 && acc != 4) fail("ssm_scan: {}acc = {} must be 1, 2 or 4", key, acc);
   if (cols == 0 || !std::has_single_bit(split))
     fail("ssm_scan: {}cols = {} must be positive and {}split = {} a power of two", key, cols, key, split);
@@ -59,7 +58,7 @@ Tensor ssm_scan_columns(Device& d, OpArgs& a, const std::string& key, bool per_t
          d.info().max_shared_memory);
 
   const auto& p = d.pipeline("ssm_scan_columns", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, stage}, {5, norm ? 1u : 0u}, {6, contig}, {9, unroll},
-                                                         {10, d.info().min_subgroup_size}, {11, acc}, {12, pairs}},
+                                                         {10, d.info().min_subgroup_size}, {11, acc}},
                              9, 8 * 4);
   Tensor o = Tensor::device(d, T, v.cols());
   // Without the norm, z and gain are bound to q (never read).
@@ -100,12 +99,10 @@ void register_ssm_scan_vulkan(Registry& r) {
   br.status = "baseline";
   // Value columns per workgroup; invocations sharing a column (the d_k dot products); tokens staged at a time; 1: each
   // invocation's d_k entries contiguous, k and q read 16 bytes at a time (0: every split-th entry, word reads); 1: a
-  // staged chunk's tokens unrolled in the kernel; partial sums per invocation in each token's dot products; 1: the
-  // unrolled tokens two per reduction (ssm_scan_columns.glsl's PAIRS).
+  // staged chunk's tokens unrolled in the kernel; partial sums per invocation in each token's dot products.
   br.tunables = {{"ssm_scan.block_resident.cols", 32}, {"ssm_scan.block_resident.split", 8},
                  {"ssm_scan.block_resident.stage", 16}, {"ssm_scan.block_resident.contig", 0},
-                 {"ssm_scan.block_resident.unroll", 1}, {"ssm_scan.block_resident.acc", 1},
-                 {"ssm_scan.block_resident.pairs", 0}};
+                 {"ssm_scan.block_resident.unroll", 1}, {"ssm_scan.block_resident.acc", 1}};
   r.add_variant(std::move(br));
   Variant pt = vulkan_variant("ssm_scan", "vulkan:per_token",
                               "one dispatch per token, the state through device memory each time (decode-loop baseline)",
