@@ -116,7 +116,20 @@ Ceilings load_or_measure_ceilings(gpu::Device& dev, const Options& opt) {
   c.f32_tflops = j.at("ceilings").at("f32_TFLOPs");
   c.f16_matrix_tflops = j.at("ceilings").value("f16_matrix_TFLOPs", 0.0);
   c.source = fmt::format("bandwidth experiment of {} (commit {})", j.value("date", "?"), j.value("commit", "?"));
+  if (j.contains("decode_size_reads"))
+    for (const auto& r : j["decode_size_reads"].at("reads"))
+      c.size_reads.emplace_back(r.at("MiB").get<double>() * 1048576.0, r.at("time_us").get<double>());
+  std::sort(c.size_reads.begin(), c.size_reads.end());
   return c;
+}
+
+double same_size_read_us(const Ceilings& c, double bytes) {
+  const auto& r = c.size_reads;
+  if (r.empty() || bytes < r.front().first) return 0;
+  for (size_t i = 1; i < r.size(); ++i)
+    if (bytes <= r[i].first)
+      return r[i - 1].second + (bytes - r[i - 1].first) / (r[i].first - r[i - 1].first) * (r[i].second - r[i - 1].second);
+  return c.read_gbps > 0 ? r.back().second + (bytes - r.back().first) / (c.read_gbps * 1e3) : 0;
 }
 
 namespace {
@@ -214,6 +227,12 @@ json roofline(const Cost& c, double seconds, const Ceilings& ceil, const Project
   r["bound"] = t_mem >= t_cmp ? "memory" : "compute";
   r["roofline_us"] = floor * 1e6;
   r["fraction_of_ceiling"] = floor / seconds;
+  // Memory-bound: against a plain read of the same bytes chained on this device, what a kernel of that size can reach
+  // here (a decode mat-vec's few MB cannot reach the ceiling: the read's fixed costs are most of its time).
+  if (const double t = same_size_read_us(ceil, c.bytes); t > 0 && t_mem >= t_cmp) {
+    r["same_size_read_us"] = t;
+    r["of_same_size_read"] = t * 1e-6 / seconds;
+  }
   const double rdna_floor = std::max(c.bytes / (proj.gbps * 1e9), c.flops / ((prec == "f16" ? proj.f16_tflops : proj.f32_tflops) * 1e12));
   r["rdna4_floor_us"] = rdna_floor * 1e6;
   r["rdna4_projected_us"] = rdna_floor / (floor / seconds) * 1e6;  // the same fraction of the R9700's roofline

@@ -75,7 +75,14 @@ struct Ceilings {
   double read_gbps = 0, copy_gbps = 0, f32_tflops = 0;
   double f16_matrix_tflops = 0;  // 0: not measured (no cooperative matrices)
   std::string source;  // where they came from (the bandwidth report and its date)
+  // The bandwidth experiment's reads of decode sizes: (bytes, us per read) of a plain coalesced read chained as a
+  // decode stream chains its kernels, ascending in bytes (empty where the report has none).
+  std::vector<std::pair<double, double>> size_reads;
 };
+
+// What a plain chained read of `bytes` takes on the device (us): interpolated linearly in bytes between the measured
+// sizes, past the largest at the read ceiling; 0 below the smallest (its fixed costs are not measured) or without them.
+double same_size_read_us(const Ceilings& c, double bytes);
 
 // Published rates of the Radeon AI PRO R9700 (RDNA4), for the labelled projection.
 struct Projection {

@@ -140,6 +140,11 @@ def markdown(report, images):
             f"f32 FMA {ceil['f32_TFLOPs']:.2f} TFLOP/s ({ceil.get('source', '')})")
         lines.append(
             "- roofline: the larger of bytes / read bandwidth and flops / f32 rate; *fraction* = roofline time / measured time")
+        if any("of_same_size_read" in r for c in report.get("cases", []) for r in c.get("results", [])):
+            lines.append(
+                "- *of a read* (memory-bound rows of at least 1 MiB): the time of a plain read of the same bytes, chained on "
+                "this device as a decode stream chains its kernels (the bandwidth experiment's reads of decode sizes, "
+                "interpolated), / measured time: what a kernel of that size can reach here, its fixed costs included")
         for cc in report.get("cpu_ceilings", []):
             lines.append(
                 f"- CPU ceilings (measured in this run, {cc['threads']} threads): read {cc['read_GBps']:.1f} GB/s (a "
@@ -196,6 +201,9 @@ def markdown(report, images):
             if t and noisy(r):
                 times += f" **noisy** ({spread(r):.0%} spread)"
             frac = r.get("fraction_of_ceiling")
+            roof = fmt(frac * 100 if frac is not None else None, '{:.1f}%')
+            if r.get("of_same_size_read") is not None:
+                roof += f" ({100 * r['of_same_size_read']:.0f}% of a read)"
             status = r.get("status", "")
             if status in ("fail", "error"):
                 status = f"**{status.upper()}**" + (f": {r.get('why')}" if r.get("why") else "")
@@ -203,7 +211,7 @@ def markdown(report, images):
                 status += f": {r.get('why', '')}"
             lines.append(
                 f"| {series_key(r)} | {r.get('where', '')} | {status} | {fmt(r.get('rel_l2'), '{:.2e}')} | {times} | "
-                f"{fmt(r.get('GBps'), '{:.1f}')} | {fmt(r.get('TFLOPs'), '{:.3f}')} | {fmt(frac * 100 if frac is not None else None, '{:.1f}%')} | "
+                f"{fmt(r.get('GBps'), '{:.1f}')} | {fmt(r.get('TFLOPs'), '{:.3f}')} | {roof} | "
                 f"{r.get('bound') or ''} | {fmt(r.get('rdna4_projected_us'), '{:.1f}')} |")
         for p in c.get("peers", []):
             # Measured in this run (--peers): GB/s from this case's counted bytes; quoted constants: their source only.

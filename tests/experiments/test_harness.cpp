@@ -77,6 +77,20 @@ TEST_CASE("experiments: bytes and flops of each experiment on hand-computed case
   CHECK_THROWS_WITH(exp::experiment("nope"), Catch::Contains("unknown experiment 'nope'") && Catch::Contains("ssm_scan"));
 }
 
+TEST_CASE("experiments: a plain read of the same bytes, interpolated from the bandwidth report's sizes", "[experiments]") {
+  exp::Ceilings c;
+  c.read_gbps = 1000;  // 1 MB per us
+  CHECK(exp::same_size_read_us(c, 4e6) == 0);  // no sizes measured
+  const double mib = 1048576;
+  c.size_reads = {{mib, 4.0}, {2 * mib, 5.0}, {4 * mib, 6.0}};
+  CHECK(exp::same_size_read_us(c, 0.5 * mib) == 0);  // below the smallest: its fixed costs unknown
+  CHECK(exp::same_size_read_us(c, mib) == Approx(4.0));
+  CHECK(exp::same_size_read_us(c, 1.5 * mib) == Approx(4.5));
+  CHECK(exp::same_size_read_us(c, 3 * mib) == Approx(5.5));
+  CHECK(exp::same_size_read_us(c, 4 * mib) == Approx(6.0));
+  CHECK(exp::same_size_read_us(c, 4 * mib + 2e6) == Approx(8.0));  // past the largest: at the read ceiling
+}
+
 TEST_CASE("experiments: a QUICK run writes a report with the documented schema", "[experiments]") {
   exp::Options o;
   o.quick = true;
