@@ -123,6 +123,11 @@ Ceilings load_or_measure_ceilings(gpu::Device& dev, const Options& opt) {
   return c;
 }
 
+int timing_sets_count(double bytes, bool quick) {
+  const double cache_bytes = 64.0 * (1 << 20);
+  return int(std::clamp(std::ceil(2 * cache_bytes / std::max(bytes, 1.0)), 1.0, quick ? 8.0 : 256.0));
+}
+
 double same_size_read_us(const Ceilings& c, double bytes) {
   const auto& r = c.size_reads;
   if (r.empty() || bytes < r.front().first) return 0;
@@ -363,11 +368,10 @@ void run_part(Context& cx, const std::string& exp_name, const Part& part, json& 
     const auto& refv = reg.variant(part.op, "reference");
     // The first (cold) run gives the truth; the reference is then timed as the CPU variants are (below).
     refv.run(host_ctx, want);
-    // Timing sets: inputs rotated so that repeated runs do not just hit the cache (L2: 60 MB on the H200). Made once
-    // per case, on first use, and shared by the reference, every variant and sweep point: fresh quantized weights at
-    // full shapes cost seconds each to draw and upload, which had eaten most of a sweep's time limit.
-    const double cache_bytes = 64.0 * (1 << 20);
-    const int rot = int(std::clamp(std::ceil(2 * cache_bytes / std::max(c.cost.bytes, 1.0)), 1.0, 8.0));
+    // Timing sets: inputs rotated so that repeated runs do not just hit the cache (timing_sets_count). Made once per
+    // case, on first use, and shared by the reference, every variant and sweep point: fresh quantized weights at full
+    // shapes cost seconds each to draw and upload, which had eaten most of a sweep's time limit.
+    const int rot = timing_sets_count(c.cost.bytes, cx.opt.quick);
     std::vector<gpu::OpArgs> rotated;
     const auto timing_sets = [&] {
       if (rotated.empty())

@@ -80,6 +80,11 @@ struct Ceilings {
   std::vector<std::pair<double, double>> size_reads;
 };
 
+// Input sets a case's timed runs cycle through, so that repeated runs do not hit the cache (L2: 60 MB on the H200) as a
+// decode stream reads each weight once per token: enough to pass twice 64 MiB, at most 256 (8 on QUICK shapes, for CI's
+// time; at 8 the decode mat-vecs' weights, 0.6 to 5 MB, stayed in the cache).
+int timing_sets_count(double bytes, bool quick);
+
 // What a plain chained read of `bytes` takes on the device (us): interpolated linearly in bytes between the measured
 // sizes, past the largest at the read ceiling; 0 below the smallest (its fixed costs are not measured) or without them.
 double same_size_read_us(const Ceilings& c, double bytes);

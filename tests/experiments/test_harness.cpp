@@ -91,6 +91,16 @@ TEST_CASE("experiments: a plain read of the same bytes, interpolated from the ba
   CHECK(exp::same_size_read_us(c, 4 * mib + 2e6) == Approx(8.0));  // past the largest: at the read ceiling
 }
 
+TEST_CASE("experiments: timed runs cycle through input sets that pass the cache", "[experiments]") {
+  const double mib = 1048576;
+  CHECK(exp::timing_sets_count(0.6e6, false) == 224);   // a decode mat-vec's 0.6 MB: 134 MB in all
+  CHECK(exp::timing_sets_count(9.5e6, false) == 15);
+  CHECK(exp::timing_sets_count(200 * mib, false) == 1);  // larger than the cache alone
+  CHECK(exp::timing_sets_count(1e3, false) == 256);     // at most 256
+  CHECK(exp::timing_sets_count(0.6e6, true) == 8);      // QUICK: at most 8
+  CHECK(exp::timing_sets_count(128 * mib, true) == 1);
+}
+
 TEST_CASE("experiments: a QUICK run writes a report with the documented schema", "[experiments]") {
   exp::Options o;
   o.quick = true;
