@@ -40,10 +40,6 @@ layout(constant_id = 10) const uint TYPE3 = 12;
 // products (a word of the unit stands in): what the arithmetic costs beside the loads. With x16: 2 skips the staging
 // of x (its loads, the norm, the rounding; the barriers stay), 4 skips the weights' loads (values from the row index).
 layout(constant_id = 11) const uint DIAG = 0;
-// 1 (x16, K-quants; the host sets it where a pass's units fit QMV_ESLOTS): each subgroup's first pass loads its units
-// into registers before x is staged, so the weights' round trip overlaps the staging's (x's loads, its barrier)
-// instead of following it; later passes and tokens load as they go.
-layout(constant_id = 12) const uint EARLY = 0;
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };   // [T, K]
@@ -95,27 +91,9 @@ void store(uint seg, uint i, float v) {
   else y3[i] = v;
 }
 
-#ifdef QMV_X16
-// EARLY: the first pass's units, slot (step UPL + i) R + r (a literal after unrolling), loaded by early_load().
-#define QMV_ESLOTS 8u
-HlqRaw er[QMV_ESLOTS];
-void early_load(uint seg, uint type, uint r0, uint N, uint row_bytes) {
-  const uint lanes = gl_SubgroupSize, lane = gl_SubgroupInvocationID, units = XV / 8u;
-  for (uint step = 0u; step < (units + SGS * UPL - 1u) / (SGS * UPL); ++step)
-    for (uint i = 0u; i < UPL; ++i) {
-      const uint uu = min(lane + step * lanes * UPL + i * lanes, units - 1u);
-      for (uint r = 0u; r < R; ++r) {
-        const uint slot = (step * UPL + i) * R + r;
-        if (slot < QMV_ESLOTS) hlq_unit_raw(type, seg, min(r0 + r, N - 1u) * row_bytes, uu, er[slot]);
-      }
-    }
-}
-#endif
-
 // One subgroup pass: rows r0 .. r0 + R - 1 of segment `seg` (of `type`, N rows) for token t.
-// scale: a factor for the whole row's sum (QMV_NORM's 1 / rms; 1 otherwise). pre (a literal at each call): the units
-// are in er[], loaded by early_load().
-void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes, float scale, bool pre) {
+// scale: a factor for the whole row's sum (QMV_NORM's 1 / rms; 1 otherwise).
+void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes, float scale) {
   // The unit loop's trip count is a constant (units = K / 32 from XV, at least SGS lanes): the compiler unrolls it
   // and issues every step's loads together instead of one dependent round per step.
   const uint lanes = gl_SubgroupSize, lane = gl_SubgroupInvocationID, units = XV / 8u;
@@ -139,8 +117,6 @@ void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes, float sc
           hi = lo.yzwx;
           ms = vec4(1e-6);  // small: the stream's later ops stay finite
           bias = 0.0;
-        } else if (pre) {
-          hlq_unit_unpack(type, row * row_bytes, uu, er[min((step * UPL + i) * R + r, QMV_ESLOTS - 1u)], lo, hi, ms, bias);
         } else {
           hlq_unit_packed(type, seg, row * row_bytes, uu, lo, hi, ms, bias);
         }
@@ -218,30 +194,10 @@ float norm_scale() {
 }
 #endif
 
-// Passes r0 = from, from + stride, ... of token t (pre: the first one's units are in er[]); each pass's segment is
-// uniform per subgroup, and every call of pass() names its segment and pre with literals.
-void passes(uint t, uint from, uint stride, float scale, bool pre) {
-  for (uint r0 = from; r0 < pc.end; r0 += stride) {  // uniform per subgroup
-    if (NSEG == 1u || r0 < pc.first.y) pass(0u, TYPE, t, r0, pc.N.x, pc.row_bytes.x, scale, pre);
-    else if (NSEG == 2u || r0 < pc.first.z) pass(1u, TYPE1, t, r0 - pc.first.y, pc.N.y, pc.row_bytes.y, scale, pre);
-    else if (NSEG == 3u || r0 < pc.first.w) pass(2u, TYPE2, t, r0 - pc.first.z, pc.N.z, pc.row_bytes.z, scale, pre);
-    else pass(3u, TYPE3, t, r0 - pc.first.w, pc.N.w, pc.row_bytes.w, scale, pre);
-    if (pre) break;  // the first pass only
-  }
-}
-
 void main() {
   const uint nsg = hl_num_subgroups();
   const uint first = (hl_group_index() * nsg + gl_SubgroupID) * R;
   const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * nsg * R;
-#ifdef QMV_X16
-  if (EARLY != 0u && first < pc.end) {  // uniform per subgroup: its first pass's units, before x is staged
-    if (NSEG == 1u || first < pc.first.y) early_load(0u, TYPE, first, pc.N.x, pc.row_bytes.x);
-    else if (NSEG == 2u || first < pc.first.z) early_load(1u, TYPE1, first - pc.first.y, pc.N.y, pc.row_bytes.y);
-    else if (NSEG == 3u || first < pc.first.w) early_load(2u, TYPE2, first - pc.first.z, pc.N.z, pc.row_bytes.z);
-    else early_load(3u, TYPE3, first - pc.first.w, pc.N.w, pc.row_bytes.w);
-  }
-#endif
   for (uint t = 0u; t < pc.T; ++t) {
     float scale = 1.0;
 #if defined(QMV_NORM)
@@ -271,14 +227,12 @@ void main() {
       barrier();
     }
 #endif
-#ifdef QMV_X16
-    if (EARLY != 0u && t == 0u) {
-      passes(t, first, stride, scale, true);
-      passes(t, first + stride, stride, scale, false);
-      continue;
+    for (uint r0 = first; r0 < pc.end; r0 += stride) {  // uniform per subgroup
+      if (NSEG == 1u || r0 < pc.first.y) pass(0u, TYPE, t, r0, pc.N.x, pc.row_bytes.x, scale);
+      else if (NSEG == 2u || r0 < pc.first.z) pass(1u, TYPE1, t, r0 - pc.first.y, pc.N.y, pc.row_bytes.y, scale);
+      else if (NSEG == 3u || r0 < pc.first.w) pass(2u, TYPE2, t, r0 - pc.first.z, pc.N.z, pc.row_bytes.z, scale);
+      else pass(3u, TYPE3, t, r0 - pc.first.w, pc.N.w, pc.row_bytes.w, scale);
     }
-#endif
-    passes(t, first, stride, scale, false);
   }
 }
 

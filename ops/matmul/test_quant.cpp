@@ -140,18 +140,6 @@ TEST_CASE("vk ops: quantized matmul, other tunings", "[vk][ops][quant]") {
                                                     {"matmul.qmatvec_direct.groups", groups}});
       require_close("matmul", "vulkan:qmatvec_direct", d, kTol);
     }
-    // early: each subgroup's first pass loaded before x is staged (K-quants with x16; the host leaves it off where a
-    // pass's units pass the kernel's 8 slots): a pass per subgroup, a capped grid (later passes load as they go), units
-    // per lane past the row's; the second token loads as it goes.
-    for (auto [wg, rows, units, groups] : {std::tuple{64u, 1u, 1u, 0u}, {64u, 1u, 2u, 1u}, {32u, 1u, 7u, 0u}, {64u, 2u, 1u, 2u}}) {
-      INFO(quant::type_name(t) << " early, wg " << wg << " rows " << rows << " units " << units << " groups " << groups);
-      vk::ScopedTuning s(device().ctx().profile(), {{"matmul.qmatvec_direct.wg", wg},
-                                                    {"matmul.qmatvec_direct.rows", rows},
-                                                    {"matmul.qmatvec_direct.units", units},
-                                                    {"matmul.qmatvec_direct.groups", groups},
-                                                    {"matmul.qmatvec_direct.early", 1}});
-      require_close("matmul", "vulkan:qmatvec_direct", d, kTol);
-    }
   }
 }
 

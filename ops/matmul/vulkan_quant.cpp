@@ -91,15 +91,11 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
     head->s = Tensor::device(d, x.rows(), x.cols());
     bind.insert(bind.end(), {head->a.buffer(d), head->gain.buffer(d), head->s.buffer_mut(d)});
   }
-  // early (x16): each subgroup's first pass loaded before x is staged, where its units fit the kernel's 8 slots (rows x
-  // units per lane x steps at the smallest subgroup size).
-  const uint32_t msg = d.info().min_subgroup_size, steps = (K / 32 + msg * upl - 1) / (msg * upl);
-  const uint32_t early = x16 && d.profile().get(tn + "early", 0) && rows * upl * steps <= 8 ? 1u : 0u;
   const auto& p = d.pipeline(std::string(head ? "qmatvec_direct_norm" : "qmatvec_direct") +
                                  (x16 ? "_x16" : ""),
                              {{0, wg}, {1, type[0]}, {2, rows}, {3, upl}, {4, K / 4}, {5, x_global},
                               {6, d.info().min_subgroup_size}, {7, u32(int64_t(ws.size()))}, {8, type[1]}, {9, type[2]},
-                              {10, type[3]}, {11, d.profile().get(tn + "diag", 0)}, {12, early}},
+                              {10, type[3]}, {11, d.profile().get(tn + "diag", 0)}},
                              uint32_t(bind.size()), sizeof pc);
   // A pass per subgroup at the reported subgroup size (the kernel walks passes grid-stride), at most `groups`
   // workgroups when that is set (then each stages x once for more rows).
@@ -342,12 +338,11 @@ void register_matmul_vulkan_quant(Registry& r) {
     md.status = "baseline";
     // Rows per subgroup pass (their loads in flight together), 32-value units per lane per step, workgroups at most
     // (0: a pass per subgroup, walking rows grid-stride). Hopper's decode projections: a row per pass, so the cold
-    // weights are spread over twice the subgroups (tuned in the decode stream, not on cache-warm chains); early 1 (x16):
-    // each subgroup's first pass loaded before x is staged, the two round trips overlapped.
+    // weights are spread over twice the subgroups (tuned in the decode stream, not on cache-warm chains).
     const auto rows_by_device = lm ? std::map<std::string, uint32_t>{} : std::map<std::string, uint32_t>{{"nvidia-hopper", 1}};
     md.tunables = {{key("qmatvec_direct", "wg"), 256}, {key("qmatvec_direct", "rows"), lm ? 8u : 2u, rows_by_device},
                    {key("qmatvec_direct", "units"), lm ? 2u : 1u}, {key("qmatvec_direct", "groups"), 0}, {key("qmatvec_direct", "x_global"), 0},
-                   {key("qmatvec_direct", "x16"), 1}, {key("qmatvec_direct", "early"), 0}};
+                   {key("qmatvec_direct", "x16"), 1}};
     md.precision_tolerance = kX16Tolerance;
     Variant mc = vulkan_variant(op, "vulkan:qcols",
                                 "quantized weights (ggml blocks), prompt chunks: dequantized tiles reused by max_cols tokens",
