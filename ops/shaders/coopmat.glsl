@@ -5,6 +5,9 @@
 //     (r, c) at arr[i + r * stride + c] (HL_CM_ROW_MAJOR) or arr[i + c * stride + r] (HL_CM_COL_MAJOR);
 //   HL_CM_STORE(arr, i, m, layout, stride): the reverse, for an accumulator into a shared f32 array;
 //   HL_CM_LOAD_ACC(dst, arr, i, layout, stride): an accumulator from a shared f32 array (e.g. after scaling rows).
+//   HL_CM_STORE_F16(arr, i, m, layout, stride): an accumulator rounded to f16 into an f16 array;
+//   HL_CM_SCALE(m, s): m = s m.
+// The arrays may be storage buffers as well as shared memory.
 // Shaders named *_cm.comp are compiled by the newer glslang from the project's venv (runtime/CMakeLists.txt:
 // Debian 12's glslc predates GL_KHR_cooperative_matrix), optimised and validated. The including shader must also
 // say `#pragma use_vulkan_memory_model` (cooperative matrices require that memory model).
@@ -47,6 +50,11 @@ const uint HL_CM_ROW_MAJOR = 0u, HL_CM_COL_MAJOR = 1u;  // MemoryLayout operands
 #define HL_CM_LOAD_ACC(dst, arr, i, mem_layout, stride)                                                  \
   for (uint hl_e = gl_SubgroupInvocationID, hl_j = 0u; hl_e < 256u; hl_e += gl_SubgroupSize, ++hl_j) \
     dst[hl_j] = arr[(i) + HL_CM_AT(mem_layout, stride, hl_e / 16u, hl_e % 16u)]
+#define HL_CM_STORE_F16(arr, i, m, mem_layout, stride)                                                 \
+  for (uint hl_e = gl_SubgroupInvocationID, hl_j = 0u; hl_e < 256u; hl_e += gl_SubgroupSize, ++hl_j) \
+    arr[(i) + HL_CM_AT(mem_layout, stride, hl_e / 16u, hl_e % 16u)] = float16_t(m[hl_j])
+#define HL_CM_SCALE(m, s) \
+  for (uint hl_j = 0u; hl_j < 32u; ++hl_j) m[hl_j] *= (s)
 
 float hl_cm_read(uint id, uint index);
 
@@ -84,6 +92,10 @@ hl_cm_acc hl_cm_muladd(hl_cm_a a, hl_cm_b b, hl_cm_acc c) { return coopMatMulAdd
 #define HL_CM_LOAD_B HL_CM_LOAD_A
 #define HL_CM_LOAD_ACC HL_CM_LOAD_A
 #define HL_CM_STORE(arr, i, m, mem_layout, stride) coopMatStore(m, arr, i, stride, HL_CM_LAYOUT(mem_layout))
+#define HL_CM_STORE_F16(arr, i, m, mem_layout, stride)                                                            \
+  coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(m), arr, i, stride, \
+               HL_CM_LAYOUT(mem_layout))
+#define HL_CM_SCALE(m, s) m = (m) * (s)
 #endif  // HL_CM_EMULATE
 
 #endif

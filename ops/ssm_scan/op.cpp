@@ -8,6 +8,7 @@ namespace hl::gpu {
 OpDef ssm_scan_with_cases(OpDef d);  // cases.cpp: its cases, tolerance and goldens
 void register_ssm_scan_vulkan(Registry& r);  // vulkan.cpp
 void register_ssm_scan_vulkan_chunked(Registry& r);  // vulkan_chunked.cpp
+void register_ssm_scan_vulkan_two_pass(Registry& r);  // vulkan_two_pass.cpp
 
 using M = Mat<float>;
 
@@ -28,6 +29,7 @@ void register_ssm_scan(Registry& r) {
   }));
   register_ssm_scan_vulkan(r);
   register_ssm_scan_vulkan_chunked(r);
+  register_ssm_scan_vulkan_two_pass(r);
 }
 
 }  // namespace hl::gpu

@@ -267,3 +267,90 @@ TEST_CASE("vk ops: ssm_scan chunked_coopmat on cooperative matrices", "[vk][ops]
   const double e = check_coopmat(*d, scan_args(g, 16, 32, 128, 512, true, false, 32), 64);
   std::printf("%s: 16 / 32 heads, d 128, T 512, C 64: rel L2 %.2e\n", kCoopmat, e);
 }
+
+// ---- vulkan:chunked_two_pass: C = 64, every product on cooperative matrices (f16 operands, f32 accumulation), T
+// and A in f16, the substitution and the carried state in f32; tolerance its precision_tolerance (derivation in
+// ops/ssm_scan/vulkan_two_pass.cpp). Emulated matrices on lavapipe (the same kernels and roundings), real ones where
+// the device has them.
+namespace {
+
+const char* const kTwoPass = "vulkan:chunked_two_pass";
+
+struct TwoPassCase {
+  int nk, nv, d, T;
+  bool tiled;
+};
+// T = 1; within one chunk; a whole chunk; one more than a chunk; several chunks with a partial last one; d = 128
+// (the model's heads) and 32; both head orders; every case with a non-zero carried state (scan_args).
+constexpr TwoPassCase kTwoPassCases[] = {{1, 2, 128, 1, true},   {2, 4, 32, 37, false}, {1, 2, 128, 64, false},
+                                         {1, 3, 128, 65, true},  {2, 4, 32, 130, true}, {1, 2, 128, 200, false}};
+
+double check_two_pass(gpu::Device& d, const gpu::OpArgs& a, std::map<std::string, uint32_t> tune = {}) {
+  tune.emplace("ssm_scan.chunked.min_tokens", 1);  // T = 1 too through the two passes
+  const vk::ScopedTuning scope(d.ctx().profile(), tune);
+  const double tol = gpu::Registry::get().variant("ssm_scan", kTwoPass).precision_tolerance;
+  double worst = 0;
+  for (auto& [name, e] : compare_with_reference("ssm_scan", kTwoPass, a, &d)) {
+    INFO("output '" << name << "': rel L2 " << e.rel_l2 << ", max abs " << e.max_abs);
+    CHECK(e.finite);
+    CHECK(e.rel_l2 <= tol);
+    worst = std::max(worst, e.rel_l2);
+  }
+  return worst;
+}
+
+void two_pass_cases(gpu::Device& d, std::mt19937_64& g, const char* what, std::map<std::string, uint32_t> tune) {
+  for (const TwoPassCase& c : kTwoPassCases) {
+    INFO("n_k " << c.nk << ", n_v " << c.nv << ", d " << c.d << ", T " << c.T << ", tiled " << c.tiled);
+    const double e = check_two_pass(d, scan_args(g, c.nk, c.nv, c.d, c.T, c.tiled, false, 16), tune);
+    std::printf("%s %s: n_v %d, d %d, T %d: rel L2 %.2e\n", kTwoPass, what, c.nv, c.d, c.T, e);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("vk ops: ssm_scan chunked_two_pass, emulated matrices", "[vk][ops][ssm_chunked]") {
+  if (!gpu::coopmat_unavailable(device(), true).empty() || !device().info().storage_buffer_16bit) {
+    WARN("SKIPPED: no emulated cooperative matrices or 16-bit storage on " << device().info().name);
+    return;
+  }
+  std::mt19937_64 g(30);
+  two_pass_cases(device(), g, "emulated", {{"ssm_scan.chunked_two_pass.cm_emulate", 1}});
+  // Passes of one chunk (the state carried between passes through memory).
+  two_pass_cases(device(), g, "emulated, one chunk per pass",
+                 {{"ssm_scan.chunked_two_pass.cm_emulate", 1}, {"ssm_scan.chunked.segment", 64}});
+  // Many chunks: the host's bound on chunks per pass keeps the emulated state pass under lavapipe's loop limit.
+  const double e = check_two_pass(device(), scan_args(g, 1, 1, 128, 2048, false, false, 16),
+                                  {{"ssm_scan.chunked_two_pass.cm_emulate", 1}});
+  std::printf("%s emulated: n_v 1, d 128, T 2048: rel L2 %.2e\n", kTwoPass, e);
+}
+
+// Heads its kernels do not take: its own kernel refuses them with a clear error, and the plan's resolution hands
+// them to vulkan:chunked (and decode to vulkan:block_resident).
+TEST_CASE("vk ops: ssm_scan chunked_two_pass hands on heads it does not take", "[vk][ops][ssm_chunked]") {
+  if (!gpu::coopmat_unavailable(device(), true).empty() || !device().info().storage_buffer_16bit) return;
+  const vk::ScopedTuning scope(device().ctx().profile(), {{"ssm_scan.chunked_two_pass.cm_emulate", 1}});
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  std::mt19937_64 g(31);
+  for (int d : {40, 16, 160}) {
+    gpu::OpArgs a = scan_args(g, 1, 2, d, 20, false, false);
+    CHECK(resolved("ssm_scan", kTwoPass, a) == "vulkan:chunked");
+    CHECK_THROWS_WITH(gpu::Registry::get().variant("ssm_scan", kTwoPass).run(ctx, a),
+                      Catch::Contains("d_k a multiple of 32 up to 128"));
+  }
+  CHECK(resolved("ssm_scan", kTwoPass, scan_args(g, 1, 2, 128, 20, false, false)) == kTwoPass);
+  CHECK(resolved("ssm_scan", kTwoPass, scan_args(g, 1, 2, 128, 1, false, true)) == "vulkan:block_resident");
+}
+
+TEST_CASE("vk ops: ssm_scan chunked_two_pass on cooperative matrices", "[vk][ops][ssm_chunked][coopmat]") {
+  gpu::Device* d = coopmat_or_skip(kTwoPass);
+  if (!d) return;
+  std::mt19937_64 g(32);
+  two_pass_cases(*d, g, "cooperative matrices", {});
+  // Long sequences (errors along the state pass) and the model's 16 / 32 heads.
+  const double e = check_two_pass(*d, scan_args(g, 2, 4, 128, 4096, true, false, 32));
+  std::printf("%s: n_v 4, d 128, T 4096: rel L2 %.2e\n", kTwoPass, e);
+  const double m = check_two_pass(*d, scan_args(g, 16, 32, 128, 512, true, false, 32));
+  std::printf("%s: 16 / 32 heads, d 128, T 512: rel L2 %.2e\n", kTwoPass, m);
+}

@@ -1,0 +1,185 @@
+// ssm_scan vulkan:chunked_two_pass, pass 1 of 2: what each chunk needs that does not depend on the carried state,
+// every chunk of the pass at once (a workgroup per (value head h, chunk c), batch b = h * nch + c), SPEC 5 with
+// C = 64 (compile-time: the substitution keeps a column of 64 values in registers):
+//   gamma (the inclusive cumsum of g, f32, in row order as the reference) -> gam[b]
+//   K K^T and Q K^T on cooperative matrices (their lower 16 x 16 blocks only; K and Q staged as f16 in 32-wide pieces)
+//   A = (beta_i k_i.k_j e^{gamma_i - gamma_j}, j < i) -> shared f16;  P = (q_i.k_j e^{gamma_i - gamma_j}, j <= i) -> P[b]
+//   T = (I + A)^-1 by forward substitution in f32, a column per invocation, then rounded to f16 in shared memory
+//   [U | -W] = T [beta V | -beta e^gamma K] on cooperative matrices -> U[b] (f32), Wn[b] (f16)
+//   Qbar = e^gamma Q, Kbar = e^{gamma_last - gamma} K -> Qb[b], Kb[b] (f16), written as K and Q are staged
+// Rows past T (the last chunk's padding) read as zeros: beta = 0 and K = V = 0 there, so they add nothing.
+// NSG subgroups of the device's largest subgroup size compute (full subgroups; spare ones only stage); the workgroup
+// has at least C invocations (one per column of T). d_k and d_v: multiples of 32, d_k at most 128.
+#ifndef HL_SSM_TWO_PASS_PREP_GLSL
+#define HL_SSM_TWO_PASS_PREP_GLSL
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_KHR_shader_subgroup_basic : require
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 128;  // max(NSG * the largest subgroup size, C)
+layout(constant_id = 1) const uint DK = 128;
+layout(constant_id = 2) const uint DV = 128;
+#include "common.glsl"
+#include "coopmat.glsl"
+#ifdef HL_CM_EMULATE
+#define SSM_UNROLL [[dont_unroll]]  // lavapipe compiles the emulated kernel much faster rolled
+#else
+#define SSM_UNROLL [[unroll]]
+#endif
+const uint C = 64u, NSG = 4u;
+const uint KW = 32u, KWP = KW + 8u;  // staged pieces: 32 columns, rows padded to 16-byte multiples
+const uint CP = C + 8u;
+// for (e = L; e < n; e += WG) with a constant count of trips
+#define SSM_FOR(e, n) SSM_UNROLL for (uint e##_u = 0u, e = L; e##_u < ((n) + WG - 1u) / WG; ++e##_u, e += WG) if (e < (n))
+
+layout(std430, binding = 0) readonly buffer Qb_ { float q[]; };
+layout(std430, binding = 1) readonly buffer Kb_ { float k[]; };
+layout(std430, binding = 2) readonly buffer Vb_ { float v[]; };
+layout(std430, binding = 3) readonly buffer Bb_ { float beta[]; };
+layout(std430, binding = 4) readonly buffer Gb_ { float g[]; };
+layout(std430, binding = 5) writeonly buffer Gam_ { float gam[]; };    // [b][C]
+layout(std430, binding = 6) writeonly buffer Wn_ { float16_t wn[]; };  // [b][C][DK]: -W
+layout(std430, binding = 7) writeonly buffer U_ { float u[]; };        // [b][C][DV]
+layout(std430, binding = 8) writeonly buffer Qbar_ { float16_t qbar[]; };  // [b][C][DK]
+layout(std430, binding = 9) writeonly buffer Kbar_ { float16_t kbar[]; };  // [b][C][DK]
+layout(std430, binding = 10) writeonly buffer P_ { float16_t pm[]; };  // [b][C][C], blocks on and below the diagonal
+layout(push_constant) uniform Push { uint t0, T, nk, nv, nch, tiled; } pc;
+
+shared float sg[C], sbeta[C], sdq[C], sdk[C];  // gamma, beta, e^gamma, e^{gamma_last - gamma}
+shared float16_t sk[C * KWP], sq[C * KWP];     // pieces of K and Q; then of the right-hand sides
+shared float16_t sa[C * CP];                   // A (strictly lower), then T
+shared float scr[NSG * 256u];                  // a 16 x 16 block per subgroup
+
+#ifdef HL_CM_EMULATE
+const uint HL_CM_ID_sk = 0u, HL_CM_ID_sq = 1u, HL_CM_ID_sa = 2u;
+float hl_cm_read(uint id, uint i) { return float(id == 0u ? sk[i] : id == 1u ? sq[i] : sa[i]); }
+#endif
+
+// Lower 16 x 16 block idx (0..9) of a 64 x 64 matrix: block row and column.
+uvec2 lower_block(uint idx) {
+  const uint rb = idx >= 6u ? 3u : idx >= 3u ? 2u : idx >= 1u ? 1u : 0u;
+  return uvec2(rb, idx - rb * (rb + 1u) / 2u);
+}
+
+void main() {
+  const uint b = hl_group_index(), h = b / pc.nch, c = b % pc.nch;
+  if (h >= pc.nv) return;  // uniform per workgroup
+  const uint L = gl_LocalInvocationID.x, s = gl_SubgroupID;
+  const uint row0 = pc.t0 + c * C, nrows = min(C, pc.T - row0);
+  const uint kcol = (pc.tiled != 0u ? h % pc.nk : h / (pc.nv / pc.nk)) * DK, ldk = pc.nk * DK, ldv = pc.nv * DV;
+
+  if (L < C) {
+    sg[L] = L < nrows ? g[(row0 + L) * pc.nv + h] : 0.0;
+    sbeta[L] = L < nrows ? beta[(row0 + L) * pc.nv + h] : 0.0;
+  }
+  barrier();
+  if (L == 0u) {
+    float run = 0.0;
+    for (uint r = 0u; r < C; ++r) sg[r] = run += sg[r];
+  }
+  barrier();
+  if (L < C) {
+    gam[b * C + L] = sg[L];
+    sdq[L] = exp(sg[L]);
+    sdk[L] = exp(sg[C - 1u] - sg[L]);
+  }
+
+  // K K^T and Q K^T: subgroup s owns lower blocks t = s + NSG q of [K K^T ; Q K^T] (20 in all).
+  hl_cm_acc acc[5];
+  [[unroll]] for (uint qi = 0u; qi < 5u; ++qi) acc[qi] = hl_cm_fill(0.0);
+  for (uint p = 0u; p < DK; p += KW) {
+    barrier();  // the previous piece consumed (and sdq, sdk written)
+    SSM_FOR(e, C * KW) {
+      const uint r = e / KW, i = e % KW, at = (row0 + r) * ldk + kcol + p + i;
+      const float kv = r < nrows ? k[at] : 0.0, qv = r < nrows ? q[at] : 0.0;
+      sk[r * KWP + i] = float16_t(kv);
+      sq[r * KWP + i] = float16_t(qv);
+      kbar[(b * C + r) * DK + p + i] = float16_t(sdk[r] * kv);
+      qbar[(b * C + r) * DK + p + i] = float16_t(sdq[r] * qv);
+    }
+    barrier();
+    if (s < NSG)
+      [[unroll]] for (uint qi = 0u; qi < 5u; ++qi) {
+        const uint t = s + NSG * qi;
+        const uvec2 rc = lower_block(t % 10u);
+        [[unroll]] for (uint kk = 0u; kk < KW; kk += HL_CM) {
+          hl_cm_a am;
+          hl_cm_b bm;
+          if (t < 10u) HL_CM_LOAD_A(am, sk, rc.x * 16u * KWP + kk, HL_CM_ROW_MAJOR, KWP);
+          else HL_CM_LOAD_A(am, sq, rc.x * 16u * KWP + kk, HL_CM_ROW_MAJOR, KWP);
+          HL_CM_LOAD_B(bm, sk, rc.y * 16u * KWP + kk, HL_CM_COL_MAJOR, KWP);
+          acc[qi] = hl_cm_muladd(am, bm, acc[qi]);
+        }
+      }
+  }
+  // A and P from the blocks, through the subgroup's scratch (the masks and decays need each element's place).
+  if (s < NSG)
+    [[unroll]] for (uint qi = 0u; qi < 5u; ++qi) {
+      const uint t = s + NSG * qi;
+      const uvec2 rc = lower_block(t % 10u);
+      HL_CM_STORE(scr, s * 256u, acc[qi], HL_CM_ROW_MAJOR, 16u);
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      for (uint e = gl_SubgroupInvocationID; e < 256u; e += gl_SubgroupSize) {
+        const uint i = rc.x * 16u + e / 16u, j = rc.y * 16u + e % 16u;
+        const float x = scr[s * 256u + e];
+        if (t < 10u) sa[i * CP + j] = float16_t(j < i ? sbeta[i] * x * exp(sg[i] - sg[j]) : 0.0);
+        else pm[(b * C + i) * C + j] = float16_t(j <= i ? x * exp(sg[i] - sg[j]) : 0.0);
+      }
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();  // scratch read before the next block overwrites it
+    }
+  barrier();  // A complete
+
+  // T = (I + A)^-1, column L: x_i = delta_iL - sum_{j<i} A_ij x_j (rows above L come out 0). A is zero on and
+  // above its diagonal inside the diagonal blocks, so the sums run to j < i rounded up to 4.
+  float x[C];
+  if (L < C) {
+    SSM_UNROLL for (uint i = 0u; i < C; ++i) x[i] = i == L ? 1.0 : 0.0;
+    SSM_UNROLL for (uint i = 1u; i < C; ++i) {
+      float s0 = x[i], s1 = 0.0;
+      SSM_UNROLL for (uint j = 0u; j < i; j += 4u) {
+        s0 -= float(sa[i * CP + j]) * x[j];
+        s1 -= float(sa[i * CP + j + 1u]) * x[j + 1u];
+        s0 -= float(sa[i * CP + j + 2u]) * x[j + 2u];
+        s1 -= float(sa[i * CP + j + 3u]) * x[j + 3u];
+      }
+      x[i] = s0 + s1;
+    }
+  }
+  barrier();  // every column past its reads of A
+  if (L < C) SSM_UNROLL for (uint i = 0u; i < C; ++i) sa[i * CP + L] = float16_t(x[i]);
+
+  // [U | -W] = T [beta V | -beta e^gamma K], 64 columns (two pieces) per round; subgroup s: output blocks
+  // t = s + NSG q of the round's 4 x 4.
+  for (uint p0 = 0u; p0 < DV + DK; p0 += 2u * KW) {
+    barrier();  // T written / the previous round consumed
+    SSM_FOR(e, 2u * C * KW) {
+      const uint half_ = e / (C * KW), r = e / KW % C, i = e % KW, col = p0 + half_ * KW + i;
+      float val = 0.0;
+      if (r < nrows && col < DV) val = sbeta[r] * v[(row0 + r) * ldv + h * DV + col];
+      else if (r < nrows && col < DV + DK) val = -sbeta[r] * sdq[r] * k[(row0 + r) * ldk + kcol + col - DV];
+      if (half_ == 0u) sk[r * KWP + i] = float16_t(val);
+      else sq[r * KWP + i] = float16_t(val);
+    }
+    barrier();
+    if (s < NSG)
+      [[unroll]] for (uint qi = 0u; qi < 16u / NSG; ++qi) {
+        const uint t = s + NSG * qi, half_ = t / 8u, rb = t % 8u / 2u, cb = t % 2u, col = p0 + half_ * KW + cb * 16u;
+        if (col >= DV + DK) continue;  // subgroup-uniform
+        hl_cm_acc o = hl_cm_fill(0.0);
+        [[unroll]] for (uint kk = 0u; kk < C; kk += HL_CM) {
+          hl_cm_a am;
+          hl_cm_b bm;
+          HL_CM_LOAD_A(am, sa, rb * 16u * CP + kk, HL_CM_ROW_MAJOR, CP);
+          if (half_ == 0u) HL_CM_LOAD_B(bm, sk, kk * KWP + cb * 16u, HL_CM_ROW_MAJOR, KWP);
+          else HL_CM_LOAD_B(bm, sq, kk * KWP + cb * 16u, HL_CM_ROW_MAJOR, KWP);
+          o = hl_cm_muladd(am, bm, o);
+        }
+        if (col < DV) HL_CM_STORE(u, (b * C + rb * 16u) * DV + col, o, HL_CM_ROW_MAJOR, DV);
+        else HL_CM_STORE_F16(wn, (b * C + rb * 16u) * DK + col - DV, o, HL_CM_ROW_MAJOR, DK);
+      }
+  }
+}
+
+#endif

@@ -1,0 +1,130 @@
+// vulkan:chunked_two_pass: ssm_scan's chunked form (SPEC 5, C = 64) in two dispatches per pass, every product on
+// cooperative matrices (16x16x16, f16 operands, f32 accumulation):
+//   ssm_two_pass_prep   per (value head, chunk), all chunks at once: gamma, K K^T and Q K^T, A and P, T = (I + A)^-1
+//                       by forward substitution (f32), [U | -W] = T [beta V | -beta e^gamma K], Qbar, Kbar
+//   ssm_two_pass_scan   per (value head, 32 value columns), sequential over the chunks with the state slice in f32
+//                       accumulators: V' = U - W S, O = Qbar S + P V', S = e^{gamma_last} S + Kbar^T V'
+// Against vulkan:chunked (five f32 passes) and vulkan:chunked_coopmat (the same passes on matrices): the state
+// never leaves registers between chunks, the substitution runs once on a 64 x 64 identity (T, then one product)
+// rather than on the 256 columns of [U | W], and P, W, Qbar, Kbar reach the state pass as f16 operands that its
+// matrices load straight from memory.
+//
+// Work at T = 512, 32 value heads of 128: prep 256 workgroups, each 2 x 10 + 16 products of 16 x 16 blocks 128 deep
+// (K K^T, Q K^T, and [U | W] 64 deep over 256 columns); scan 128 workgroups x 8 chunks, each chunk 56 matrix
+// products per subgroup behind three barriers.
+//
+// Precision: as vulkan:chunked_coopmat (the derivation in vulkan_chunked.cpp: f16 operands, f32 sums, each
+// chunk contracting the older state), plus T and A rounded to f16 (one more rounding of |x| < ~1 entries in U and
+// W): the same 3e-3 bound.
+#include <algorithm>
+
+#include "ops/ssm_scan/vulkan_common.h"
+
+namespace hl::gpu {
+
+namespace {
+
+constexpr uint32_t kC = 64, kNsg = 4, kColumns = 32;  // the shaders' C, NSG, CT
+constexpr double kTolerance = 3e-3;
+const char* const kKey = "ssm_scan.chunked_two_pass.";
+
+struct Push {
+  uint32_t t0, T, nk, nv, nch, tiled;
+};
+
+// The heads the kernels take: d_k a multiple of 32 up to 128 (the prep pass stages 32-column pieces; the scan pass
+// holds at most 16 state blocks per workgroup), d_v a multiple of the scan pass's 32 columns.
+bool takes_heads(int64_t dk, int64_t dv) { return dk % 32 == 0 && dk <= 128 && dv % kColumns == 0; }
+
+bool emulated(const Device& d) { return d.profile().get(std::string(kKey) + "cm_emulate", 0) != 0; }
+
+std::string unavailable(const Device& d) {
+  if (auto why = coopmat_unavailable(d, emulated(d)); !why.empty()) return why;
+  if (!d.info().storage_buffer_16bit) return "no storageBuffer16BitAccess (its f16 operands live in memory)";
+  // prep: K and Q pieces, A / T, the scratch, four rows of scalars; scan: S and V' in f16, the scratch
+  const uint64_t prep = 2 * 2 * kC * 40 + 2 * kC * 72 + 4 * kNsg * 256 + 4 * 4 * kC;
+  if (prep > d.info().max_shared_memory) return "less than " + std::to_string(prep) + " bytes of shared memory";
+  return "";
+}
+
+void two_pass(VariantCtx& c, OpArgs& a) {
+  Device& d = c.device();
+  if (auto why = unavailable(d); !why.empty())
+    fail("ssm_scan vulkan:chunked_two_pass cannot run on {}: {}", d.info().name, why);
+  const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &beta = a.in("beta"), &g = a.in("g");
+  Tensor& state = a.state("state");
+  const ScanShape sh = ssm_scan_shape(a);
+  const int64_t T = sh.T, nk = sh.nk, nv = sh.nv, dk = sh.dk, dv = sh.dv;
+  if (!takes_heads(dk, dv))
+    fail("ssm_scan vulkan:chunked_two_pass: heads of d_k = {}, d_v = {}; it takes d_k a multiple of 32 up to 128 "
+         "and d_v a multiple of 32",
+         dk, dv);
+  Tensor o = Tensor::device(d, T, v.cols());
+  if (T == 0) return a.set("o", o);
+
+  // Chunks per pass: the tunable, every scratch buffer within the storage buffer range (U is the widest), and on
+  // lavapipe (emulated matrices loop over 256 / subgroup elements per operation) the state pass's per-invocation
+  // loop iterations under its limit of 65535.
+  const int64_t chunks = (T + kC - 1) / kC;
+  const uint64_t widest = 4ull * nv * kC * std::max(dv, dk);
+  int64_t seg = std::min<int64_t>(chunks, std::max<uint32_t>(1, d.tune("ssm_scan.chunked.segment") / kC));
+  seg = std::min<int64_t>(seg, int64_t(d.info().max_storage_buffer_range / widest));
+  if (emulated(d)) {
+    const uint64_t e = 256 / d.info().min_subgroup_size, per_chunk = 4 * e + 2 * (10 * e) + 2 * (14 * e) + 4 * 5 * e + 8;
+    seg = std::min<int64_t>(seg, int64_t(60000 / per_chunk));
+  }
+  if (seg < 1) fail("ssm_scan: one chunk of {} heads needs {} bytes of scratch, more than a storage buffer", nv, widest);
+
+  const uint64_t nb = uint64_t(nv) * seg;  // (head, chunk) pairs of a pass
+  const std::vector<BufferPtr> bufs{q.buffer(d),         k.buffer(d),         v.buffer(d),
+                                    beta.buffer(d),      g.buffer(d),         d.alloc(4 * nb * kC),
+                                    d.alloc(2 * nb * kC * dk), d.alloc(4 * nb * kC * dv), d.alloc(2 * nb * kC * dk),
+                                    d.alloc(2 * nb * kC * dk), d.alloc(2 * nb * kC * kC), state.buffer_mut(d),
+                                    o.buffer_mut(d)};
+  const bool full = d.info().subgroup_size_control && d.info().compute_full_subgroups;
+  const uint32_t sg = d.info().max_subgroup_size;
+  const std::string sfx = emulated(d) ? "_cm_emul" : "_cm";
+  const auto& prep = d.pipeline("ssm_two_pass_prep" + sfx, {{0, std::max(kNsg * sg, kC)}, {1, u32(dk)}, {2, u32(dv)}},
+                                u32(int64_t(bufs.size())), sizeof(Push), full);
+  const auto& scan = d.pipeline("ssm_two_pass_scan" + sfx, {{0, kNsg * sg}, {1, u32(dk)}, {2, u32(dv)}},
+                                u32(int64_t(bufs.size())), sizeof(Push), full);
+  if (std::max(kNsg * sg, kC) > d.info().max_workgroup_invocations)
+    fail("ssm_scan vulkan:chunked_two_pass: {} invocations per workgroup, the device allows {}", std::max(kNsg * sg, kC),
+         d.info().max_workgroup_invocations);
+  Push pc{0, u32(T), u32(nk), u32(nv), 0, a.p.count("tiled") && a.param("tiled") != 0};
+  for (int64_t c0 = 0; c0 < chunks; c0 += seg) {
+    pc.t0 = u32(c0 * kC), pc.nch = u32(std::min(seg, chunks - c0));
+    const auto run = [&](const vk::Pipeline& p, uint64_t groups) {
+      const Grid gr = grid(groups);
+      d.dispatch(p, bufs, pc, gr.x, gr.y);
+    };
+    run(prep, uint64_t(nv) * pc.nch);
+    run(scan, uint64_t(nv) * (dv / kColumns));
+  }
+  a.set("o", o);
+}
+
+}  // namespace
+
+std::string decode_to_block_resident(VariantCtx& c, const OpArgs& a);  // vulkan_chunked.cpp
+
+void register_ssm_scan_vulkan_two_pass(Registry& r) {
+  Variant v = vulkan_variant("ssm_scan", "vulkan:chunked_two_pass",
+                             "chunked (C = 64) in two dispatches on cooperative matrices: per (head, chunk) gamma, "
+                             "K K^T, Q K^T, T = (I + A)^-1 (f32 substitution), [U | W] = T [beta V | beta e^gamma K]; "
+                             "then per (head, 32 columns) the chunks in order with the state in f32 accumulators",
+                             two_pass, false, false, unavailable);
+  // Decode to block_resident (as vulkan:chunked); heads the kernels do not take to vulkan:chunked.
+  v.delegate = [](VariantCtx& c, const OpArgs& a) -> std::string {
+    if (auto to = decode_to_block_resident(c, a); !to.empty()) return to;
+    const int64_t nv = a.in("g").cols();
+    if (nv <= 0 || a.in("v").cols() % nv != 0 || a.in("state").cols() % (a.in("v").cols() / nv) != 0) return "";
+    const int64_t dv = a.in("v").cols() / nv, dk = a.in("state").cols() / dv;  // ssm_scan_shape checks the rest
+    return takes_heads(dk, dv) ? "" : "vulkan:chunked";
+  };
+  v.cooperative_matrices = true;
+  v.precision_tolerance = kTolerance;
+  r.add_variant(std::move(v));
+}
+
+}  // namespace hl::gpu
