@@ -286,7 +286,7 @@ constexpr TwoPassCase kTwoPassCases[] = {{1, 2, 128, 1, true},   {2, 4, 32, 37, 
                                          {1, 3, 128, 65, true},  {2, 4, 32, 130, true}, {1, 2, 128, 200, false}};
 
 double check_two_pass(gpu::Device& d, const gpu::OpArgs& a, std::map<std::string, uint32_t> tune = {}) {
-  tune.emplace("ssm_scan.chunked.min_tokens", 1);  // T = 1 too through the two passes
+  tune.emplace("ssm_scan.chunked_two_pass.min_tokens", 1);  // T = 1 too through the two passes
   const vk::ScopedTuning scope(d.ctx().profile(), tune);
   const double tol = gpu::Registry::get().variant("ssm_scan", kTwoPass).precision_tolerance;
   double worst = 0;

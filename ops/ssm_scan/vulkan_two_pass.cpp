@@ -106,17 +106,15 @@ void two_pass(VariantCtx& c, OpArgs& a) {
 
 }  // namespace
 
-std::string decode_to_block_resident(VariantCtx& c, const OpArgs& a);  // vulkan_chunked.cpp
-
 void register_ssm_scan_vulkan_two_pass(Registry& r) {
   Variant v = vulkan_variant("ssm_scan", "vulkan:chunked_two_pass",
                              "chunked (C = 64) in two dispatches on cooperative matrices: per (head, chunk) gamma, "
                              "K K^T, Q K^T, T = (I + A)^-1 (f32 substitution), [U | W] = T [beta V | beta e^gamma K]; "
                              "then per (head, 32 columns) the chunks in order with the state in f32 accumulators",
                              two_pass, false, false, unavailable);
-  // Decode to block_resident (as vulkan:chunked); heads the kernels do not take to vulkan:chunked.
+  // Fewer than min_tokens tokens (decode) to block_resident; heads the kernels do not take to vulkan:chunked.
   v.delegate = [](VariantCtx& c, const OpArgs& a) -> std::string {
-    if (auto to = decode_to_block_resident(c, a); !to.empty()) return to;
+    if (a.in("q").rows() < int64_t(c.device().tune(std::string(kKey) + "min_tokens"))) return "vulkan:block_resident";
     const int64_t nv = a.in("g").cols();
     if (nv <= 0 || a.in("v").cols() % nv != 0 || a.in("state").cols() % (a.in("v").cols() / nv) != 0) return "";
     const int64_t dv = a.in("v").cols() / nv, dk = a.in("state").cols() / dv;  // ssm_scan_shape checks the rest
@@ -124,6 +122,7 @@ void register_ssm_scan_vulkan_two_pass(Registry& r) {
   };
   v.cooperative_matrices = true;
   v.precision_tolerance = kTolerance;
+  v.tunables = {{std::string(kKey) + "min_tokens", 2}};
   r.add_variant(std::move(v));
 }
 
