@@ -32,17 +32,17 @@ const uint CP = C + 8u;
 // for (e = L; e < n; e += WG) with a constant count of trips
 #define SSM_FOR(e, n) SSM_UNROLL for (uint e##_u = 0u, e = L; e##_u < ((n) + WG - 1u) / WG; ++e##_u, e += WG) if (e < (n))
 
-layout(std430, binding = 0) readonly buffer Qb_ { float q[]; };
-layout(std430, binding = 1) readonly buffer Kb_ { float k[]; };
-layout(std430, binding = 2) readonly buffer Vb_ { float v[]; };
-layout(std430, binding = 3) readonly buffer Bb_ { float beta[]; };
-layout(std430, binding = 4) readonly buffer Gb_ { float g[]; };
-layout(std430, binding = 5) writeonly buffer Gam_ { float gam[]; };    // [b][C]
-layout(std430, binding = 6) writeonly buffer Wn_ { float16_t wn[]; };  // [b][C][DK]: -W
-layout(std430, binding = 7) writeonly buffer U_ { float u[]; };        // [b][C][DV]
-layout(std430, binding = 8) writeonly buffer Qbar_ { float16_t qbar[]; };  // [b][C][DK]
-layout(std430, binding = 9) writeonly buffer Kbar_ { float16_t kbar[]; };  // [b][C][DK]
-layout(std430, binding = 10) writeonly buffer P_ { float16_t pm[]; };  // [b][C][C], blocks on and below the diagonal
+layout(std430, binding = 0) restrict readonly buffer Qb_ { float q[]; };
+layout(std430, binding = 1) restrict readonly buffer Kb_ { float k[]; };
+layout(std430, binding = 2) restrict readonly buffer Vb_ { float v[]; };
+layout(std430, binding = 3) restrict readonly buffer Bb_ { float beta[]; };
+layout(std430, binding = 4) restrict readonly buffer Gb_ { float g[]; };
+layout(std430, binding = 5) restrict writeonly buffer Gam_ { float gam[]; };    // [b][C]
+layout(std430, binding = 6) restrict writeonly buffer Wn_ { float16_t wn[]; };  // [b][C][DK]: -W
+layout(std430, binding = 7) restrict writeonly buffer U_ { float u[]; };        // [b][C][DV]
+layout(std430, binding = 8) restrict writeonly buffer Qbar_ { float16_t qbar[]; };  // [b][C][DK]
+layout(std430, binding = 9) restrict writeonly buffer Kbar_ { float16_t kbar[]; };  // [b][C][DK]
+layout(std430, binding = 10) restrict writeonly buffer P_ { float16_t pm[]; };  // [b][C][C], blocks on and below the diagonal
 layout(push_constant) uniform Push { uint t0, T, nk, nv, nch, tiled; } pc;
 
 shared float sg[C], sbeta[C], sdq[C], sdk[C];  // gamma, beta, e^gamma, e^{gamma_last - gamma}

@@ -20,15 +20,16 @@ layout(constant_id = 2) const uint DV = 128;  // a multiple of 32
 #include "coopmat.glsl"
 const uint C = 64u, NSG = 4u, CT = 32u, SP = CT + 8u;
 const uint SB = DK / 16u * (CT / 16u);  // state blocks: at most 16, 4 per subgroup
+const uint KB = 8u;                     // 16-deep slices of d_k: at most 128 / 16
 
-layout(std430, binding = 5) readonly buffer Gam_ { float gam[]; };
-layout(std430, binding = 6) readonly buffer Wn_ { float16_t wn[]; };
-layout(std430, binding = 7) readonly buffer U_ { float u[]; };
-layout(std430, binding = 8) readonly buffer Qbar_ { float16_t qbar[]; };
-layout(std430, binding = 9) readonly buffer Kbar_ { float16_t kbar[]; };
-layout(std430, binding = 10) readonly buffer P_ { float16_t pm[]; };
-layout(std430, binding = 11) buffer State_ { float state[]; };  // [nv][DK * DV], S[i][j] at i * DV + j
-layout(std430, binding = 12) writeonly buffer O_ { float o[]; };   // [T][nv * DV]
+layout(std430, binding = 5) restrict readonly buffer Gam_ { float gam[]; };
+layout(std430, binding = 6) restrict readonly buffer Wn_ { float16_t wn[]; };
+layout(std430, binding = 7) restrict readonly buffer U_ { float u[]; };
+layout(std430, binding = 8) restrict readonly buffer Qbar_ { float16_t qbar[]; };
+layout(std430, binding = 9) restrict readonly buffer Kbar_ { float16_t kbar[]; };
+layout(std430, binding = 10) restrict readonly buffer P_ { float16_t pm[]; };
+layout(std430, binding = 11) restrict buffer State_ { float state[]; };  // [nv][DK * DV], S[i][j] at i * DV + j
+layout(std430, binding = 12) restrict writeonly buffer O_ { float o[]; };   // [T][nv * DV]
 layout(push_constant) uniform Push { uint t0, T, nk, nv, nch, tiled; } pc;
 
 shared float16_t sS[DK * SP], sV[C * SP];
@@ -56,6 +57,17 @@ void main() {
   for (uint c = 0u; c < pc.nch; ++c) {
     const uint b = h * pc.nch + c, row0 = pc.t0 + c * C;
     const float lam = exp(gam[b * C + C - 1u]);
+    // Each product's operands from memory are loaded a phase ahead of it (they do not depend on the state), so
+    // their round trips overlap the barriers and products before it: V''s here, O's and the update's after V'.
+    hl_cm_a wf[2u * KB];  // [qi * KB + kb]
+    hl_cm_acc acc[2];
+    [[unroll]] for (uint qi = 0u; qi < 2u; ++qi) {
+      const uint t = s + NSG * qi, rb = t / 2u, cb = t % 2u;
+      if (!computes) continue;
+      HL_CM_LOAD_ACC(acc[qi], u, (b * C + rb * 16u) * DV + j0 + cb * 16u, HL_CM_ROW_MAJOR, DV);
+      [[unroll]] for (uint kb = 0u; kb < KB; ++kb)
+        if (kb < DK / 16u) HL_CM_LOAD_A(wf[qi * KB + kb], wn, (b * C + rb * 16u) * DK + 16u * kb, HL_CM_ROW_MAJOR, DK);
+    }
     barrier();  // the previous chunk's reads of sS and sV done
     [[unroll]] for (uint qi = 0u; qi < 4u; ++qi) {
       const uint t = s + NSG * qi;
@@ -67,44 +79,57 @@ void main() {
     [[unroll]] for (uint qi = 0u; qi < 2u; ++qi) {
       const uint t = s + NSG * qi, rb = t / 2u, cb = t % 2u;
       if (!computes) continue;
-      hl_cm_acc acc;
-      HL_CM_LOAD_ACC(acc, u, (b * C + rb * 16u) * DV + j0 + cb * 16u, HL_CM_ROW_MAJOR, DV);
-      [[unroll]] for (uint kk = 0u; kk < DK; kk += HL_CM) {
-        hl_cm_a am;
-        hl_cm_b bm;
-        HL_CM_LOAD_A(am, wn, (b * C + rb * 16u) * DK + kk, HL_CM_ROW_MAJOR, DK);
-        HL_CM_LOAD_B(bm, sS, kk * SP + cb * 16u, HL_CM_ROW_MAJOR, SP);
-        acc = hl_cm_muladd(am, bm, acc);
-      }
-      HL_CM_STORE_F16(sV, rb * 16u * SP + cb * 16u, acc, HL_CM_ROW_MAJOR, SP);
+      [[unroll]] for (uint kb = 0u; kb < KB; ++kb)
+        if (kb < DK / 16u) {
+          hl_cm_b bm;
+          HL_CM_LOAD_B(bm, sS, 16u * kb * SP + cb * 16u, HL_CM_ROW_MAJOR, SP);
+          acc[qi] = hl_cm_muladd(wf[qi * KB + kb], bm, acc[qi]);
+        }
+      HL_CM_STORE_F16(sV, rb * 16u * SP + cb * 16u, acc[qi], HL_CM_ROW_MAJOR, SP);
     }
-    barrier();
+    // O's operands from memory (Qbar, P: zero above the diagonal, its blocks there neither written nor read)
+    hl_cm_a qf[2u * KB];  // one declarator per declaration: glslang types a second one wrongly
+    hl_cm_a pf[2u * (C / 16u)];
+    [[unroll]] for (uint qi = 0u; qi < 2u; ++qi) {
+      const uint t = s + NSG * qi, rb = t / 2u;
+      if (!computes) continue;
+      [[unroll]] for (uint kb = 0u; kb < KB; ++kb)
+        if (kb < DK / 16u) HL_CM_LOAD_A(qf[qi * KB + kb], qbar, (b * C + rb * 16u) * DK + 16u * kb, HL_CM_ROW_MAJOR, DK);
+      [[unroll]] for (uint kb = 0u; kb < C / 16u; ++kb)
+        if (kb <= rb) HL_CM_LOAD_A(pf[qi * (C / 16u) + kb], pm, (b * C + rb * 16u) * C + kb * 16u, HL_CM_ROW_MAJOR, C);
+    }
+    barrier();  // sV written
+    // The update's Kbar^T blocks, loaded under O's products
+    hl_cm_a kf[4u * (C / 16u)];
+    [[unroll]] for (uint qi = 0u; qi < 4u; ++qi) {
+      const uint t = s + NSG * qi, rb = t / 2u;
+      if (!computes || t >= SB) continue;
+      [[unroll]] for (uint kb = 0u; kb < C / 16u; ++kb)
+        HL_CM_LOAD_A(kf[qi * (C / 16u) + kb], kbar, (b * C + 16u * kb) * DK + rb * 16u, HL_CM_COL_MAJOR, DK);
+    }
 
-    // O = Qbar S_c + P V' (P is zero above the diagonal: its blocks there are neither written nor read)
+    // O = Qbar S_c + P V'
     [[unroll]] for (uint qi = 0u; qi < 2u; ++qi) {
       const uint t = s + NSG * qi, rb = t / 2u, cb = t % 2u;
       if (!computes) continue;
-      hl_cm_acc acc = hl_cm_fill(0.0);
-      [[unroll]] for (uint kk = 0u; kk < DK; kk += HL_CM) {
-        hl_cm_a am;
-        hl_cm_b bm;
-        HL_CM_LOAD_A(am, qbar, (b * C + rb * 16u) * DK + kk, HL_CM_ROW_MAJOR, DK);
-        HL_CM_LOAD_B(bm, sS, kk * SP + cb * 16u, HL_CM_ROW_MAJOR, SP);
-        acc = hl_cm_muladd(am, bm, acc);
-      }
+      hl_cm_acc oa = hl_cm_fill(0.0);
+      [[unroll]] for (uint kb = 0u; kb < KB; ++kb)
+        if (kb < DK / 16u) {
+          hl_cm_b bm;
+          HL_CM_LOAD_B(bm, sS, 16u * kb * SP + cb * 16u, HL_CM_ROW_MAJOR, SP);
+          oa = hl_cm_muladd(qf[qi * KB + kb], bm, oa);
+        }
       [[unroll]] for (uint kb = 0u; kb < C / 16u; ++kb)
         if (kb <= rb) {
-          hl_cm_a am;
           hl_cm_b bm;
-          HL_CM_LOAD_A(am, pm, (b * C + rb * 16u) * C + kb * 16u, HL_CM_ROW_MAJOR, C);
           HL_CM_LOAD_B(bm, sV, kb * 16u * SP + cb * 16u, HL_CM_ROW_MAJOR, SP);
-          acc = hl_cm_muladd(am, bm, acc);
+          oa = hl_cm_muladd(pf[qi * (C / 16u) + kb], bm, oa);
         }
       const uint r0 = row0 + rb * 16u, col = h * DV + j0 + cb * 16u;
       if (r0 + 16u <= pc.T) {
-        HL_CM_STORE(o, r0 * ldo + col, acc, HL_CM_ROW_MAJOR, ldo);
+        HL_CM_STORE(o, r0 * ldo + col, oa, HL_CM_ROW_MAJOR, ldo);
       } else {
-        HL_CM_STORE(scr, s * 256u, acc, HL_CM_ROW_MAJOR, 16u);
+        HL_CM_STORE(scr, s * 256u, oa, HL_CM_ROW_MAJOR, 16u);
         subgroupMemoryBarrierShared();
         subgroupBarrier();
         for (uint e = gl_SubgroupInvocationID; e < 256u; e += gl_SubgroupSize)
@@ -116,15 +141,13 @@ void main() {
 
     // S = e^{gamma_last} S_c + Kbar^T V'
     [[unroll]] for (uint qi = 0u; qi < 4u; ++qi) {
-      const uint t = s + NSG * qi, rb = t / 2u, cb = t % 2u;
+      const uint t = s + NSG * qi, cb = t % 2u;
       if (!computes || t >= SB) continue;
       HL_CM_SCALE(st[qi], lam);
-      [[unroll]] for (uint kk = 0u; kk < C; kk += HL_CM) {
-        hl_cm_a am;
+      [[unroll]] for (uint kb = 0u; kb < C / 16u; ++kb) {
         hl_cm_b bm;
-        HL_CM_LOAD_A(am, kbar, (b * C + kk) * DK + rb * 16u, HL_CM_COL_MAJOR, DK);
-        HL_CM_LOAD_B(bm, sV, kk * SP + cb * 16u, HL_CM_ROW_MAJOR, SP);
-        st[qi] = hl_cm_muladd(am, bm, st[qi]);
+        HL_CM_LOAD_B(bm, sV, 16u * kb * SP + cb * 16u, HL_CM_ROW_MAJOR, SP);
+        st[qi] = hl_cm_muladd(kf[qi * (C / 16u) + kb], bm, st[qi]);
       }
     }
   }
