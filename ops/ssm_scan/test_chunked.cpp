@@ -72,6 +72,7 @@ struct Worst {
 void check(Worst& w, const gpu::OpArgs& a, uint32_t C, std::map<std::string, uint32_t> tune = {}) {
   tune["ssm_scan.chunked.chunk"] = C;
   tune.emplace("ssm_scan.chunked.min_tokens", 1);  // T = 1 too through the chunked kernels
+  tune.emplace("ssm_scan.chunked.two_pass", 0);    // its own kernels, not chunked_two_pass's (f16 operands)
   const vk::ScopedTuning scope(device().ctx().profile(), tune);
   const double tol = a.param("decode") != 0 ? kTolExact : kTolOracleChunked;
   for (auto& [name, e] : compare_with_reference("ssm_scan", "vulkan:chunked", a)) {
@@ -129,7 +130,7 @@ TEST_CASE("vk ops: ssm_scan chunked against the f64 recurrence", "[vk][ops][ssm_
       gpu::VariantCtx ctx{&device(), &ws};
       gpu::OpArgs got = a;
       for (auto& [n, t] : got.t) t = t.clone();
-      const vk::ScopedTuning scope(device().ctx().profile(), {{"ssm_scan.chunked.chunk", C}});
+      const vk::ScopedTuning scope(device().ctx().profile(), {{"ssm_scan.chunked.chunk", C}, {"ssm_scan.chunked.two_pass", 0}});
       gpu::Registry::get().variant("ssm_scan", "vulkan:chunked").run(ctx, got);
       for (auto [name, want] : {std::pair{"o", &o}, {"state", &state}}) {
         const double e = (got.t.at(name).f32().cast<double>() - *want).norm() / want->norm();
@@ -341,6 +342,11 @@ TEST_CASE("vk ops: ssm_scan chunked_two_pass hands on heads it does not take", "
   }
   CHECK(resolved("ssm_scan", kTwoPass, scan_args(g, 1, 2, 128, 20, false, false)) == kTwoPass);
   CHECK(resolved("ssm_scan", kTwoPass, scan_args(g, 1, 2, 128, 1, false, true)) == "vulkan:block_resident");
+  // The family default, vulkan:chunked, hands prompt chunks to it where it runs (ssm_scan.chunked.two_pass 1).
+  CHECK(resolved("ssm_scan", "vulkan:chunked", scan_args(g, 1, 2, 128, 20, false, false)) == kTwoPass);
+  CHECK(resolved("ssm_scan", "vulkan:chunked", scan_args(g, 1, 2, 40, 20, false, false)) == "vulkan:chunked");
+  const vk::ScopedTuning off(device().ctx().profile(), {{"ssm_scan.chunked.two_pass", 0}});
+  CHECK(resolved("ssm_scan", "vulkan:chunked", scan_args(g, 1, 2, 128, 20, false, false)) == "vulkan:chunked");
 }
 
 TEST_CASE("vk ops: ssm_scan chunked_two_pass on cooperative matrices", "[vk][ops][ssm_chunked][coopmat]") {

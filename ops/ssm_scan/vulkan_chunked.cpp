@@ -233,13 +233,20 @@ std::string decode_to_block_resident(VariantCtx& c, const OpArgs& a) {
   return a.in("q").rows() < int64_t(c.device().tune("ssm_scan.chunked.min_tokens")) ? "vulkan:block_resident" : "";
 }
 
+std::string prompt_to_two_pass(VariantCtx& c, const OpArgs& a);  // vulkan_two_pass.cpp
+
 void register_ssm_scan_vulkan_chunked(Registry& r) {
   Variant ch = vulkan_variant("ssm_scan", "vulkan:chunked",
                               "chunk-parallel (SPEC 5): per (head, chunk) tiled f32 products and a forward substitution, "
                               "then a state pass over the chunks per (head, column block), then the outputs; "
                               "decode: block_resident",
                               [](VariantCtx& c, OpArgs& a) { ssm_chunked(c, a, false); }, true);
-  ch.delegate = decode_to_block_resident;
+  // Prompt chunks to vulkan:chunked_two_pass where it runs and takes the heads (ssm_scan.chunked.two_pass 1), from
+  // its min_tokens on; else decode to block_resident.
+  ch.delegate = [](VariantCtx& c, const OpArgs& a) {
+    if (auto to = prompt_to_two_pass(c, a); !to.empty()) return to;
+    return decode_to_block_resident(c, a);
+  };
   // C tokens per chunk (16, 32, 64 or 128); output tile (BM = BN, capped at C) of the per-chunk products; outputs per
   // invocation along each side of a tile; value columns per workgroup of the state pass and the depth of its staged
   // W / Kbar slices (capped at C, halved to fit shared memory before the columns are); tokens per pass (scratch
@@ -251,7 +258,8 @@ void register_ssm_scan_vulkan_chunked(Registry& r) {
   ch.tunables = {{"ssm_scan.chunked.chunk", 64}, {"ssm_scan.chunked.tile", 64},       {"ssm_scan.chunked.micro", 4},
                  {"ssm_scan.chunked.cols", 32},  {"ssm_scan.chunked.slice", 64}, {"ssm_scan.chunked.segment", 2048},
                  {"ssm_scan.chunked.wg", 128, {{"lavapipe", 64}, {"nvidia-hopper", 1024}, {"amd-rdna4", 256}}},
-                 {"ssm_scan.chunked.min_tokens", 2, {{"nvidia-hopper", 1u << 30}}}};
+                 {"ssm_scan.chunked.min_tokens", 2, {{"nvidia-hopper", 1u << 30}}},
+                 {"ssm_scan.chunked.two_pass", 1, {{"nvidia-hopper", 0}}}};
   r.add_variant(std::move(ch));
   Variant cm = vulkan_variant("ssm_scan", "vulkan:chunked_coopmat",
                               "vulkan:chunked with its products (K K^T, Q K^T, [Q | P] [S_c ; V'], W S_c, Kbar^T V') "

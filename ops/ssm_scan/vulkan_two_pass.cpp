@@ -104,7 +104,24 @@ void two_pass(VariantCtx& c, OpArgs& a) {
   a.set("o", o);
 }
 
+// The heads of a's call, where its shapes are consistent ({0, 0} where not: ssm_scan_shape says why when it runs).
+std::pair<int64_t, int64_t> heads(const OpArgs& a) {
+  const int64_t nv = a.in("g").cols();
+  if (nv <= 0 || a.in("v").cols() % nv != 0 || a.in("v").cols() == 0) return {0, 0};
+  const int64_t dv = a.in("v").cols() / nv;
+  if (a.in("state").cols() % dv != 0) return {0, 0};
+  return {a.in("state").cols() / dv, dv};
+}
+
 }  // namespace
+
+std::string prompt_to_two_pass(VariantCtx& c, const OpArgs& a) {
+  const Device& d = c.device();
+  const auto [dk, dv] = heads(a);
+  const bool fits = d.tune("ssm_scan.chunked.two_pass") != 0 && takes_heads(dk, dv) && dk > 0 &&
+                    a.in("q").rows() >= int64_t(d.tune(std::string(kKey) + "min_tokens")) && unavailable(d).empty();
+  return fits ? "vulkan:chunked_two_pass" : "";
+}
 
 void register_ssm_scan_vulkan_two_pass(Registry& r) {
   Variant v = vulkan_variant("ssm_scan", "vulkan:chunked_two_pass",
@@ -115,10 +132,8 @@ void register_ssm_scan_vulkan_two_pass(Registry& r) {
   // Fewer than min_tokens tokens (decode) to block_resident; heads the kernels do not take to vulkan:chunked.
   v.delegate = [](VariantCtx& c, const OpArgs& a) -> std::string {
     if (a.in("q").rows() < int64_t(c.device().tune(std::string(kKey) + "min_tokens"))) return "vulkan:block_resident";
-    const int64_t nv = a.in("g").cols();
-    if (nv <= 0 || a.in("v").cols() % nv != 0 || a.in("state").cols() % (a.in("v").cols() / nv) != 0) return "";
-    const int64_t dv = a.in("v").cols() / nv, dk = a.in("state").cols() / dv;  // ssm_scan_shape checks the rest
-    return takes_heads(dk, dv) ? "" : "vulkan:chunked";
+    const auto [dk, dv] = heads(a);
+    return dk == 0 || takes_heads(dk, dv) ? "" : "vulkan:chunked";
   };
   v.cooperative_matrices = true;
   v.precision_tolerance = kTolerance;
