@@ -4,12 +4,12 @@
 //   gamma (the inclusive cumsum of g, f32, in row order as the reference) -> gam[b]
 //   K K^T and Q K^T on cooperative matrices (their lower 16 x 16 blocks only; K and Q staged as f16 in 32-wide pieces)
 //   A = (beta_i k_i.k_j e^{gamma_i - gamma_j}, j < i) -> shared f16;  P = (q_i.k_j e^{gamma_i - gamma_j}, j <= i) -> P[b]
-//   T = (I + A)^-1 by forward substitution in f32, a column per invocation, then rounded to f16 in shared memory
+//   T = (I + A)^-1: its 16 x 16 diagonal blocks by forward substitution in f32, the blocks below on matrices
 //   [U | -W] = T [beta V | -beta e^gamma K] on cooperative matrices -> U[b] (f32), Wn[b] (f16)
 //   Qbar = e^gamma Q, Kbar = e^{gamma_last - gamma} K -> Qb[b], Kb[b] (f16), written as K and Q are staged
 // Rows past T (the last chunk's padding) read as zeros: beta = 0 and K = V = 0 there, so they add nothing.
 // NSG subgroups of the device's largest subgroup size compute (full subgroups; spare ones only stage); the workgroup
-// has at least C invocations (one per column of T). d_k and d_v: multiples of 32, d_k at most 128.
+// has at least C invocations (one per column of T's diagonal blocks). d_k and d_v: multiples of 32, d_k at most 128.
 #ifndef HL_SSM_TWO_PASS_PREP_GLSL
 #define HL_SSM_TWO_PASS_PREP_GLSL
 #extension GL_EXT_control_flow_attributes : require
@@ -28,7 +28,7 @@ layout(constant_id = 2) const uint DV = 128;
 #endif
 const uint C = 64u, NSG = 4u;
 const uint KW = 32u, KWP = KW + 8u;  // staged pieces: 32 columns, rows padded to 16-byte multiples
-const uint CP = C + 8u;
+const uint CP = C + 8u, QOFF = C * KWP;  // Q's half of skq
 // for (e = L; e < n; e += WG) with a constant count of trips
 #define SSM_FOR(e, n) SSM_UNROLL for (uint e##_u = 0u, e = L; e##_u < ((n) + WG - 1u) / WG; ++e##_u, e += WG) if (e < (n))
 
@@ -46,13 +46,13 @@ layout(std430, binding = 10) restrict writeonly buffer P_ { float16_t pm[]; };  
 layout(push_constant) uniform Push { uint t0, T, nk, nv, nch, tiled; } pc;
 
 shared float sg[C], sbeta[C], sdq[C], sdk[C];  // gamma, beta, e^gamma, e^{gamma_last - gamma}
-shared float16_t sk[C * KWP], sq[C * KWP];     // pieces of K and Q; then of the right-hand sides
+shared float16_t skq[2u * C * KWP];  // pieces of K (first half) and Q (second); T's blocks; the right-hand sides
 shared float16_t sa[C * CP];                   // A (strictly lower), then T
 shared float scr[NSG * 256u];                  // a 16 x 16 block per subgroup
 
 #ifdef HL_CM_EMULATE
-const uint HL_CM_ID_sk = 0u, HL_CM_ID_sq = 1u, HL_CM_ID_sa = 2u;
-float hl_cm_read(uint id, uint i) { return float(id == 0u ? sk[i] : id == 1u ? sq[i] : sa[i]); }
+const uint HL_CM_ID_skq = 0u, HL_CM_ID_sa = 1u;
+float hl_cm_read(uint id, uint i) { return float(id == 0u ? skq[i] : sa[i]); }
 #endif
 
 // Lower 16 x 16 block idx (0..9) of a 64 x 64 matrix: block row and column.
@@ -92,8 +92,8 @@ void main() {
     SSM_FOR(e, C * KW) {
       const uint r = e / KW, i = e % KW, at = (row0 + r) * ldk + kcol + p + i;
       const float kv = r < nrows ? k[at] : 0.0, qv = r < nrows ? q[at] : 0.0;
-      sk[r * KWP + i] = float16_t(kv);
-      sq[r * KWP + i] = float16_t(qv);
+      skq[r * KWP + i] = float16_t(kv);
+      skq[QOFF + r * KWP + i] = float16_t(qv);
       kbar[(b * C + r) * DK + p + i] = float16_t(sdk[r] * kv);
       qbar[(b * C + r) * DK + p + i] = float16_t(sdq[r] * qv);
     }
@@ -105,9 +105,8 @@ void main() {
         [[unroll]] for (uint kk = 0u; kk < KW; kk += HL_CM) {
           hl_cm_a am;
           hl_cm_b bm;
-          if (t < 10u) HL_CM_LOAD_A(am, sk, rc.x * 16u * KWP + kk, HL_CM_ROW_MAJOR, KWP);
-          else HL_CM_LOAD_A(am, sq, rc.x * 16u * KWP + kk, HL_CM_ROW_MAJOR, KWP);
-          HL_CM_LOAD_B(bm, sk, rc.y * 16u * KWP + kk, HL_CM_COL_MAJOR, KWP);
+          HL_CM_LOAD_A(am, skq, (t < 10u ? 0u : QOFF) + rc.x * 16u * KWP + kk, HL_CM_ROW_MAJOR, KWP);
+          HL_CM_LOAD_B(bm, skq, rc.y * 16u * KWP + kk, HL_CM_COL_MAJOR, KWP);
           acc[qi] = hl_cm_muladd(am, bm, acc[qi]);
         }
       }
@@ -131,24 +130,52 @@ void main() {
     }
   barrier();  // A complete
 
-  // T = (I + A)^-1, column L: x_i = delta_iL - sum_{j<i} A_ij x_j (rows above L come out 0). A is zero on and
-  // above its diagonal inside the diagonal blocks, so the sums run to j < i rounded up to 4.
-  float x[C];
+  // T = (I + A)^-1 by 16 x 16 blocks, built in skq (free between the products and the right-hand sides): the
+  // diagonal blocks D_i = (I + A_ii)^-1 by forward substitution in f32 (a column per invocation, 16 values in
+  // registers: x_r = delta_rc - sum_{j<r} A_rj x_j), then the blocks below by distance i - j on matrices,
+  // T_ij = D_i (-sum_{k=j}^{i-1} A_ik T_kj), the sum rounded to f16 once in T_ij's place.
   if (L < C) {
-    SSM_UNROLL for (uint i = 0u; i < C; ++i) x[i] = i == L ? 1.0 : 0.0;
-    SSM_UNROLL for (uint i = 1u; i < C; ++i) {
-      float s0 = x[i], s1 = 0.0;
-      SSM_UNROLL for (uint j = 0u; j < i; j += 4u) {
-        s0 -= float(sa[i * CP + j]) * x[j];
-        s1 -= float(sa[i * CP + j + 1u]) * x[j + 1u];
-        s0 -= float(sa[i * CP + j + 2u]) * x[j + 2u];
-        s1 -= float(sa[i * CP + j + 3u]) * x[j + 3u];
+    const uint base = L / 16u * 16u, cl = L % 16u;
+    float x[16];
+    [[unroll]] for (uint i = 0u; i < 16u; ++i) x[i] = i == cl ? 1.0 : 0.0;
+    [[unroll]] for (uint i = 1u; i < 16u; ++i) {
+      float acc1 = x[i];
+      [[unroll]] for (uint j = 0u; j < i; ++j) acc1 -= float(sa[(base + i) * CP + base + j]) * x[j];
+      x[i] = acc1;
+    }
+    [[unroll]] for (uint i = 0u; i < 16u; ++i) skq[(base + i) * CP + base + cl] = float16_t(x[i]);
+  }
+  for (uint dd = 1u; dd < C / 16u; ++dd) {
+    barrier();  // the blocks at distance dd - 1 written
+    const uint j = s, i = s + dd;  // subgroup s: block (s + dd, s)
+    if (s < NSG && i < C / 16u) {
+      hl_cm_acc y = hl_cm_fill(0.0);
+      for (uint kb = j; kb < i; ++kb) {
+        hl_cm_a am;
+        hl_cm_b bm;
+        HL_CM_LOAD_A(am, sa, i * 16u * CP + kb * 16u, HL_CM_ROW_MAJOR, CP);
+        HL_CM_LOAD_B(bm, skq, kb * 16u * CP + j * 16u, HL_CM_ROW_MAJOR, CP);
+        y = hl_cm_muladd(am, bm, y);
       }
-      x[i] = s0 + s1;
+      HL_CM_SCALE(y, -1.0);
+      HL_CM_STORE_F16(skq, i * 16u * CP + j * 16u, y, HL_CM_ROW_MAJOR, CP);
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      hl_cm_a dm;
+      hl_cm_b ym;
+      HL_CM_LOAD_A(dm, skq, i * 16u * CP + i * 16u, HL_CM_ROW_MAJOR, CP);
+      HL_CM_LOAD_B(ym, skq, i * 16u * CP + j * 16u, HL_CM_ROW_MAJOR, CP);
+      hl_cm_acc t = hl_cm_muladd(dm, ym, hl_cm_fill(0.0));
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();  // every invocation past its reads of the sum before it is overwritten
+      HL_CM_STORE_F16(skq, i * 16u * CP + j * 16u, t, HL_CM_ROW_MAJOR, CP);
     }
   }
-  barrier();  // every column past its reads of A
-  if (L < C) SSM_UNROLL for (uint i = 0u; i < C; ++i) sa[i * CP + L] = float16_t(x[i]);
+  barrier();  // T complete; A no longer read
+  SSM_FOR(e, C * C) {
+    const uint i = e / C, j = e % C;
+    sa[i * CP + j] = j / 16u <= i / 16u ? skq[i * CP + j] : float16_t(0.0);
+  }
 
   // [U | -W] = T [beta V | -beta e^gamma K], 64 columns (two pieces) per round; subgroup s: output blocks
   // t = s + NSG q of the round's 4 x 4.
@@ -159,8 +186,7 @@ void main() {
       float val = 0.0;
       if (r < nrows && col < DV) val = sbeta[r] * v[(row0 + r) * ldv + h * DV + col];
       else if (r < nrows && col < DV + DK) val = -sbeta[r] * sdq[r] * k[(row0 + r) * ldk + kcol + col - DV];
-      if (half_ == 0u) sk[r * KWP + i] = float16_t(val);
-      else sq[r * KWP + i] = float16_t(val);
+      skq[half_ * QOFF + r * KWP + i] = float16_t(val);
     }
     barrier();
     if (s < NSG)
@@ -172,8 +198,7 @@ void main() {
           hl_cm_a am;
           hl_cm_b bm;
           HL_CM_LOAD_A(am, sa, rb * 16u * CP + kk, HL_CM_ROW_MAJOR, CP);
-          if (half_ == 0u) HL_CM_LOAD_B(bm, sk, kk * KWP + cb * 16u, HL_CM_ROW_MAJOR, KWP);
-          else HL_CM_LOAD_B(bm, sq, kk * KWP + cb * 16u, HL_CM_ROW_MAJOR, KWP);
+          HL_CM_LOAD_B(bm, skq, half_ * QOFF + kk * KWP + cb * 16u, HL_CM_ROW_MAJOR, KWP);
           o = hl_cm_muladd(am, bm, o);
         }
         if (col < DV) HL_CM_STORE(u, (b * C + rb * 16u) * DV + col, o, HL_CM_ROW_MAJOR, DV);
