@@ -1,5 +1,5 @@
 // ssm_scan vulkan:chunked_two_pass, pass 2 of 2: sequential over the pass's chunks, a workgroup per (value head h,
-// block of CT = 32 value columns j0..), its slice of the state S [d_k x CT] carried in f32 accumulators (registers)
+// block of CT = 16 or 32 value columns j0..), its slice of the state S [d_k x CT] carried in f32 accumulators (registers)
 // from the first chunk to the last. Per chunk b (ssm_two_pass_prep's outputs):
 //   S_c -> shared f16 (the products' operand; S itself never passes through f16)
 //   V' = U - W S_c           U loaded as the accumulator, -W from memory as A          -> shared f16
@@ -18,8 +18,10 @@ layout(constant_id = 1) const uint DK = 128;  // a multiple of 32, at most 128
 layout(constant_id = 2) const uint DV = 128;  // a multiple of 32
 #include "common.glsl"
 #include "coopmat.glsl"
-const uint C = 64u, NSG = 4u, CT = 32u, SP = CT + 8u;
-const uint SB = DK / 16u * (CT / 16u);  // state blocks: at most 16, 4 per subgroup
+layout(constant_id = 3) const uint CT = 32;  // value columns per workgroup: 16 or 32
+const uint C = 64u, NSG = 4u, CB = CT / 16u, SP = CT + 8u;
+const uint SB = DK / 16u * CB;  // state blocks: at most 16, 4 per subgroup
+const uint VB = C / 16u * CB;   // blocks of V' and of O: at most 8, 2 per subgroup
 const uint KB = 8u;                     // 16-deep slices of d_k: at most 128 / 16
 
 layout(std430, binding = 5) restrict readonly buffer Gam_ { float gam[]; };
@@ -51,7 +53,7 @@ void main() {
   hl_cm_acc st[4];  // state blocks t = s + NSG q: rows 16 (t / 2).., columns j0 + 16 (t % 2)..
   [[unroll]] for (uint qi = 0u; qi < 4u; ++qi) {
     const uint t = s + NSG * qi;
-    if (computes && t < SB) HL_CM_LOAD_ACC(st[qi], state, sbase + t / 2u * 16u * DV + j0 + t % 2u * 16u, HL_CM_ROW_MAJOR, DV);
+    if (computes && t < SB) HL_CM_LOAD_ACC(st[qi], state, sbase + t / CB * 16u * DV + j0 + t % CB * 16u, HL_CM_ROW_MAJOR, DV);
   }
 
   for (uint c = 0u; c < pc.nch; ++c) {
@@ -62,8 +64,8 @@ void main() {
     hl_cm_a wf[2u * KB];  // [qi * KB + kb]
     hl_cm_acc acc[2];
     [[unroll]] for (uint qi = 0u; qi < 2u; ++qi) {
-      const uint t = s + NSG * qi, rb = t / 2u, cb = t % 2u;
-      if (!computes) continue;
+      const uint t = s + NSG * qi, rb = t / CB, cb = t % CB;
+      if (!computes || t >= VB) continue;
       HL_CM_LOAD_ACC(acc[qi], u, (b * C + rb * 16u) * DV + j0 + cb * 16u, HL_CM_ROW_MAJOR, DV);
       [[unroll]] for (uint kb = 0u; kb < KB; ++kb)
         if (kb < DK / 16u) HL_CM_LOAD_A(wf[qi * KB + kb], wn, (b * C + rb * 16u) * DK + 16u * kb, HL_CM_ROW_MAJOR, DK);
@@ -71,14 +73,14 @@ void main() {
     barrier();  // the previous chunk's reads of sS and sV done
     [[unroll]] for (uint qi = 0u; qi < 4u; ++qi) {
       const uint t = s + NSG * qi;
-      if (computes && t < SB) HL_CM_STORE_F16(sS, t / 2u * 16u * SP + t % 2u * 16u, st[qi], HL_CM_ROW_MAJOR, SP);
+      if (computes && t < SB) HL_CM_STORE_F16(sS, t / CB * 16u * SP + t % CB * 16u, st[qi], HL_CM_ROW_MAJOR, SP);
     }
     barrier();
 
     // V' = U - W S_c: 4 x 2 blocks, two per subgroup
     [[unroll]] for (uint qi = 0u; qi < 2u; ++qi) {
-      const uint t = s + NSG * qi, rb = t / 2u, cb = t % 2u;
-      if (!computes) continue;
+      const uint t = s + NSG * qi, rb = t / CB, cb = t % CB;
+      if (!computes || t >= VB) continue;
       [[unroll]] for (uint kb = 0u; kb < KB; ++kb)
         if (kb < DK / 16u) {
           hl_cm_b bm;
@@ -91,8 +93,8 @@ void main() {
     hl_cm_a qf[2u * KB];  // one declarator per declaration: glslang types a second one wrongly
     hl_cm_a pf[2u * (C / 16u)];
     [[unroll]] for (uint qi = 0u; qi < 2u; ++qi) {
-      const uint t = s + NSG * qi, rb = t / 2u;
-      if (!computes) continue;
+      const uint t = s + NSG * qi, rb = t / CB;
+      if (!computes || t >= VB) continue;
       [[unroll]] for (uint kb = 0u; kb < KB; ++kb)
         if (kb < DK / 16u) HL_CM_LOAD_A(qf[qi * KB + kb], qbar, (b * C + rb * 16u) * DK + 16u * kb, HL_CM_ROW_MAJOR, DK);
       [[unroll]] for (uint kb = 0u; kb < C / 16u; ++kb)
@@ -102,7 +104,7 @@ void main() {
     // The update's Kbar^T blocks, loaded under O's products
     hl_cm_a kf[4u * (C / 16u)];
     [[unroll]] for (uint qi = 0u; qi < 4u; ++qi) {
-      const uint t = s + NSG * qi, rb = t / 2u;
+      const uint t = s + NSG * qi, rb = t / CB;
       if (!computes || t >= SB) continue;
       [[unroll]] for (uint kb = 0u; kb < C / 16u; ++kb)
         HL_CM_LOAD_A(kf[qi * (C / 16u) + kb], kbar, (b * C + 16u * kb) * DK + rb * 16u, HL_CM_COL_MAJOR, DK);
@@ -110,8 +112,8 @@ void main() {
 
     // O = Qbar S_c + P V'
     [[unroll]] for (uint qi = 0u; qi < 2u; ++qi) {
-      const uint t = s + NSG * qi, rb = t / 2u, cb = t % 2u;
-      if (!computes) continue;
+      const uint t = s + NSG * qi, rb = t / CB, cb = t % CB;
+      if (!computes || t >= VB) continue;
       hl_cm_acc oa = hl_cm_fill(0.0);
       [[unroll]] for (uint kb = 0u; kb < KB; ++kb)
         if (kb < DK / 16u) {
@@ -141,7 +143,7 @@ void main() {
 
     // S = e^{gamma_last} S_c + Kbar^T V'
     [[unroll]] for (uint qi = 0u; qi < 4u; ++qi) {
-      const uint t = s + NSG * qi, cb = t % 2u;
+      const uint t = s + NSG * qi, cb = t % CB;
       if (!computes || t >= SB) continue;
       HL_CM_SCALE(st[qi], lam);
       [[unroll]] for (uint kb = 0u; kb < C / 16u; ++kb) {
@@ -154,7 +156,7 @@ void main() {
 
   [[unroll]] for (uint qi = 0u; qi < 4u; ++qi) {
     const uint t = s + NSG * qi;
-    if (computes && t < SB) HL_CM_STORE(state, sbase + t / 2u * 16u * DV + j0 + t % 2u * 16u, st[qi], HL_CM_ROW_MAJOR, DV);
+    if (computes && t < SB) HL_CM_STORE(state, sbase + t / CB * 16u * DV + j0 + t % CB * 16u, st[qi], HL_CM_ROW_MAJOR, DV);
   }
 }
 

@@ -320,6 +320,9 @@ TEST_CASE("vk ops: ssm_scan chunked_two_pass, emulated matrices", "[vk][ops][ssm
   // Passes of one chunk (the state carried between passes through memory).
   two_pass_cases(device(), g, "emulated, one chunk per pass",
                  {{"ssm_scan.chunked_two_pass.cm_emulate", 1}, {"ssm_scan.chunked.segment", 64}});
+  // Scan workgroups of 16 value columns.
+  two_pass_cases(device(), g, "emulated, 16 columns",
+                 {{"ssm_scan.chunked_two_pass.cm_emulate", 1}, {"ssm_scan.chunked_two_pass.cols", 16}});
   // Many chunks: the host's bound on chunks per pass keeps the emulated state pass under lavapipe's loop limit.
   const double e = check_two_pass(device(), scan_args(g, 1, 1, 128, 2048, false, false, 16),
                                   {{"ssm_scan.chunked_two_pass.cm_emulate", 1}});

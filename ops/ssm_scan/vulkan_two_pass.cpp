@@ -24,7 +24,7 @@ namespace hl::gpu {
 
 namespace {
 
-constexpr uint32_t kC = 64, kNsg = 4, kColumns = 32;  // the shaders' C, NSG, CT
+constexpr uint32_t kC = 64, kNsg = 4;  // the shaders' C, NSG
 constexpr double kTolerance = 3e-3;
 const char* const kKey = "ssm_scan.chunked_two_pass.";
 
@@ -33,8 +33,8 @@ struct Push {
 };
 
 // The heads the kernels take: d_k a multiple of 32 up to 128 (the prep pass stages 32-column pieces; the scan pass
-// holds at most 16 state blocks per workgroup), d_v a multiple of the scan pass's 32 columns.
-bool takes_heads(int64_t dk, int64_t dv) { return dk % 32 == 0 && dk <= 128 && dv % kColumns == 0; }
+// holds at most 16 state blocks per workgroup), d_v a multiple of 32 (the scan pass's widest column block).
+bool takes_heads(int64_t dk, int64_t dv) { return dk % 32 == 0 && dk <= 128 && dv % 32 == 0; }
 
 bool emulated(const Device& d) { return d.profile().get(std::string(kKey) + "cm_emulate", 0) != 0; }
 
@@ -86,7 +86,9 @@ void two_pass(VariantCtx& c, OpArgs& a) {
   const std::string sfx = emulated(d) ? "_cm_emul" : "_cm";
   const auto& prep = d.pipeline("ssm_two_pass_prep" + sfx, {{0, std::max(kNsg * sg, kC)}, {1, u32(dk)}, {2, u32(dv)}},
                                 u32(int64_t(bufs.size())), sizeof(Push), full);
-  const auto& scan = d.pipeline("ssm_two_pass_scan" + sfx, {{0, kNsg * sg}, {1, u32(dk)}, {2, u32(dv)}},
+  const uint32_t cols = d.tune(std::string(kKey) + "cols");
+  if (cols != 16 && cols != 32) fail("ssm_scan: ssm_scan.chunked_two_pass.cols = {} must be 16 or 32", cols);
+  const auto& scan = d.pipeline("ssm_two_pass_scan" + sfx, {{0, kNsg * sg}, {1, u32(dk)}, {2, u32(dv)}, {3, cols}},
                                 u32(int64_t(bufs.size())), sizeof(Push), full);
   if (std::max(kNsg * sg, kC) > d.info().max_workgroup_invocations)
     fail("ssm_scan vulkan:chunked_two_pass: {} invocations per workgroup, the device allows {}", std::max(kNsg * sg, kC),
@@ -99,7 +101,7 @@ void two_pass(VariantCtx& c, OpArgs& a) {
       d.dispatch(p, bufs, pc, gr.x, gr.y);
     };
     run(prep, uint64_t(nv) * pc.nch);
-    run(scan, uint64_t(nv) * (dv / kColumns));
+    run(scan, uint64_t(nv) * (dv / cols));
   }
   a.set("o", o);
 }
@@ -137,7 +139,9 @@ void register_ssm_scan_vulkan_two_pass(Registry& r) {
   };
   v.cooperative_matrices = true;
   v.precision_tolerance = kTolerance;
-  v.tunables = {{std::string(kKey) + "min_tokens", 2}};
+  // below min_tokens, block_resident; value columns per workgroup of the scan pass (16: twice the workgroups, each
+  // half the state, for latency hiding across workgroups)
+  v.tunables = {{std::string(kKey) + "min_tokens", 2}, {std::string(kKey) + "cols", 32}};
   r.add_variant(std::move(v));
 }
 
