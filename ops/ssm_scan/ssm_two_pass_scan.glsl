@@ -56,20 +56,24 @@ void main() {
     if (computes && t < SB) HL_CM_LOAD_ACC(st[qi], state, sbase + t / CB * 16u * DV + j0 + t % CB * 16u, HL_CM_ROW_MAJOR, DV);
   }
 
+  // Each product's operands from memory are loaded a phase ahead of it (they do not depend on the state), so their
+  // round trips overlap the barriers and products before it: V''s (U, W) for the next chunk under this chunk's
+  // update, O's (Qbar, P) under the staging of V', the update's (Kbar) under O's products.
+  hl_cm_a wf[2u * KB];  // [qi * KB + kb]
+  hl_cm_acc acc[2];
+#define SSM_LOAD_V_OPERANDS(bb)                                                                              \
+  [[unroll]] for (uint qi = 0u; qi < 2u; ++qi) {                                                             \
+    const uint t = s + NSG * qi, rb = t / CB, cb = t % CB;                                                   \
+    if (!computes || t >= VB) continue;                                                                      \
+    HL_CM_LOAD_ACC(acc[qi], u, ((bb) * C + rb * 16u) * DV + j0 + cb * 16u, HL_CM_ROW_MAJOR, DV);             \
+    [[unroll]] for (uint kb = 0u; kb < KB; ++kb)                                                             \
+      if (kb < DK / 16u) HL_CM_LOAD_A(wf[qi * KB + kb], wn, ((bb) * C + rb * 16u) * DK + 16u * kb, HL_CM_ROW_MAJOR, DK); \
+  }
+  SSM_LOAD_V_OPERANDS(h * pc.nch)
+
   for (uint c = 0u; c < pc.nch; ++c) {
     const uint b = h * pc.nch + c, row0 = pc.t0 + c * C;
     const float lam = exp(gam[b * C + C - 1u]);
-    // Each product's operands from memory are loaded a phase ahead of it (they do not depend on the state), so
-    // their round trips overlap the barriers and products before it: V''s here, O's and the update's after V'.
-    hl_cm_a wf[2u * KB];  // [qi * KB + kb]
-    hl_cm_acc acc[2];
-    [[unroll]] for (uint qi = 0u; qi < 2u; ++qi) {
-      const uint t = s + NSG * qi, rb = t / CB, cb = t % CB;
-      if (!computes || t >= VB) continue;
-      HL_CM_LOAD_ACC(acc[qi], u, (b * C + rb * 16u) * DV + j0 + cb * 16u, HL_CM_ROW_MAJOR, DV);
-      [[unroll]] for (uint kb = 0u; kb < KB; ++kb)
-        if (kb < DK / 16u) HL_CM_LOAD_A(wf[qi * KB + kb], wn, (b * C + rb * 16u) * DK + 16u * kb, HL_CM_ROW_MAJOR, DK);
-    }
     barrier();  // the previous chunk's reads of sS and sV done
     [[unroll]] for (uint qi = 0u; qi < 4u; ++qi) {
       const uint t = s + NSG * qi;
@@ -140,6 +144,8 @@ void main() {
         subgroupBarrier();
       }
     }
+
+    if (c + 1u < pc.nch) SSM_LOAD_V_OPERANDS(b + 1u)
 
     // S = e^{gamma_last} S_c + Kbar^T V'
     [[unroll]] for (uint qi = 0u; qi < 4u; ++qi) {
