@@ -345,11 +345,12 @@ TEST_CASE("vk ops: ssm_scan chunked_two_pass hands on heads it does not take", "
   }
   CHECK(resolved("ssm_scan", kTwoPass, scan_args(g, 1, 2, 128, 20, false, false)) == kTwoPass);
   CHECK(resolved("ssm_scan", kTwoPass, scan_args(g, 1, 2, 128, 1, false, true)) == "vulkan:block_resident");
-  // The family default, vulkan:chunked, hands prompt chunks to it where it runs (ssm_scan.chunked.two_pass 1).
+  // The family default, vulkan:chunked, hands prompt chunks to it where it runs with ssm_scan.chunked.two_pass 1.
+  CHECK(resolved("ssm_scan", "vulkan:chunked", scan_args(g, 1, 2, 128, 20, false, false)) == "vulkan:chunked");
+  const vk::ScopedTuning on(device().ctx().profile(), {{"ssm_scan.chunked.two_pass", 1}});
   CHECK(resolved("ssm_scan", "vulkan:chunked", scan_args(g, 1, 2, 128, 20, false, false)) == kTwoPass);
   CHECK(resolved("ssm_scan", "vulkan:chunked", scan_args(g, 1, 2, 40, 20, false, false)) == "vulkan:chunked");
-  const vk::ScopedTuning off(device().ctx().profile(), {{"ssm_scan.chunked.two_pass", 0}});
-  CHECK(resolved("ssm_scan", "vulkan:chunked", scan_args(g, 1, 2, 128, 20, false, false)) == "vulkan:chunked");
+  CHECK(resolved("ssm_scan", "vulkan:chunked", scan_args(g, 1, 2, 128, 1, false, true)) == "vulkan:block_resident");
 }
 
 TEST_CASE("vk ops: ssm_scan chunked_two_pass on cooperative matrices", "[vk][ops][ssm_chunked][coopmat]") {

@@ -241,8 +241,8 @@ void register_ssm_scan_vulkan_chunked(Registry& r) {
                               "then a state pass over the chunks per (head, column block), then the outputs; "
                               "decode: block_resident",
                               [](VariantCtx& c, OpArgs& a) { ssm_chunked(c, a, false); }, true);
-  // Prompt chunks to vulkan:chunked_two_pass where it runs and takes the heads (ssm_scan.chunked.two_pass 1), from
-  // its min_tokens on; else decode to block_resident.
+  // Prompt chunks to vulkan:chunked_two_pass where it runs and takes the heads (ssm_scan.chunked.two_pass 1, off until
+  // a device measures it faster), from its min_tokens on; else decode to block_resident.
   ch.delegate = [](VariantCtx& c, const OpArgs& a) {
     if (auto to = prompt_to_two_pass(c, a); !to.empty()) return to;
     return decode_to_block_resident(c, a);
@@ -259,7 +259,7 @@ void register_ssm_scan_vulkan_chunked(Registry& r) {
                  {"ssm_scan.chunked.cols", 32},  {"ssm_scan.chunked.slice", 64}, {"ssm_scan.chunked.segment", 2048},
                  {"ssm_scan.chunked.wg", 128, {{"lavapipe", 64}, {"nvidia-hopper", 1024}, {"amd-rdna4", 256}}},
                  {"ssm_scan.chunked.min_tokens", 2, {{"nvidia-hopper", 1u << 30}}},
-                 {"ssm_scan.chunked.two_pass", 1, {{"nvidia-hopper", 0}}}};
+                 {"ssm_scan.chunked.two_pass", 0}};
   r.add_variant(std::move(ch));
   Variant cm = vulkan_variant("ssm_scan", "vulkan:chunked_coopmat",
                               "vulkan:chunked with its products (K K^T, Q K^T, [Q | P] [S_c ; V'], W S_c, Kbar^T V') "
