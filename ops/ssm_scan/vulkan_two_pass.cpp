@@ -130,8 +130,9 @@ std::string prompt_to_two_pass(VariantCtx& c, const OpArgs& a) {
 void register_ssm_scan_vulkan_two_pass(Registry& r) {
   Variant v = vulkan_variant("ssm_scan", "vulkan:chunked_two_pass",
                              "chunked (C = 64) in two dispatches on cooperative matrices: per (head, chunk) gamma, "
-                             "K K^T, Q K^T, T = (I + A)^-1 (f32 substitution), [U | W] = T [beta V | beta e^gamma K]; "
-                             "then per (head, 32 columns) the chunks in order with the state in f32 accumulators",
+                             "K K^T, Q K^T, T = (I + A)^-1 (diagonal blocks by f32 substitution), [U | W] = T [beta V | "
+                             "beta e^gamma K]; then per (head, cols columns) the chunks in order with the state in f32 "
+                             "accumulators",
                              two_pass, false, false, unavailable);
   // Fewer than min_tokens tokens (decode) to block_resident; heads the kernels do not take to vulkan:chunked.
   v.delegate = [](VariantCtx& c, const OpArgs& a) -> std::string {
