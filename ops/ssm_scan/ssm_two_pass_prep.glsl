@@ -1,6 +1,6 @@
 // ssm_scan vulkan:chunked_two_pass, pass 1 of 2: what each chunk needs that does not depend on the carried state,
 // every chunk of the pass at once (a workgroup per (value head h, chunk c), batch b = h * nch + c), SPEC 5 with
-// C = 64 (compile-time: the substitution keeps a column of 64 values in registers):
+// C = 64 (compile-time: the block loops and the shared tiles are sized for it):
 //   gamma (the inclusive cumsum of g, f32, in row order as the reference) -> gam[b]
 //   K K^T and Q K^T on cooperative matrices (their lower 16 x 16 blocks only; K and Q staged as f16 in 32-wide pieces)
 //   A = (beta_i k_i.k_j e^{gamma_i - gamma_j}, j < i) -> shared f16;  P = (q_i.k_j e^{gamma_i - gamma_j}, j <= i) -> P[b]
