@@ -320,9 +320,9 @@ TEST_CASE("vk ops: ssm_scan chunked_two_pass, emulated matrices", "[vk][ops][ssm
   // Passes of one chunk (the state carried between passes through memory).
   two_pass_cases(device(), g, "emulated, one chunk per pass",
                  {{"ssm_scan.chunked_two_pass.cm_emulate", 1}, {"ssm_scan.chunked.segment", 64}});
-  // Scan workgroups of 16 value columns.
-  two_pass_cases(device(), g, "emulated, 16 columns",
-                 {{"ssm_scan.chunked_two_pass.cm_emulate", 1}, {"ssm_scan.chunked_two_pass.cols", 16}});
+  // Scan workgroups of 32 value columns (the default is 16).
+  two_pass_cases(device(), g, "emulated, 32 columns",
+                 {{"ssm_scan.chunked_two_pass.cm_emulate", 1}, {"ssm_scan.chunked_two_pass.cols", 32}});
   // Many chunks: the host's bound on chunks per pass keeps the emulated state pass under lavapipe's loop limit.
   const double e = check_two_pass(device(), scan_args(g, 1, 1, 128, 2048, false, false, 16),
                                   {{"ssm_scan.chunked_two_pass.cm_emulate", 1}});
@@ -345,12 +345,15 @@ TEST_CASE("vk ops: ssm_scan chunked_two_pass hands on heads it does not take", "
   }
   CHECK(resolved("ssm_scan", kTwoPass, scan_args(g, 1, 2, 128, 20, false, false)) == kTwoPass);
   CHECK(resolved("ssm_scan", kTwoPass, scan_args(g, 1, 2, 128, 1, false, true)) == "vulkan:block_resident");
-  // The family default, vulkan:chunked, hands prompt chunks to it where it runs with ssm_scan.chunked.two_pass 1.
+  // The family default, vulkan:chunked, hands prompt chunks of at least ssm_scan.chunked.two_pass tokens to it.
   CHECK(resolved("ssm_scan", "vulkan:chunked", scan_args(g, 1, 2, 128, 20, false, false)) == "vulkan:chunked");
   const vk::ScopedTuning on(device().ctx().profile(), {{"ssm_scan.chunked.two_pass", 1}});
   CHECK(resolved("ssm_scan", "vulkan:chunked", scan_args(g, 1, 2, 128, 20, false, false)) == kTwoPass);
   CHECK(resolved("ssm_scan", "vulkan:chunked", scan_args(g, 1, 2, 40, 20, false, false)) == "vulkan:chunked");
   CHECK(resolved("ssm_scan", "vulkan:chunked", scan_args(g, 1, 2, 128, 1, false, true)) == "vulkan:block_resident");
+  const vk::ScopedTuning from21(device().ctx().profile(), {{"ssm_scan.chunked.two_pass", 21}});
+  CHECK(resolved("ssm_scan", "vulkan:chunked", scan_args(g, 1, 2, 128, 20, false, false)) == "vulkan:chunked");
+  CHECK(resolved("ssm_scan", "vulkan:chunked", scan_args(g, 1, 2, 128, 21, false, false)) == kTwoPass);
 }
 
 TEST_CASE("vk ops: ssm_scan chunked_two_pass on cooperative matrices", "[vk][ops][ssm_chunked][coopmat]") {

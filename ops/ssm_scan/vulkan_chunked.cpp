@@ -241,8 +241,8 @@ void register_ssm_scan_vulkan_chunked(Registry& r) {
                               "then a state pass over the chunks per (head, column block), then the outputs; "
                               "decode: block_resident",
                               [](VariantCtx& c, OpArgs& a) { ssm_chunked(c, a, false); }, true);
-  // Prompt chunks to vulkan:chunked_two_pass where it runs and takes the heads (ssm_scan.chunked.two_pass 1, off until
-  // a device measures it faster), from its min_tokens on; else decode to block_resident.
+  // Prompt chunks of at least ssm_scan.chunked.two_pass tokens (0: none) to vulkan:chunked_two_pass where it runs and
+  // takes the heads; else decode to block_resident.
   ch.delegate = [](VariantCtx& c, const OpArgs& a) {
     if (auto to = prompt_to_two_pass(c, a); !to.empty()) return to;
     return decode_to_block_resident(c, a);
@@ -253,13 +253,13 @@ void register_ssm_scan_vulkan_chunked(Registry& r) {
   // grows with it); fewer tokens than min_tokens: block_resident; invocations per workgroup of the state pass (the
   // most on Hopper: its products wait on shared memory and more invocations keep more in flight) and, up to the
   // columns of [U | W], of the substitution.
-  // On Hopper the recurrent block_resident kernel outruns the chunked form up to 4096 tokens (and beyond: it is linear
-  // in T like the chunked one): prompt chunks take it there.
+  // On Hopper the recurrent block_resident kernel outruns this chunked form up to 4096 tokens (and beyond: it is linear
+  // in T like the chunked one), and chunked_two_pass outruns block_resident from about 384 tokens (between 256 and 512).
   ch.tunables = {{"ssm_scan.chunked.chunk", 64}, {"ssm_scan.chunked.tile", 64},       {"ssm_scan.chunked.micro", 4},
                  {"ssm_scan.chunked.cols", 32},  {"ssm_scan.chunked.slice", 64}, {"ssm_scan.chunked.segment", 2048},
                  {"ssm_scan.chunked.wg", 128, {{"lavapipe", 64}, {"nvidia-hopper", 1024}, {"amd-rdna4", 256}}},
                  {"ssm_scan.chunked.min_tokens", 2, {{"nvidia-hopper", 1u << 30}}},
-                 {"ssm_scan.chunked.two_pass", 0}};
+                 {"ssm_scan.chunked.two_pass", 0, {{"nvidia-hopper", 384}}}};
   r.add_variant(std::move(ch));
   Variant cm = vulkan_variant("ssm_scan", "vulkan:chunked_coopmat",
                               "vulkan:chunked with its products (K K^T, Q K^T, [Q | P] [S_c ; V'], W S_c, Kbar^T V') "

@@ -122,8 +122,9 @@ std::pair<int64_t, int64_t> heads(const OpArgs& a) {
 std::string prompt_to_two_pass(VariantCtx& c, const OpArgs& a) {
   const Device& d = c.device();
   const auto [dk, dv] = heads(a);
-  const bool fits = d.tune("ssm_scan.chunked.two_pass") != 0 && takes_heads(dk, dv) && dk > 0 &&
-                    a.in("q").rows() >= int64_t(d.tune(std::string(kKey) + "min_tokens")) && unavailable(d).empty();
+  const int64_t from = d.tune("ssm_scan.chunked.two_pass"), T = a.in("q").rows();
+  const bool fits = from != 0 && T >= from && T >= int64_t(d.tune(std::string(kKey) + "min_tokens")) &&
+                    takes_heads(dk, dv) && dk > 0 && unavailable(d).empty();
   return fits ? "vulkan:chunked_two_pass" : "";
 }
 
@@ -143,8 +144,8 @@ void register_ssm_scan_vulkan_two_pass(Registry& r) {
   v.cooperative_matrices = true;
   v.precision_tolerance = kTolerance;
   // below min_tokens, block_resident; value columns per workgroup of the scan pass (16: twice the workgroups, each
-  // half the state, for latency hiding across workgroups)
-  v.tunables = {{std::string(kKey) + "min_tokens", 2}, {std::string(kKey) + "cols", 32}};
+  // half the state; 32 needs 255 registers and spills on Hopper)
+  v.tunables = {{std::string(kKey) + "min_tokens", 2}, {std::string(kKey) + "cols", 16}};
   r.add_variant(std::move(v));
 }
 
