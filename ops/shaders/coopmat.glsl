@@ -5,7 +5,9 @@
 //     (r, c) at arr[i + r * stride + c] (HL_CM_ROW_MAJOR) or arr[i + c * stride + r] (HL_CM_COL_MAJOR);
 //   HL_CM_STORE(arr, i, m, layout, stride): the reverse, for an accumulator into a shared f32 array;
 //   HL_CM_LOAD_ACC(dst, arr, i, layout, stride): an accumulator from a shared f32 array (e.g. after scaling rows).
-//   HL_CM_STORE_F16(arr, i, m, layout, stride): an accumulator rounded to f16 into an f16 array;
+//   HL_CM_STORE_F16(arr, i, m, layout, stride): an accumulator rounded to f16 into an array of f16 vectors of
+//     HL_CM_VEC components (offset and stride in vectors, like the loads'; emulated through hl_cm_write(id, element,
+//     value), which the including shader defines over its arrays);
 //   HL_CM_SCALE(m, s): m = s m.
 // The arrays may be storage buffers as well as shared memory.
 // Shaders named *_cm.comp are compiled by the newer glslang from the project's venv (runtime/CMakeLists.txt:
@@ -50,13 +52,15 @@ const uint HL_CM_ROW_MAJOR = 0u, HL_CM_COL_MAJOR = 1u;  // MemoryLayout operands
 #define HL_CM_LOAD_ACC(dst, arr, i, mem_layout, stride)                                                  \
   for (uint hl_e = gl_SubgroupInvocationID, hl_j = 0u; hl_e < 256u; hl_e += gl_SubgroupSize, ++hl_j) \
     dst[hl_j] = arr[(i) + HL_CM_AT(mem_layout, stride, hl_e / 16u, hl_e % 16u)]
-#define HL_CM_STORE_F16(arr, i, m, mem_layout, stride)                                                 \
-  for (uint hl_e = gl_SubgroupInvocationID, hl_j = 0u; hl_e < 256u; hl_e += gl_SubgroupSize, ++hl_j) \
-    arr[(i) + HL_CM_AT(mem_layout, stride, hl_e / 16u, hl_e % 16u)] = float16_t(m[hl_j])
+#define HL_CM_STORE_F16(arr, i, m, mem_layout, stride)                                                             \
+  for (uint hl_e = gl_SubgroupInvocationID, hl_j = 0u; hl_e < 256u; hl_e += gl_SubgroupSize, ++hl_j)             \
+    hl_cm_write(HL_CM_ID_##arr, (i) * HL_CM_VEC + HL_CM_AT(mem_layout, (stride) * HL_CM_VEC, hl_e / 16u, hl_e % 16u), \
+                float16_t(m[hl_j]))
 #define HL_CM_SCALE(m, s) \
   for (uint hl_j = 0u; hl_j < 32u; ++hl_j) m[hl_j] *= (s)
 
 float hl_cm_read(uint id, uint index);
+void hl_cm_write(uint id, uint index, float16_t value);
 
 float[32] hl_cm_fill(float v) {
   float m[32];

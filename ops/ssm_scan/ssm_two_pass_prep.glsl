@@ -10,6 +10,8 @@
 // Rows past T (the last chunk's padding) read as zeros: beta = 0 and K = V = 0 there, so they add nothing.
 // NSG subgroups of the device's largest subgroup size compute (full subgroups; spare ones only stage); the workgroup
 // has at least C invocations (one per column of T's diagonal blocks). d_k and d_v: multiples of 32, d_k at most 128.
+// Memory moves 4 values at a time: q, k, v read as vec4, every f16 array (shared or not) an array of f16vec4, so the
+// matrix loads and stores move whole vectors (offsets and strides in 4-value units, each a multiple of 16 bytes).
 #ifndef HL_SSM_TWO_PASS_PREP_GLSL
 #define HL_SSM_TWO_PASS_PREP_GLSL
 #extension GL_EXT_control_flow_attributes : require
@@ -20,6 +22,7 @@ layout(constant_id = 0) const uint WG = 128;  // max(NSG * the largest subgroup 
 layout(constant_id = 1) const uint DK = 128;
 layout(constant_id = 2) const uint DV = 128;
 #include "common.glsl"
+#define HL_CM_VEC 4u
 #include "coopmat.glsl"
 #ifdef HL_CM_EMULATE
 #define SSM_UNROLL [[dont_unroll]]  // lavapipe compiles the emulated kernel much faster rolled
@@ -31,28 +34,33 @@ const uint KW = 32u, KWP = KW + 8u;  // staged pieces: 32 columns, rows padded t
 const uint CP = C + 8u, QOFF = C * KWP;  // Q's half of skq
 // for (e = L; e < n; e += WG) with a constant count of trips
 #define SSM_FOR(e, n) SSM_UNROLL for (uint e##_u = 0u, e = L; e##_u < ((n) + WG - 1u) / WG; ++e##_u, e += WG) if (e < (n))
+#define V4(x) ((x) / 4u)  // an f16vec4 array's index of element x (a multiple of 4)
 
-layout(std430, binding = 0) restrict readonly buffer Qb_ { float q[]; };
-layout(std430, binding = 1) restrict readonly buffer Kb_ { float k[]; };
-layout(std430, binding = 2) restrict readonly buffer Vb_ { float v[]; };
+layout(std430, binding = 0) restrict readonly buffer Qb_ { vec4 q[]; };
+layout(std430, binding = 1) restrict readonly buffer Kb_ { vec4 k[]; };
+layout(std430, binding = 2) restrict readonly buffer Vb_ { vec4 v[]; };
 layout(std430, binding = 3) restrict readonly buffer Bb_ { float beta[]; };
 layout(std430, binding = 4) restrict readonly buffer Gb_ { float g[]; };
 layout(std430, binding = 5) restrict writeonly buffer Gam_ { float gam[]; };    // [b][C]
-layout(std430, binding = 6) restrict writeonly buffer Wn_ { float16_t wn[]; };  // [b][C][DK]: -W
-layout(std430, binding = 7) restrict writeonly buffer U_ { float u[]; };        // [b][C][DV]
-layout(std430, binding = 8) restrict writeonly buffer Qbar_ { float16_t qbar[]; };  // [b][C][DK]
-layout(std430, binding = 9) restrict writeonly buffer Kbar_ { float16_t kbar[]; };  // [b][C][DK]
-layout(std430, binding = 10) restrict writeonly buffer P_ { float16_t pm[]; };  // [b][C][C], blocks on and below the diagonal
+layout(std430, binding = 6) restrict writeonly buffer Wn_ { f16vec4 wn[]; };  // [b][C][DK]: -W
+layout(std430, binding = 7) restrict writeonly buffer U_ { float u[]; };      // [b][C][DV]
+layout(std430, binding = 8) restrict writeonly buffer Qbar_ { f16vec4 qbar[]; };  // [b][C][DK]
+layout(std430, binding = 9) restrict writeonly buffer Kbar_ { f16vec4 kbar[]; };  // [b][C][DK]
+layout(std430, binding = 10) restrict writeonly buffer P_ { f16vec4 pm[]; };  // [b][C][C], blocks on and below the diagonal
 layout(push_constant) uniform Push { uint t0, T, nk, nv, nch, tiled; } pc;
 
 shared float sg[C], sbeta[C], sdq[C], sdk[C];  // gamma, beta, e^gamma, e^{gamma_last - gamma}
-shared float16_t skq[2u * C * KWP];  // pieces of K (first half) and Q (second); T's blocks; the right-hand sides
-shared float16_t sa[C * CP];                   // A (strictly lower), then T
-shared float scr[NSG * 256u];                  // a 16 x 16 block per subgroup
+shared f16vec4 skq[2u * C * KWP / 4u];  // pieces of K (first half) and Q (second); T's blocks; the right-hand sides
+shared f16vec4 sa[C * CP / 4u];          // A (strictly lower), then T
+shared float scr[NSG * 256u];            // a 16 x 16 block per subgroup; T's diagonal blocks in f32
 
 #ifdef HL_CM_EMULATE
-const uint HL_CM_ID_skq = 0u, HL_CM_ID_sa = 1u;
-float hl_cm_read(uint id, uint i) { return float(id == 0u ? skq[i] : sa[i]); }
+const uint HL_CM_ID_skq = 0u, HL_CM_ID_sa = 1u, HL_CM_ID_wn = 2u;
+float hl_cm_read(uint id, uint i) { return float(id == 0u ? skq[i / 4u][i % 4u] : sa[i / 4u][i % 4u]); }
+void hl_cm_write(uint id, uint i, float16_t x) {
+  if (id == 0u) skq[i / 4u][i % 4u] = x;
+  else wn[i / 4u][i % 4u] = x;
+}
 #endif
 
 // Lower 16 x 16 block idx (0..9) of a 64 x 64 matrix: block row and column.
@@ -89,13 +97,13 @@ void main() {
   [[unroll]] for (uint qi = 0u; qi < 5u; ++qi) acc[qi] = hl_cm_fill(0.0);
   for (uint p = 0u; p < DK; p += KW) {
     barrier();  // the previous piece consumed (and sdq, sdk written)
-    SSM_FOR(e, C * KW) {
-      const uint r = e / KW, i = e % KW, at = (row0 + r) * ldk + kcol + p + i;
-      const float kv = r < nrows ? k[at] : 0.0, qv = r < nrows ? q[at] : 0.0;
-      skq[r * KWP + i] = float16_t(kv);
-      skq[QOFF + r * KWP + i] = float16_t(qv);
-      kbar[(b * C + r) * DK + p + i] = float16_t(sdk[r] * kv);
-      qbar[(b * C + r) * DK + p + i] = float16_t(sdq[r] * qv);
+    SSM_FOR(e, C * KW / 4u) {
+      const uint r = e / (KW / 4u), i = e % (KW / 4u) * 4u, at = V4((row0 + r) * ldk + kcol + p + i);
+      const vec4 kv = r < nrows ? k[at] : vec4(0.0), qv = r < nrows ? q[at] : vec4(0.0);
+      skq[V4(r * KWP + i)] = f16vec4(kv);
+      skq[V4(QOFF + r * KWP + i)] = f16vec4(qv);
+      kbar[V4((b * C + r) * DK + p + i)] = f16vec4(sdk[r] * kv);
+      qbar[V4((b * C + r) * DK + p + i)] = f16vec4(sdq[r] * qv);
     }
     barrier();
     if (s < NSG)
@@ -105,8 +113,8 @@ void main() {
         [[unroll]] for (uint kk = 0u; kk < KW; kk += HL_CM) {
           hl_cm_a am;
           hl_cm_b bm;
-          HL_CM_LOAD_A(am, skq, (t < 10u ? 0u : QOFF) + rc.x * 16u * KWP + kk, HL_CM_ROW_MAJOR, KWP);
-          HL_CM_LOAD_B(bm, skq, rc.y * 16u * KWP + kk, HL_CM_COL_MAJOR, KWP);
+          HL_CM_LOAD_A(am, skq, V4((t < 10u ? 0u : QOFF) + rc.x * 16u * KWP + kk), HL_CM_ROW_MAJOR, V4(KWP));
+          HL_CM_LOAD_B(bm, skq, V4(rc.y * 16u * KWP + kk), HL_CM_COL_MAJOR, V4(KWP));
           acc[qi] = hl_cm_muladd(am, bm, acc[qi]);
         }
       }
@@ -119,11 +127,15 @@ void main() {
       HL_CM_STORE(scr, s * 256u, acc[qi], HL_CM_ROW_MAJOR, 16u);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
-      for (uint e = gl_SubgroupInvocationID; e < 256u; e += gl_SubgroupSize) {
-        const uint i = rc.x * 16u + e / 16u, j = rc.y * 16u + e % 16u;
-        const float x = scr[s * 256u + e];
-        if (t < 10u) sa[i * CP + j] = float16_t(j < i ? sbeta[i] * x * exp(sg[i] - sg[j]) : 0.0);
-        else pm[(b * C + i) * C + j] = float16_t(j <= i ? x * exp(sg[i] - sg[j]) : 0.0);
+      for (uint e = gl_SubgroupInvocationID; e < 64u; e += gl_SubgroupSize) {  // 4 columns each
+        const uint i = rc.x * 16u + e / 4u, j = rc.y * 16u + e % 4u * 4u;
+        vec4 x;
+        [[unroll]] for (uint jj = 0u; jj < 4u; ++jj) {
+          const float d = scr[s * 256u + e * 4u + jj] * exp(sg[i] - sg[j + jj]);
+          x[jj] = t < 10u ? (j + jj < i ? sbeta[i] * d : 0.0) : (j + jj <= i ? d : 0.0);
+        }
+        if (t < 10u) sa[V4(i * CP + j)] = f16vec4(x);
+        else pm[V4((b * C + i) * C + j)] = f16vec4(x);
       }
       subgroupMemoryBarrierShared();
       subgroupBarrier();  // scratch read before the next block overwrites it
@@ -132,18 +144,26 @@ void main() {
 
   // T = (I + A)^-1 by 16 x 16 blocks, built in skq (free between the products and the right-hand sides): the
   // diagonal blocks D_i = (I + A_ii)^-1 by forward substitution in f32 (a column per invocation, 16 values in
-  // registers: x_r = delta_rc - sum_{j<r} A_rj x_j), then the blocks below by distance i - j on matrices,
-  // T_ij = D_i (-sum_{k=j}^{i-1} A_ik T_kj), the sum rounded to f16 once in T_ij's place.
+  // registers: x_r = delta_rc - sum_{j<r} A_rj x_j; through scr, then to skq 4 values at a time), then the blocks
+  // below by distance i - j on matrices, T_ij = D_i (-sum_{k=j}^{i-1} A_ik T_kj), the sum rounded to f16 once in
+  // T_ij's place.
   if (L < C) {
     const uint base = L / 16u * 16u, cl = L % 16u;
     float x[16];
     [[unroll]] for (uint i = 0u; i < 16u; ++i) x[i] = i == cl ? 1.0 : 0.0;
     [[unroll]] for (uint i = 1u; i < 16u; ++i) {
+      f16vec4 ar[4];  // row i of the block
+      [[unroll]] for (uint j4 = 0u; j4 < 4u; ++j4) ar[j4] = sa[V4((base + i) * CP + base) + j4];
       float acc1 = x[i];
-      [[unroll]] for (uint j = 0u; j < i; ++j) acc1 -= float(sa[(base + i) * CP + base + j]) * x[j];
+      [[unroll]] for (uint j = 0u; j < i; ++j) acc1 -= float(ar[j / 4u][j % 4u]) * x[j];
       x[i] = acc1;
     }
-    [[unroll]] for (uint i = 0u; i < 16u; ++i) skq[(base + i) * CP + base + cl] = float16_t(x[i]);
+    [[unroll]] for (uint i = 0u; i < 16u; ++i) scr[base * 16u + i * 16u + cl] = x[i];
+  }
+  barrier();
+  SSM_FOR(e, C * 4u) {  // 4 blocks of 16 rows of 4 vectors
+    const uint blk = e / 64u, i = e / 4u % 16u, j = e % 4u * 4u, at = blk * 256u + i * 16u + j;
+    skq[V4((blk * 16u + i) * CP + blk * 16u + j)] = f16vec4(scr[at], scr[at + 1u], scr[at + 2u], scr[at + 3u]);
   }
   for (uint dd = 1u; dd < C / 16u; ++dd) {
     barrier();  // the blocks at distance dd - 1 written
@@ -153,40 +173,40 @@ void main() {
       for (uint kb = j; kb < i; ++kb) {
         hl_cm_a am;
         hl_cm_b bm;
-        HL_CM_LOAD_A(am, sa, i * 16u * CP + kb * 16u, HL_CM_ROW_MAJOR, CP);
-        HL_CM_LOAD_B(bm, skq, kb * 16u * CP + j * 16u, HL_CM_ROW_MAJOR, CP);
+        HL_CM_LOAD_A(am, sa, V4(i * 16u * CP + kb * 16u), HL_CM_ROW_MAJOR, V4(CP));
+        HL_CM_LOAD_B(bm, skq, V4(kb * 16u * CP + j * 16u), HL_CM_ROW_MAJOR, V4(CP));
         y = hl_cm_muladd(am, bm, y);
       }
       HL_CM_SCALE(y, -1.0);
-      HL_CM_STORE_F16(skq, i * 16u * CP + j * 16u, y, HL_CM_ROW_MAJOR, CP);
+      HL_CM_STORE_F16(skq, V4(i * 16u * CP + j * 16u), y, HL_CM_ROW_MAJOR, V4(CP));
       subgroupMemoryBarrierShared();
       subgroupBarrier();
       hl_cm_a dm;
       hl_cm_b ym;
-      HL_CM_LOAD_A(dm, skq, i * 16u * CP + i * 16u, HL_CM_ROW_MAJOR, CP);
-      HL_CM_LOAD_B(ym, skq, i * 16u * CP + j * 16u, HL_CM_ROW_MAJOR, CP);
+      HL_CM_LOAD_A(dm, skq, V4(i * 16u * CP + i * 16u), HL_CM_ROW_MAJOR, V4(CP));
+      HL_CM_LOAD_B(ym, skq, V4(i * 16u * CP + j * 16u), HL_CM_ROW_MAJOR, V4(CP));
       hl_cm_acc t = hl_cm_muladd(dm, ym, hl_cm_fill(0.0));
       subgroupMemoryBarrierShared();
       subgroupBarrier();  // every invocation past its reads of the sum before it is overwritten
-      HL_CM_STORE_F16(skq, i * 16u * CP + j * 16u, t, HL_CM_ROW_MAJOR, CP);
+      HL_CM_STORE_F16(skq, V4(i * 16u * CP + j * 16u), t, HL_CM_ROW_MAJOR, V4(CP));
     }
   }
   barrier();  // T complete; A no longer read
-  SSM_FOR(e, C * C) {
-    const uint i = e / C, j = e % C;
-    sa[i * CP + j] = j / 16u <= i / 16u ? skq[i * CP + j] : float16_t(0.0);
+  SSM_FOR(e, C * C / 4u) {
+    const uint i = e / (C / 4u), j = e % (C / 4u) * 4u;
+    sa[V4(i * CP + j)] = j / 16u <= i / 16u ? skq[V4(i * CP + j)] : f16vec4(0.0);
   }
 
   // [U | -W] = T [beta V | -beta e^gamma K], 64 columns (two pieces) per round; subgroup s: output blocks
   // t = s + NSG q of the round's 4 x 4.
   for (uint p0 = 0u; p0 < DV + DK; p0 += 2u * KW) {
     barrier();  // T written / the previous round consumed
-    SSM_FOR(e, 2u * C * KW) {
-      const uint half_ = e / (C * KW), r = e / KW % C, i = e % KW, col = p0 + half_ * KW + i;
-      float val = 0.0;
-      if (r < nrows && col < DV) val = sbeta[r] * v[(row0 + r) * ldv + h * DV + col];
-      else if (r < nrows && col < DV + DK) val = -sbeta[r] * sdq[r] * k[(row0 + r) * ldk + kcol + col - DV];
-      skq[half_ * QOFF + r * KWP + i] = float16_t(val);
+    SSM_FOR(e, 2u * C * KW / 4u) {
+      const uint half_ = e / (C * KW / 4u), r = e / (KW / 4u) % C, i = e % (KW / 4u) * 4u, col = p0 + half_ * KW + i;
+      vec4 val = vec4(0.0);
+      if (r < nrows && col < DV) val = sbeta[r] * v[V4((row0 + r) * ldv + h * DV + col)];
+      else if (r < nrows && col < DV + DK) val = -sbeta[r] * sdq[r] * k[V4((row0 + r) * ldk + kcol + col - DV)];
+      skq[V4(half_ * QOFF + r * KWP + i)] = f16vec4(val);
     }
     barrier();
     if (s < NSG)
@@ -197,12 +217,12 @@ void main() {
         [[unroll]] for (uint kk = 0u; kk < C; kk += HL_CM) {
           hl_cm_a am;
           hl_cm_b bm;
-          HL_CM_LOAD_A(am, sa, rb * 16u * CP + kk, HL_CM_ROW_MAJOR, CP);
-          HL_CM_LOAD_B(bm, skq, half_ * QOFF + kk * KWP + cb * 16u, HL_CM_ROW_MAJOR, KWP);
+          HL_CM_LOAD_A(am, sa, V4(rb * 16u * CP + kk), HL_CM_ROW_MAJOR, V4(CP));
+          HL_CM_LOAD_B(bm, skq, V4(half_ * QOFF + kk * KWP + cb * 16u), HL_CM_ROW_MAJOR, V4(KWP));
           o = hl_cm_muladd(am, bm, o);
         }
         if (col < DV) HL_CM_STORE(u, (b * C + rb * 16u) * DV + col, o, HL_CM_ROW_MAJOR, DV);
-        else HL_CM_STORE_F16(wn, (b * C + rb * 16u) * DK + col - DV, o, HL_CM_ROW_MAJOR, DK);
+        else HL_CM_STORE_F16(wn, V4((b * C + rb * 16u) * DK + col - DV), o, HL_CM_ROW_MAJOR, V4(DK));
       }
   }
 }
