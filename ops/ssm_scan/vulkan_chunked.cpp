@@ -254,12 +254,12 @@ void register_ssm_scan_vulkan_chunked(Registry& r) {
   // most on Hopper: its products wait on shared memory and more invocations keep more in flight) and, up to the
   // columns of [U | W], of the substitution.
   // On Hopper the recurrent block_resident kernel outruns this chunked form up to 4096 tokens (and beyond: it is linear
-  // in T like the chunked one), and chunked_two_pass outruns block_resident from about 384 tokens (between 256 and 512).
+  // in T like the chunked one), and chunked_two_pass outruns block_resident from about 192 tokens (between 64 and 256).
   ch.tunables = {{"ssm_scan.chunked.chunk", 64}, {"ssm_scan.chunked.tile", 64},       {"ssm_scan.chunked.micro", 4},
                  {"ssm_scan.chunked.cols", 32},  {"ssm_scan.chunked.slice", 64}, {"ssm_scan.chunked.segment", 2048},
                  {"ssm_scan.chunked.wg", 128, {{"lavapipe", 64}, {"nvidia-hopper", 1024}, {"amd-rdna4", 256}}},
                  {"ssm_scan.chunked.min_tokens", 2, {{"nvidia-hopper", 1u << 30}}},
-                 {"ssm_scan.chunked.two_pass", 0, {{"nvidia-hopper", 384}}}};
+                 {"ssm_scan.chunked.two_pass", 0, {{"nvidia-hopper", 192}}}};
   r.add_variant(std::move(ch));
   Variant cm = vulkan_variant("ssm_scan", "vulkan:chunked_coopmat",
                               "vulkan:chunked with its products (K K^T, Q K^T, [Q | P] [S_c ; V'], W S_c, Kbar^T V') "
