@@ -21,6 +21,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 128;  // max(NSG * the largest subgroup size, C)
 layout(constant_id = 1) const uint DK = 128;
 layout(constant_id = 2) const uint DV = 128;
+layout(constant_id = 3) const uint KW = 32;  // columns per staged piece: 32 or 64 (dividing d_k)
 #include "common.glsl"
 #define HL_CM_VEC 4u
 #include "coopmat.glsl"
@@ -30,8 +31,8 @@ layout(constant_id = 2) const uint DV = 128;
 #define SSM_UNROLL [[unroll]]
 #endif
 const uint C = 64u, NSG = 4u;
-const uint KW = 32u, KWP = KW + 8u;  // staged pieces: 32 columns, rows padded to 16-byte multiples
-const uint CP = C + 8u, QOFF = C * KWP;  // Q's half of skq
+const uint KWP = KW + 8u, NB = KW / 16u;  // staged rows padded to 16-byte multiples; 16-column blocks per piece
+const uint CP = C + 8u, QOFF = C * KWP;   // Q's half of skq
 // for (e = L; e < n; e += WG) with a constant count of trips
 #define SSM_FOR(e, n) SSM_UNROLL for (uint e##_u = 0u, e = L; e##_u < ((n) + WG - 1u) / WG; ++e##_u, e += WG) if (e < (n))
 #define V4(x) ((x) / 4u)  // an f16vec4 array's index of element x (a multiple of 4)
@@ -83,7 +84,7 @@ void main() {
   barrier();
   if (L == 0u) {
     float run = 0.0;
-    for (uint r = 0u; r < C; ++r) sg[r] = run += sg[r];
+    [[unroll]] for (uint r = 0u; r < C; ++r) sg[r] = run += sg[r];
   }
   barrier();
   if (L < C) {
@@ -197,8 +198,8 @@ void main() {
     sa[V4(i * CP + j)] = j / 16u <= i / 16u ? skq[V4(i * CP + j)] : f16vec4(0.0);
   }
 
-  // [U | -W] = T [beta V | -beta e^gamma K], 64 columns (two pieces) per round; subgroup s: output blocks
-  // t = s + NSG q of the round's 4 x 4.
+  // [U | -W] = T [beta V | -beta e^gamma K], two pieces per round; subgroup s: output blocks t = s + NSG q of the
+  // round's 4 x 2 NB.
   for (uint p0 = 0u; p0 < DV + DK; p0 += 2u * KW) {
     barrier();  // T written / the previous round consumed
     SSM_FOR(e, 2u * C * KW / 4u) {
@@ -210,8 +211,9 @@ void main() {
     }
     barrier();
     if (s < NSG)
-      [[unroll]] for (uint qi = 0u; qi < 16u / NSG; ++qi) {
-        const uint t = s + NSG * qi, half_ = t / 8u, rb = t % 8u / 2u, cb = t % 2u, col = p0 + half_ * KW + cb * 16u;
+      [[unroll]] for (uint qi = 0u; qi < 8u * NB / NSG; ++qi) {
+        const uint t = s + NSG * qi, half_ = t / (4u * NB), rb = t % (4u * NB) / NB, cb = t % NB;
+        const uint col = p0 + half_ * KW + cb * 16u;
         if (col >= DV + DK) continue;  // subgroup-uniform
         hl_cm_acc o = hl_cm_fill(0.0);
         [[unroll]] for (uint kk = 0u; kk < C; kk += HL_CM) {

@@ -20,10 +20,11 @@ layout(constant_id = 2) const uint DV = 128;  // a multiple of 32
 #include "common.glsl"
 #define HL_CM_VEC 4u
 #include "coopmat.glsl"
-layout(constant_id = 3) const uint CT = 32;  // value columns per workgroup: 16 or 32
-const uint C = 64u, NSG = 4u, CB = CT / 16u, SP = CT + 8u;
-const uint SB = DK / 16u * CB;  // state blocks: at most 16, 4 per subgroup
-const uint VB = C / 16u * CB;   // blocks of V' and of O: at most 8, 2 per subgroup
+layout(constant_id = 3) const uint CT = 32;   // value columns per workgroup: 16 or 32
+layout(constant_id = 4) const uint NSG = 4;  // subgroups that compute: 4, or 8 (with CT = 32)
+const uint C = 64u, CB = CT / 16u, SP = CT + 8u;
+const uint SB = DK / 16u * CB;  // state blocks: at most 16, at most 4 per subgroup
+const uint VB = C / 16u * CB;   // blocks of V' and of O: at most 8, at most 2 per subgroup
 const uint KB = 8u;                     // 16-deep slices of d_k: at most 128 / 16
 
 layout(std430, binding = 5) restrict readonly buffer Gam_ { float gam[]; };

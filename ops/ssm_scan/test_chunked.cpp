@@ -320,9 +320,14 @@ TEST_CASE("vk ops: ssm_scan chunked_two_pass, emulated matrices", "[vk][ops][ssm
   // Passes of one chunk (the state carried between passes through memory).
   two_pass_cases(device(), g, "emulated, one chunk per pass",
                  {{"ssm_scan.chunked_two_pass.cm_emulate", 1}, {"ssm_scan.chunked.segment", 64}});
-  // Scan workgroups of 32 value columns (the default is 16).
-  two_pass_cases(device(), g, "emulated, 32 columns",
-                 {{"ssm_scan.chunked_two_pass.cm_emulate", 1}, {"ssm_scan.chunked_two_pass.cols", 32}});
+  // Scan workgroups of 32 value columns (the default is 16), on 4 and on 8 subgroups; the prep's pieces of 64 columns
+  // (d_k = 32 keeps pieces of 32).
+  two_pass_cases(device(), g, "emulated, 32 columns, pieces of 64",
+                 {{"ssm_scan.chunked_two_pass.cm_emulate", 1}, {"ssm_scan.chunked_two_pass.cols", 32},
+                  {"ssm_scan.chunked_two_pass.piece", 64}});
+  two_pass_cases(device(), g, "emulated, 32 columns on 8 subgroups",
+                 {{"ssm_scan.chunked_two_pass.cm_emulate", 1}, {"ssm_scan.chunked_two_pass.cols", 32},
+                  {"ssm_scan.chunked_two_pass.scan_subgroups", 8}});
   // Many chunks: the host's bound on chunks per pass keeps the emulated state pass under lavapipe's loop limit.
   const double e = check_two_pass(device(), scan_args(g, 1, 1, 128, 2048, false, false, 16),
                                   {{"ssm_scan.chunked_two_pass.cm_emulate", 1}});

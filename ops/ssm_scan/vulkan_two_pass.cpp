@@ -43,8 +43,8 @@ bool emulated(const Device& d) { return d.profile().get(std::string(kKey) + "cm_
 std::string unavailable(const Device& d) {
   if (auto why = coopmat_unavailable(d, emulated(d)); !why.empty()) return why;
   if (!d.info().storage_buffer_16bit) return "no storageBuffer16BitAccess (its f16 operands live in memory)";
-  // prep: K and Q pieces, A / T, the scratch, four rows of scalars; scan: S and V' in f16, the scratch
-  const uint64_t prep = 2 * 2 * kC * 40 + 2 * kC * 72 + 4 * kNsg * 256 + 4 * 4 * kC;
+  // prep: K and Q pieces (of up to 64 columns), A / T, the scratch, four rows of scalars
+  const uint64_t prep = 2 * 2 * kC * 72 + 2 * kC * 72 + 4 * kNsg * 256 + 4 * 4 * kC;
   if (prep > d.info().max_shared_memory) return "less than " + std::to_string(prep) + " bytes of shared memory";
   return "";
 }
@@ -86,15 +86,23 @@ void two_pass(VariantCtx& c, OpArgs& a) {
   const bool full = d.info().subgroup_size_control && d.info().compute_full_subgroups;
   const uint32_t sg = d.info().max_subgroup_size;
   const std::string sfx = emulated(d) ? "_cm_emul" : "_cm";
-  const auto& prep = d.pipeline("ssm_two_pass_prep" + sfx, {{0, std::max(kNsg * sg, kC)}, {1, u32(dk)}, {2, u32(dv)}},
-                                u32(int64_t(bufs.size())), sizeof(Push), full);
-  const uint32_t cols = d.tune(std::string(kKey) + "cols");
+  const uint32_t piece = d.tune(std::string(kKey) + "piece"), cols = d.tune(std::string(kKey) + "cols"),
+                 nsg = d.tune(std::string(kKey) + "scan_subgroups");
+  if (piece != 32 && piece != 64) fail("ssm_scan: ssm_scan.chunked_two_pass.piece = {} must be 32 or 64", piece);
   if (cols != 16 && cols != 32) fail("ssm_scan: ssm_scan.chunked_two_pass.cols = {} must be 16 or 32", cols);
-  const auto& scan = d.pipeline("ssm_two_pass_scan" + sfx, {{0, kNsg * sg}, {1, u32(dk)}, {2, u32(dv)}, {3, cols}},
-                                u32(int64_t(bufs.size())), sizeof(Push), full);
-  if (std::max(kNsg * sg, kC) > d.info().max_workgroup_invocations)
-    fail("ssm_scan vulkan:chunked_two_pass: {} invocations per workgroup, the device allows {}", std::max(kNsg * sg, kC),
+  if (nsg != 4 && nsg != 8) fail("ssm_scan: ssm_scan.chunked_two_pass.scan_subgroups = {} must be 4 or 8", nsg);
+  const uint32_t wg = std::max({kNsg * sg, nsg * sg, kC});
+  if (wg > d.info().max_workgroup_invocations)
+    fail("ssm_scan vulkan:chunked_two_pass: {} invocations per workgroup, the device allows {}", wg,
          d.info().max_workgroup_invocations);
+  // Pieces of 64 columns only where they divide d_k.
+  const uint32_t kw = dk % piece == 0 ? piece : 32;
+  const auto& prep = d.pipeline("ssm_two_pass_prep" + sfx,
+                                {{0, std::max(kNsg * sg, kC)}, {1, u32(dk)}, {2, u32(dv)}, {3, kw}},
+                                u32(int64_t(bufs.size())), sizeof(Push), full);
+  const auto& scan = d.pipeline("ssm_two_pass_scan" + sfx,
+                                {{0, nsg * sg}, {1, u32(dk)}, {2, u32(dv)}, {3, cols}, {4, nsg}},
+                                u32(int64_t(bufs.size())), sizeof(Push), full);
   Push pc{0, u32(T), u32(nk), u32(nv), 0, a.p.count("tiled") && a.param("tiled") != 0};
   for (int64_t c0 = 0; c0 < chunks; c0 += seg) {
     pc.t0 = u32(c0 * kC), pc.nch = u32(std::min(seg, chunks - c0));
@@ -143,9 +151,14 @@ void register_ssm_scan_vulkan_two_pass(Registry& r) {
   };
   v.cooperative_matrices = true;
   v.precision_tolerance = kTolerance;
-  // below min_tokens, block_resident; value columns per workgroup of the scan pass (16: twice the workgroups, each
-  // half the state; 32 needs 255 registers and spills on Hopper)
-  v.tunables = {{std::string(kKey) + "min_tokens", 2}, {std::string(kKey) + "cols", 16}};
+  // below min_tokens, block_resident; columns of K, Q, V per staged piece of the prep pass (32 or 64: half the
+  // round trips, twice the shared tile); value columns per workgroup of the scan pass (16 or 32: each workgroup
+  // reads its head's W, Qbar, Kbar and P, so 32 halves that traffic; with 4 subgroups it needs 255 registers and
+  // spills on Hopper) and its computing subgroups (4, or 8 to hold 32 columns in the registers 4 hold 16 in)
+  v.tunables = {{std::string(kKey) + "min_tokens", 2},
+                {std::string(kKey) + "piece", 32},
+                {std::string(kKey) + "cols", 16},
+                {std::string(kKey) + "scan_subgroups", 4}};
   r.add_variant(std::move(v));
 }
 
