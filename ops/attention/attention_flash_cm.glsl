@@ -19,7 +19,8 @@
 // The host sizes the workgroup as NSG subgroups of the device's largest subgroup size, full subgroups
 // required; any extra subgroups (smaller actual size) only stage tiles and run the softmax. Branches around
 // cooperative-matrix operations are subgroup-uniform.
-// Shared layouts (row strides keep every row on 16 bytes, as the matrix loads require):
+// Shared layouts (row strides keep every row on 16 bytes, as the matrix loads require; the f16 arrays are arrays of
+// f16vec4, so staging stores and matrix loads move whole vectors: matrix offsets and strides in 4-value units):
 //   qs[r * QP + d]  Q rows (f16): A of S, row-major;
 //   kv[c * QP + d]  K tile (f16): B (d, c) of S, column-major; then the V tile: B (c, d) of P V, row-major;
 //   ss[r * SP + c]  S (f32); after the softmax, subgroup s's scratch at ss[s * 256 ..] (16 x 16, row-major);
@@ -39,6 +40,7 @@ layout(constant_id = 6) const uint MARGIN = 8; // a row's max moves only past th
 layout(constant_id = 7) const uint F16KV = 0;  // 1: bindings 1, 2 hold the cache rows as f16 (attention_kv_f16.comp)
 layout(constant_id = 8) const uint EARLY_V = 1;  // 1: a tile's V loads issued with its K loads (load_kv)
 #include "common.glsl"
+#define HL_CM_VEC 4u
 #include "coopmat.glsl"
 
 layout(std430, binding = 0) readonly buffer Q { vec4 q[]; };
@@ -67,16 +69,19 @@ const uint TPR = WG > BM ? WG / BM : 1u;        // softmax invocations per row
 const uint CPT = (BK + TPR - 1u) / TPR;         // columns of a tile per softmax invocation
 const float NEG = -1e30;  // a finite "minus infinity" (as attention_flash.comp)
 
-shared float16_t qs[BM * QP];
-shared float16_t kv[BK * QP];
+shared f16vec4 qs[BM * QP / 4u];
+shared f16vec4 kv[BK * QP / 4u];
 shared float ss[SSN];
-shared float16_t ps[BM * PP];
+shared f16vec4 ps[BM * PP / 4u];
 shared float ms[BM], ls[BM], alphas[BM], mx[BM];
 shared float pm[BM * TPR], psum[BM * TPR];  // partial row maxima and sums of the softmax
 
 #ifdef HL_CM_EMULATE
 const uint HL_CM_ID_qs = 0u, HL_CM_ID_kv = 1u, HL_CM_ID_ps = 2u;
-float hl_cm_read(uint id, uint i) { return float(id == 0u ? qs[i] : id == 1u ? kv[i] : ps[i]); }
+float hl_cm_read(uint id, uint i) {
+  const f16vec4 x = id == 0u ? qs[i / 4u] : id == 1u ? kv[i / 4u] : ps[i / 4u];
+  return float(x[i % 4u]);
+}
 #endif
 
 // A K or V tile: cache rows [b0, b0 + n) of this KV head, zero rows past n. load_kv takes each invocation's SKV vec4s
@@ -103,7 +108,7 @@ void store_kv(vec4 x[SKV]) {
   [[unroll]] for (uint j = 0u; j < SKV; ++j) {
     const uint i = gl_LocalInvocationID.x + j * WG, c = i / D4, d4 = i - c * D4;
     if (i < BK * D4)
-      for (uint e = 0u; e < 4u; ++e) kv[c * QP + 4u * d4 + e] = float16_t(x[j][e]);
+      kv[c * (QP / 4u) + d4] = f16vec4(x[j]);
   }
 }
 
@@ -137,7 +142,7 @@ void main() {
     [[unroll]] for (uint j = 0u; j < SQ; ++j) {
       const uint i = lid + j * WG, r = i / (D / 4u), d4 = i - r * (D / 4u);
       if (i < BM * (D / 4u))
-        for (uint e = 0u; e < 4u; ++e) qs[r * QP + 4u * d4 + e] = float16_t(x[j][e]);
+        qs[r * (QP / 4u) + d4] = f16vec4(x[j]);
     }
   }
   for (uint r = lid; r < BM; r += WG) {
@@ -165,8 +170,8 @@ void main() {
         [[unroll]] for (uint d = 0u; d < D; d += HL_CM) {
           hl_cm_a am;
           hl_cm_b bm;
-          HL_CM_LOAD_A(am, qs, rb * 16u * QP + d, HL_CM_ROW_MAJOR, QP);
-          HL_CM_LOAD_B(bm, kv, cb * 16u * QP + d, HL_CM_COL_MAJOR, QP);
+          HL_CM_LOAD_A(am, qs, (rb * 16u * QP + d) / 4u, HL_CM_ROW_MAJOR, QP / 4u);
+          HL_CM_LOAD_B(bm, kv, (cb * 16u * QP + d) / 4u, HL_CM_COL_MAJOR, QP / 4u);
           sacc = hl_cm_muladd(am, bm, sacc);
         }
         HL_CM_STORE(ss, rb * 16u * SP + cb * 16u, sacc, HL_CM_ROW_MAJOR, SP);
@@ -196,7 +201,7 @@ void main() {
         const uint c = part + t * TPR;
         if (c < BK) {
           const float16_t p = float16_t(c < nv ? exp(ss[r * SP + c] * pc.scale - mn) : 0.0);
-          ps[r * PP + c] = p;
+          ps[(r * PP + c) / 4u][c % 4u] = p;
           lb += float(p);  // the rounded weights that P V uses
         }
       }
@@ -234,8 +239,8 @@ void main() {
           if (b >= NOB) continue;
           hl_cm_a am;
           hl_cm_b bm;
-          HL_CM_LOAD_A(am, ps, rb * 16u * PP + c, HL_CM_ROW_MAJOR, PP);
-          HL_CM_LOAD_B(bm, kv, c * QP + cb * 16u, HL_CM_ROW_MAJOR, QP);
+          HL_CM_LOAD_A(am, ps, (rb * 16u * PP + c) / 4u, HL_CM_ROW_MAJOR, PP / 4u);
+          HL_CM_LOAD_B(bm, kv, (c * QP + cb * 16u) / 4u, HL_CM_ROW_MAJOR, QP / 4u);
           acc[j] = hl_cm_muladd(am, bm, acc[j]);
         }
       }
