@@ -91,15 +91,16 @@ const uint QG_PAD = 2u;  // 16-byte aligned rows
 #include "coopmat.glsl"
 #endif
 
-layout(std430, binding = 0) readonly buffer A { vec4 a4[]; };        // [rows, K] f32
-layout(std430, binding = 1) readonly buffer Rows { int rows[]; };     // MODE 1: [T k] entry ids, packed order
-layout(std430, binding = 2) readonly buffer Off { int offsets[]; };   // MODE 1: [E + 1]
-layout(std430, binding = 3) readonly buffer Tiles { int tiles[]; };   // MODE 1: [E + 1]
-layout(std430, binding = 4) readonly buffer W0 { uint w0[]; };        // raw rows (WeightStore::device_raw)
-layout(std430, binding = 5) readonly buffer W1 { uint w1[]; };        // GATED: up
-layout(std430, binding = 6) writeonly buffer Res { float res[]; };
-layout(std430, binding = 7) readonly buffer W04 { uvec4 w04[]; };     // w0 as 16-byte units
-layout(std430, binding = 8) readonly buffer W14 { uvec4 w14[]; };     // w1 as 16-byte units
+// restrict: the output is never one of the inputs (inputs may share a buffer: they are only read).
+layout(std430, binding = 0) restrict readonly buffer A { vec4 a4[]; };        // [rows, K] f32
+layout(std430, binding = 1) restrict readonly buffer Rows { int rows[]; };     // MODE 1: [T k] entry ids, packed order
+layout(std430, binding = 2) restrict readonly buffer Off { int offsets[]; };   // MODE 1: [E + 1]
+layout(std430, binding = 3) restrict readonly buffer Tiles { int tiles[]; };   // MODE 1: [E + 1]
+layout(std430, binding = 4) restrict readonly buffer W0 { uint w0[]; };        // raw rows (WeightStore::device_raw)
+layout(std430, binding = 5) restrict readonly buffer W1 { uint w1[]; };        // GATED: up
+layout(std430, binding = 6) restrict writeonly buffer Res { float res[]; };
+layout(std430, binding = 7) restrict readonly buffer W04 { uvec4 w04[]; };     // w0 as 16-byte units
+layout(std430, binding = 8) restrict readonly buffer W14 { uvec4 w14[]; };     // w1 as 16-byte units
 layout(push_constant) uniform Push {
   uint E, K;      // MODE 1: experts; the reduction length
   uint N;         // output columns (weight rows per expert)
