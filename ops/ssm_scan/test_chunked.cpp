@@ -361,6 +361,22 @@ TEST_CASE("vk ops: ssm_scan chunked_two_pass hands on heads it does not take", "
   CHECK(resolved("ssm_scan", "vulkan:chunked", scan_args(g, 1, 2, 128, 21, false, false)) == kTwoPass);
 }
 
+// Tunables out of range: a one-line error naming the key, not a pipeline built for shapes the kernels do not take.
+TEST_CASE("vk ops: ssm_scan chunked_two_pass refuses tunables it does not take", "[vk][ops][ssm_chunked]") {
+  if (!gpu::coopmat_unavailable(device(), true).empty() || !device().info().storage_buffer_16bit) return;
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  std::mt19937_64 g(33);
+  const std::pair<const char*, uint32_t> bad[] = {{"piece", 48}, {"cols", 24}, {"scan_subgroups", 6}};
+  for (const auto& [key, value] : bad) {
+    const std::string name = std::string("ssm_scan.chunked_two_pass.") + key;
+    INFO(name << " = " << value);
+    const vk::ScopedTuning scope(device().ctx().profile(), {{"ssm_scan.chunked_two_pass.cm_emulate", 1}, {name, value}});
+    gpu::OpArgs a = scan_args(g, 1, 2, 128, 20, false, false);
+    CHECK_THROWS_WITH(gpu::Registry::get().variant("ssm_scan", kTwoPass).run(ctx, a), Catch::Contains(name));
+  }
+}
+
 TEST_CASE("vk ops: ssm_scan chunked_two_pass on cooperative matrices", "[vk][ops][ssm_chunked][coopmat]") {
   gpu::Device* d = coopmat_or_skip(kTwoPass);
   if (!d) return;
