@@ -8,6 +8,10 @@
 //   - A is f16 rows in packed order in memory (route_gather_f16.comp for gate/up; the gate/up pass writes h that way
 //     for down), read straight into the matrices (coopMatLoad), the next step's before this step's products;
 //   - only subgroup barriers order a subgroup's own staging.
+// With ACH > 0 A is read from shared memory instead: the workgroup stages its 32 packed rows' values of ACH units of K
+// (a chunk: whole ggml blocks, so the chunk holds every run its units read) and its subgroups walk that chunk's steps,
+// two workgroup barriers per chunk instead of none; each subgroup then reads A from shared memory rather than the
+// workgroup's subgroups each fetching the same rows from memory.
 // Rows past the expert's (the tile's last rows) read the next expert's rows or the buffer's padding; their results are
 // dropped. Outputs: GATED, h = silu(gate) * up as f16 pairs in packed order (the down pass's A); else the expert output
 // [T k, N] f32 by entry (route_scatter's input). Include after defining QG_MC (16-column blocks per subgroup) and, for
@@ -26,6 +30,7 @@ layout(constant_id = 5) const uint TYPE0 = 12; // ggml type ids of w0 and w1
 layout(constant_id = 6) const uint TYPE1 = 12;
 layout(constant_id = 8) const uint QG_U = 1;   // 32-value units of K per step (divides 8; the host keeps K a multiple)
 layout(constant_id = 10) const uint PREFETCH = 1;  // Q4_K weights: the next step's units held in registers
+layout(constant_id = 11) const uint ACH = 0;   // units of K per shared A chunk (a multiple of 8; 0: A from memory)
 
 const uint QG_MR = 2u;             // 32 packed rows per tile: ~16 tokens per expert at T = 512
 const uint CR = 16u * QG_MC;       // weight rows (output columns) per subgroup
@@ -63,13 +68,16 @@ shared f16vec4 ws0[SG * CR * KP];
 shared f16vec4 ws1[GATED == 1u ? SG * CR * KP : 1u];
 shared float scratch[SG * 256u * NW];
 shared uint arow[BM];  // route_tile's (unused here: A is read by packed position)
+const uint KPA = 8u * ACH + 2u;  // f16vec4 per staged A row: the chunk's values, padded by 8 halves
+shared f16vec4 as16[ACH > 0u ? BM * KPA : 1u];
+const uint NA = ACH > 0u ? (BM * 8u * ACH + WG - 1u) / WG : 1u;  // staging loads per invocation (never 0: an array size)
 #include "qgemm_stage.glsl"
 #include "route_gemm.glsl"
 
 #ifdef HL_CM_EMULATE
-const uint HL_CM_ID_a16 = 0u, HL_CM_ID_ws0 = 1u, HL_CM_ID_ws1 = 2u;
+const uint HL_CM_ID_a16 = 0u, HL_CM_ID_ws0 = 1u, HL_CM_ID_ws1 = 2u, HL_CM_ID_as16 = 3u;
 float hl_cm_read(uint id, uint i) {
-  const f16vec4 v = id == 0u ? a16[i / 4u] : id == 1u ? ws0[i / 4u] : ws1[i / 4u];
+  const f16vec4 v = id == 0u ? a16[i / 4u] : id == 1u ? ws0[i / 4u] : id == 2u ? ws1[i / 4u] : as16[i / 4u];
   return float(v[i % 4u]);
 }
 #endif
@@ -98,6 +106,17 @@ void run_load(uint r, uint u0, uint c0, uint wrow0, out uvec4 head, out uvec4 qs
       }                                                                                         \
     }
 
+// The same from the staged chunk (ACH > 0) whose first value is K offset KB.
+#define A_LOAD_SH(am, u0, KB)                                                                   \
+  [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu)                                             \
+    if (uu < QG_U) {                                                                            \
+      const uvec2 runs = hlq_unit_runs(TYPE0, (u0) + uu) - (KB);                                \
+      [[unroll]] for (uint i = 0u; i < QG_MR; ++i) {                                            \
+        HL_CM_LOAD_A(am[(i * QG_UMAX + uu) * 2u], as16, 16u * i * KPA + runs.x / 4u, HL_CM_ROW_MAJOR, KPA);      \
+        HL_CM_LOAD_A(am[(i * QG_UMAX + uu) * 2u + 1u], as16, 16u * i * KPA + runs.y / 4u, HL_CM_ROW_MAJOR, KPA); \
+      }                                                                                         \
+    }
+
 // One K step at units [U0, U0 + QG_U) with its A matrices in CUR: its weight units into the subgroup's tiles, the next
 // step's loads (A into NXT, Q4_K units into registers) issued, then this step's products.
 #define RW_STEP(CUR, NXT, U0)                                                                                     \
@@ -120,11 +139,12 @@ void run_load(uint r, uint u0, uint c0, uint wrow0, out uvec4 head, out uvec4 qs
     subgroupMemoryBarrierShared();                                                                                \
     subgroupBarrier();                                                                                            \
     if ((U0) + QG_U < units) {                                                                                    \
-      A_LOAD(NXT, (U0) + QG_U, p0)                                                                                \
+      if (ACH == 0u) A_LOAD(NXT, (U0) + QG_U, p0)                                                                 \
       if (pfw)                                                                                                    \
         [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)                                                            \
           if (q < RPL) run_load(lane + q * S, (U0) + QG_U, c0, wrow0, rh[q], rq[q]);                              \
     }                                                                                                             \
+    if (ACH > 0u) A_LOAD_SH(CUR, U0, akb)                                                                         \
     [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu) {                                                           \
       if (uu >= QG_U) continue;                                                                                   \
       [[unroll]] for (uint h = 0u; h < 2u; ++h)                                                                   \
@@ -153,7 +173,8 @@ void main() {
   if (!route_tile(e, p0, p1, n0)) return;  // uniform per workgroup
   const uint s = gl_SubgroupID, lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
   const uint c0 = n0 + s * CR;  // this subgroup's first column
-  if (s >= SG || c0 >= pc.N) return;  // uniform per subgroup: no workgroup barrier follows
+  const bool live = s < SG && c0 < pc.N;  // uniform per subgroup
+  if (ACH == 0u && !live) return;  // no workgroup barrier follows
   const uint wrow0 = e * pc.N, wb = s * CR * KP;
   const uint units = pc.K / 32u;
   const uint RPL = (RUNS + S - 1u) / S;  // row runs per invocation
@@ -169,16 +190,40 @@ void main() {
   hl_cm_a am[QG_MR * QG_UMAX * 2u];
   hl_cm_a an[QG_MR * QG_UMAX * 2u];
   uvec4 rh[QG_WREG], rq[QG_WREG][QG_UMAX];
-  A_LOAD(am, 0u, p0)
-  if (pfw)
+  if (ACH == 0u) A_LOAD(am, 0u, p0)
+  if (pfw && live)
     [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < RPL) run_load(lane + q * S, 0u, c0, wrow0, rh[q], rq[q]);
 
-  // Steps in pairs, the A matrices alternating between am and an (a step's are loaded during the one before).
-  for (uint u0 = 0u; u0 < units; u0 += 2u * QG_U) {
-    RW_STEP(am, an, u0)
-    if (u0 + QG_U < units) {  // uniform
-      RW_STEP(an, am, u0 + QG_U)
+  uint akb = 0u;  // ACH > 0: the staged chunk's first K value
+  if (ACH == 0u) {
+    // Steps in pairs, the A matrices alternating between am and an (a step's are loaded during the one before).
+    for (uint u0 = 0u; u0 < units; u0 += 2u * QG_U) {
+      RW_STEP(am, an, u0)
+      if (u0 + QG_U < units) {  // uniform
+        RW_STEP(an, am, u0 + QG_U)
+      }
     }
+  } else {
+    // A chunk at a time: the tile's 32 rows of ACH units staged by the whole workgroup (every load issued before the
+    // stores), then each live subgroup's steps over it with A from shared memory.
+    const uint CV = 8u * ACH, lid = gl_LocalInvocationID.x;
+    for (uint ch = 0u; ch < units; ch += ACH) {
+      f16vec4 av[NA];
+      [[unroll]] for (uint q = 0u; q < NA; ++q) {
+        const uint i = lid + q * WG, r = i / CV;
+        av[q] = i < BM * CV ? a16[(p0 + r) * (pc.K / 4u) + ch * 8u + i % CV] : f16vec4(0.0);
+      }
+      barrier();  // the previous chunk read
+      [[unroll]] for (uint q = 0u; q < NA; ++q) {
+        const uint i = lid + q * WG;
+        if (i < BM * CV) as16[(i / CV) * KPA + i % CV] = av[q];
+      }
+      barrier();
+      akb = ch * 32u;
+      if (live)
+        for (uint u0 = ch; u0 < ch + ACH; u0 += QG_U) RW_STEP(am, am, u0)
+    }
+    if (!live) return;
   }
 
   // Epilogue, a 16 x 16 block at a time through this subgroup's scratch: rows inside [p0, p1), columns below N.

@@ -26,10 +26,18 @@ void warp_pass(Device& d, const route_pack::Packed& p, bool gated, const Tensor&
   if (!sg || units == 0 || 8 % units || units > 4)
     fail("moe_experts: route_pack_warp.subgroups = {} must be at least 1 and k_units = {} one of 1, 2, 4", sg, units);
   while (K % (32 * units)) units /= 2;
-  // Shared memory: each subgroup's weight tiles (f16, rows padded by 8 halves) and epilogue scratch; fewer subgroups
-  // where the device has less (lavapipe's 32 KB).
+  // A staged in shared memory a chunk of a_units units at a time (whole blocks: a multiple of 8 that divides K's units;
+  // halved to fit, 0 where none does), else read from memory.
+  uint32_t ach = d.tune(tune_key("a_units"));
+  if (ach % 8) fail("moe_experts: route_pack_warp.a_units = {} is not a multiple of 8 (whole blocks)", ach);
+  while (ach && (K / 32) % ach) ach = ach > 8 ? ach / 2 : 0;
+  // Shared memory: each subgroup's weight tiles (f16, rows padded by 8 halves) and epilogue scratch, the A chunk
+  // (f16, rows padded by 8 halves); fewer subgroups, then a smaller chunk, where the device has less (lavapipe's 32 KB).
   const uint64_t cr = 16 * (gated ? 1 : 2), kp = 8 * units + 2, nw = gated ? 2 : 1;
-  const auto shared = [&] { return sg * (8 * cr * kp * nw + 1024 * nw) + 4 * kTileRows; };
+  const auto shared = [&] {
+    return sg * (8 * cr * kp * nw + 1024 * nw) + 4 * kTileRows + (ach ? 8 * kTileRows * (8 * ach + 2) : 8);
+  };
+  while (shared() > d.info().max_shared_memory && ach > 8) ach /= 2;
   while (shared() > d.info().max_shared_memory && sg > 1) sg /= 2;
   if (shared() > d.info().max_shared_memory)
     fail("moe_experts: route_pack_warp's tiles need {} bytes of shared memory, this device has {}", shared(),
@@ -45,7 +53,7 @@ void warp_pass(Device& d, const route_pack::Packed& p, bool gated, const Tensor&
   const bool emul = d.tune(tune_key("cm_emulate")) != 0;
   const auto& pl = d.pipeline(std::string(gated ? "route_warp_gate_cm" : "route_warp_down_cm") + (emul ? "_emul" : ""),
                               {{0, wg}, {1, sg}, {3, gated ? 1u : 0u}, {5, w0.type}, {6, w1.type}, {8, units},
-                               {10, d.tune(tune_key("prefetch"))}},
+                               {10, d.tune(tune_key("prefetch"))}, {11, ach}},
                               9, sizeof pc, !emul && d.info().subgroup_size_control && d.info().compute_full_subgroups);
   const BufferPtr b0 = w0.t.buffer(d), b1 = w1.t.buffer(d);
   d.dispatch(pl, {a16.buffer(d), p.rows.buffer(d), p.offsets.buffer(d), p.tiles.buffer(d), b0, b1, out.buffer_mut(d), b0, b1},
@@ -118,8 +126,10 @@ void register_moe_experts_vulkan_route_warp(Registry& r) {
   w.precision_tolerance = route_pack::kCoopmatTolerance;  // A, h and the weights rounded to f16, f32 accumulation
   w.delegate = route_pack_warp_pick;
   // subgroups: per workgroup, each 32 packed rows by 16 columns of gate and up (32 of down); k_units: 32-value units
-  // per step; prefetch: Q4_K weights' next step held in registers; cm_emulate 1: the test hook.
-  w.tunables = {{tune_key("subgroups"), 4}, {tune_key("k_units"), 1}, {tune_key("prefetch"), 1}, {tune_key("cm_emulate"), 0}};
+  // per step; prefetch: Q4_K weights' next step held in registers; a_units: A staged in shared memory that many units
+  // of K at a time (0: each subgroup reads A from memory); cm_emulate 1: the test hook.
+  w.tunables = {{tune_key("subgroups"), 4}, {tune_key("k_units"), 1}, {tune_key("prefetch"), 1}, {tune_key("a_units"), 0},
+                {tune_key("cm_emulate"), 0}};
   r.add_variant(std::move(w));
 }
 
