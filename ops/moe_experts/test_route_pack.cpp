@@ -493,10 +493,10 @@ TEST_CASE("vk route_pack_warp: emulated matrices, the whole variant against the 
     std::array<Type, 3> types;
     Shape s;
     int T;
-    uint32_t units, prefetch, a_units = 0;
+    uint32_t units, prefetch, a_units = 0, cols = 16;
   };
   // a_units 8: A staged in shared memory a block of K at a time (two chunks of gate/up at H 512; at K 192, 6 units, no
-  // whole chunk: A from memory).
+  // whole chunk: A from memory); cols 32: 32 columns of gate and up (64 of down) per subgroup.
   const Run runs[] = {{{Type::F32, Type::F32, Type::F32}, kShapes[1], 16, 1, 1},
                       {{Type::Q4_K, Type::Q4_K, Type::Q6_K}, {8, 2, 256, 256}, 5, 1, 1},
                       {{Type::Q4_K, Type::Q4_K, Type::Q4_K}, {4, 2, 256, 256}, 100, 4, 1},
@@ -504,14 +504,17 @@ TEST_CASE("vk route_pack_warp: emulated matrices, the whole variant against the 
                       {{Type::Q8_0, Type::Q8_0, Type::Q8_0}, {5, 2, 192, 128}, 5, 1, 1},
                       {{Type::Q4_K, Type::Q4_K, Type::Q6_K}, {8, 2, 512, 256}, 5, 1, 1, 8},
                       {{Type::Q4_K, Type::Q4_K, Type::Q4_K}, {4, 2, 256, 256}, 70, 2, 1, 8},
-                      {{Type::Q8_0, Type::Q8_0, Type::Q8_0}, {5, 2, 192, 128}, 5, 1, 1, 8}};
+                      {{Type::Q8_0, Type::Q8_0, Type::Q8_0}, {5, 2, 192, 128}, 5, 1, 1, 8},
+                      {{Type::Q4_K, Type::Q4_K, Type::Q6_K}, {8, 2, 512, 256}, 5, 1, 1, 8, 32},
+                      {{Type::Q4_K, Type::Q4_K, Type::Q4_K}, {8, 2, 256, 256}, 5, 1, 1, 0, 32}};
   for (const Run& r : runs) {
     const vk::ScopedTuning tune(device().ctx().profile(), {{"moe_experts.route_pack_warp.k_units", r.units},
                                                            {"moe_experts.route_pack_warp.prefetch", r.prefetch},
-                                                           {"moe_experts.route_pack_warp.a_units", r.a_units}});
+                                                           {"moe_experts.route_pack_warp.a_units", r.a_units},
+                                                           {"moe_experts.route_pack_warp.cols", r.cols}});
     INFO(quant::type_name(r.types[0]) << "/" << quant::type_name(r.types[2]) << ", E " << r.s.E << ", H " << r.s.H << ", F "
                                       << r.s.F << ", T " << r.T << ", k_units " << r.units << ", prefetch " << r.prefetch
-                                      << ", a_units " << r.a_units);
+                                      << ", a_units " << r.a_units << ", cols " << r.cols);
     const double e = coopmat_vs_reference(device(), experts_args(g, r.s, r.T, r.types), "vulkan:route_pack_warp");
     WARN("route_pack_warp rel L2 " << e);
     CHECK(e <= kCoopmatTol);

@@ -33,7 +33,9 @@ void warp_pass(Device& d, const route_pack::Packed& p, bool gated, const Tensor&
   while (ach && (K / 32) % ach) ach = ach > 8 ? ach / 2 : 0;
   // Shared memory: each subgroup's weight tiles (f16, rows padded by 8 halves) and epilogue scratch, the A chunk
   // (f16, rows padded by 8 halves); fewer subgroups, then a smaller chunk, where the device has less (lavapipe's 32 KB).
-  const uint64_t cr = 16 * (gated ? 1 : 2), kp = 8 * units + 2, nw = gated ? 2 : 1;
+  const uint32_t cols = d.tune(tune_key("cols"));
+  if (cols != 16 && cols != 32) fail("moe_experts: route_pack_warp.cols = {} must be 16 or 32", cols);
+  const uint64_t cr = cols * (gated ? 1 : 2), kp = 8 * units + 2, nw = gated ? 2 : 1;
   const auto shared = [&] {
     return sg * (8 * cr * kp * nw + 1024 * nw) + 4 * kTileRows + (ach ? 8 * kTileRows * (8 * ach + 2) : 8);
   };
@@ -46,12 +48,14 @@ void warp_pass(Device& d, const route_pack::Packed& p, bool gated, const Tensor&
   if (wg > d.info().max_workgroup_invocations)
     fail("moe_experts: route_pack_warp: {} subgroups make {} invocations, the device allows {}", sg, wg,
          d.info().max_workgroup_invocations);
-  const uint32_t cols = u32(cr) * sg;  // the workgroup's output columns
-  const Push pc{u32(p.E), K, N, u32(p.k), (N + cols - 1) / cols, w0.row_bytes, w1.row_bytes};
+  const uint32_t bn = u32(cr) * sg;  // the workgroup's output columns
+  const Push pc{u32(p.E), K, N, u32(p.k), (N + bn - 1) / bn, w0.row_bytes, w1.row_bytes};
   const uint64_t rows = p.rows.cols(), tiles = (rows + kTileRows - 1) / kTileRows + std::min<uint64_t>(p.E, rows);
   const Grid g = grid(tiles * pc.ncol);
   const bool emul = d.tune(tune_key("cm_emulate")) != 0;
-  const auto& pl = d.pipeline(std::string(gated ? "route_warp_gate_cm" : "route_warp_down_cm") + (emul ? "_emul" : ""),
+  const std::string kernel = gated ? (cols == 32 ? "route_warp_gate32_cm" : "route_warp_gate_cm")
+                                   : (cols == 32 ? "route_warp_down64_cm" : "route_warp_down_cm");
+  const auto& pl = d.pipeline(kernel + (emul ? "_emul" : ""),
                               {{0, wg}, {1, sg}, {3, gated ? 1u : 0u}, {5, w0.type}, {6, w1.type}, {8, units},
                                {10, d.tune(tune_key("prefetch"))}, {11, ach}},
                               9, sizeof pc, !emul && d.info().subgroup_size_control && d.info().compute_full_subgroups);
@@ -125,10 +129,12 @@ void register_moe_experts_vulkan_route_warp(Registry& r) {
   w.cooperative_matrices = true;
   w.precision_tolerance = route_pack::kCoopmatTolerance;  // A, h and the weights rounded to f16, f32 accumulation
   w.delegate = route_pack_warp_pick;
-  // subgroups: per workgroup, each 32 packed rows by 16 columns of gate and up (32 of down); k_units: 32-value units
+  // subgroups: per workgroup, each 32 packed rows by `cols` (16 or 32) columns of gate and up (twice that of down);
+  // k_units: 32-value units
   // per step; prefetch: Q4_K weights' next step held in registers; a_units: A staged in shared memory that many units
   // of K at a time (0: each subgroup reads A from memory); cm_emulate 1: the test hook.
-  w.tunables = {{tune_key("subgroups"), 4}, {tune_key("k_units"), 1}, {tune_key("prefetch"), 1}, {tune_key("a_units"), 0},
+  w.tunables = {{tune_key("subgroups"), 4}, {tune_key("cols"), 16}, {tune_key("k_units"), 1}, {tune_key("prefetch"), 1},
+                {tune_key("a_units"), 0},
                 {tune_key("cm_emulate"), 0}};
   r.add_variant(std::move(w));
 }
