@@ -1,17 +1,15 @@
 // moe_experts vulkan:route_pack_warp, stage 4: the grouped GEMM over route-packed rows with a tile per subgroup and no
-// workgroup barrier in the K loop. route_pack_coopmat's kernel (ops/shaders/qgemm_cm.glsl) shares each K step's
+// workgroup barrier in its K steps (two per A chunk). route_pack_coopmat's kernel (ops/shaders/qgemm_cm.glsl) shares each K step's
 // decoded weights across its workgroup, so every step is two workgroup barriers around one round trip to memory, and at
 // ~16 tokens per expert a step holds too little work to hide it. Here each subgroup owns QG_MR x QG_MC blocks of
 // 16 x 16 outputs (32 packed rows by 16 QG_MC weight rows; GATED: of gate and of up) and walks K alone:
 //   - its weight rows' units of the step are decoded into its own shared tile (qgemm_stage.glsl), the next step's
 //     loaded into registers first (Q4_K: one block head and QG_U unit loads per row run);
-//   - A is f16 rows in packed order in memory (route_gather_f16.comp for gate/up; the gate/up pass writes h that way
-//     for down), read straight into the matrices (coopMatLoad), the next step's before this step's products;
+//   - A is f16 rows in packed order (route_gather_f16.comp for gate/up; the gate/up pass writes h that way for down),
+//     staged by the whole workgroup in shared memory ACH units of K at a time (a chunk: whole ggml blocks where units
+//     permute values inside a block, so the chunk holds every run its units read): two workgroup barriers per chunk;
+//     the subgroups walk the chunk's steps with their A matrices read from it;
 //   - only subgroup barriers order a subgroup's own staging.
-// With ACH > 0 A is read from shared memory instead: the workgroup stages its 32 packed rows' values of ACH units of K
-// (a chunk: whole ggml blocks, so the chunk holds every run its units read) and its subgroups walk that chunk's steps,
-// two workgroup barriers per chunk instead of none; each subgroup then reads A from shared memory rather than the
-// workgroup's subgroups each fetching the same rows from memory.
 // Rows past the expert's (the tile's last rows) read the next expert's rows or the buffer's padding; their results are
 // dropped. Outputs: GATED, h = silu(gate) * up as f16 pairs in packed order (the down pass's A); else the expert output
 // [T k, N] f32 by entry (route_scatter's input). Include after defining QG_MC (16-column blocks per subgroup) and, for
@@ -30,7 +28,7 @@ layout(constant_id = 5) const uint TYPE0 = 12; // ggml type ids of w0 and w1
 layout(constant_id = 6) const uint TYPE1 = 12;
 layout(constant_id = 8) const uint QG_U = 1;   // 32-value units of K per step (divides 8; the host keeps K a multiple)
 layout(constant_id = 10) const uint PREFETCH = 1;  // Q4_K weights: the next step's units held in registers
-layout(constant_id = 11) const uint ACH = 0;   // units of K per shared A chunk (a multiple of 8; 0: A from memory)
+layout(constant_id = 11) const uint ACH = 8;   // units of K per staged A chunk (divides K's units; K-quants: a multiple of 8)
 
 const uint QG_MR = 2u;             // 32 packed rows per tile: ~16 tokens per expert at T = 512
 const uint CR = 16u * QG_MC;       // weight rows (output columns) per subgroup
@@ -69,8 +67,8 @@ shared f16vec4 ws1[GATED == 1u ? SG * CR * KP : 1u];
 shared float scratch[SG * 256u * NW];
 shared uint arow[BM];  // route_tile's (unused here: A is read by packed position)
 const uint KPA = 8u * ACH + 2u;  // f16vec4 per staged A row: the chunk's values, padded by 8 halves
-shared f16vec4 as16[ACH > 0u ? BM * KPA : 1u];
-const uint NA = ACH > 0u ? (BM * 8u * ACH + WG - 1u) / WG : 1u;  // staging loads per invocation (never 0: an array size)
+shared f16vec4 as16[BM * KPA];
+const uint NA = (BM * 8u * ACH + WG - 1u) / WG;  // staging loads per invocation
 #include "qgemm_stage.glsl"
 #include "route_gemm.glsl"
 
@@ -93,20 +91,8 @@ void run_load(uint r, uint u0, uint c0, uint wrow0, out uvec4 head, out uvec4 qs
   q4k_run_load(b, (wrow0 + n) * (b == 0u ? pc.rb0 : pc.rb1), r < RUNS && n < pc.N, u0, head, qs);
 }
 
-// The A matrices of one step: row block i, unit uu, run h (0 low, 1 high): 16 packed rows from row0 + 16 i by the 16
-// values of that run.
-#define A_LOAD(am, u0, row0)                                                                    \
-  [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu)                                             \
-    if (uu < QG_U) {                                                                            \
-      const uvec2 runs = hlq_unit_runs(TYPE0, (u0) + uu);                                       \
-      [[unroll]] for (uint i = 0u; i < QG_MR; ++i) {                                            \
-        const uint at = ((row0) + 16u * i) * (pc.K / 4u);                                       \
-        HL_CM_LOAD_A(am[(i * QG_UMAX + uu) * 2u], a16, at + runs.x / 4u, HL_CM_ROW_MAJOR, pc.K / 4u);      \
-        HL_CM_LOAD_A(am[(i * QG_UMAX + uu) * 2u + 1u], a16, at + runs.y / 4u, HL_CM_ROW_MAJOR, pc.K / 4u); \
-      }                                                                                         \
-    }
-
-// The same from the staged chunk (ACH > 0) whose first value is K offset KB.
+// The A matrices of one step from the staged chunk whose first value is K offset KB: row block i, unit uu, run h (0 low,
+// 1 high): 16 packed rows by the 16 values of that run.
 #define A_LOAD_SH(am, u0, KB)                                                                   \
   [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu)                                             \
     if (uu < QG_U) {                                                                            \
@@ -117,9 +103,9 @@ void run_load(uint r, uint u0, uint c0, uint wrow0, out uvec4 head, out uvec4 qs
       }                                                                                         \
     }
 
-// One K step at units [U0, U0 + QG_U) with its A matrices in CUR: its weight units into the subgroup's tiles, the next
-// step's loads (A into NXT, Q4_K units into registers) issued, then this step's products.
-#define RW_STEP(CUR, NXT, U0)                                                                                     \
+// One K step at units [U0, U0 + QG_U): its weight units into the subgroup's tiles, the next step's Q4_K units loaded
+// into registers, its A matrices read from the chunk into CUR, then its products.
+#define RW_STEP(CUR, U0)                                                                                     \
   {                                                                                                               \
     if (pfw) {                                                                                                    \
       [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) {                                                            \
@@ -139,12 +125,11 @@ void run_load(uint r, uint u0, uint c0, uint wrow0, out uvec4 head, out uvec4 qs
     subgroupMemoryBarrierShared();                                                                                \
     subgroupBarrier();                                                                                            \
     if ((U0) + QG_U < units) {                                                                                    \
-      if (ACH == 0u) A_LOAD(NXT, (U0) + QG_U, p0)                                                                 \
       if (pfw)                                                                                                    \
         [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)                                                            \
           if (q < RPL) run_load(lane + q * S, (U0) + QG_U, c0, wrow0, rh[q], rq[q]);                              \
     }                                                                                                             \
-    if (ACH > 0u) A_LOAD_SH(CUR, U0, akb)                                                                         \
+    A_LOAD_SH(CUR, U0, akb)                                                                                       \
     [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu) {                                                           \
       if (uu >= QG_U) continue;                                                                                   \
       [[unroll]] for (uint h = 0u; h < 2u; ++h)                                                                   \
@@ -173,8 +158,7 @@ void main() {
   if (!route_tile(e, p0, p1, n0)) return;  // uniform per workgroup
   const uint s = gl_SubgroupID, lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
   const uint c0 = n0 + s * CR;  // this subgroup's first column
-  const bool live = s < SG && c0 < pc.N;  // uniform per subgroup
-  if (ACH == 0u && !live) return;  // no workgroup barrier follows
+  const bool live = s < SG && c0 < pc.N;  // uniform per subgroup (every subgroup stages A)
   const uint wrow0 = e * pc.N, wb = s * CR * KP;
   const uint units = pc.K / 32u;
   const uint RPL = (RUNS + S - 1u) / S;  // row runs per invocation
@@ -188,43 +172,30 @@ void main() {
   [[unroll]] for (uint i = 0u; i < QG_MR * QG_MC; ++i) accu[i] = hl_cm_fill(0.0);
 #endif
   hl_cm_a am[QG_MR * QG_UMAX * 2u];
-  hl_cm_a an[QG_MR * QG_UMAX * 2u];
   uvec4 rh[QG_WREG], rq[QG_WREG][QG_UMAX];
-  if (ACH == 0u) A_LOAD(am, 0u, p0)
   if (pfw && live)
     [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < RPL) run_load(lane + q * S, 0u, c0, wrow0, rh[q], rq[q]);
 
-  uint akb = 0u;  // ACH > 0: the staged chunk's first K value
-  if (ACH == 0u) {
-    // Steps in pairs, the A matrices alternating between am and an (a step's are loaded during the one before).
-    for (uint u0 = 0u; u0 < units; u0 += 2u * QG_U) {
-      RW_STEP(am, an, u0)
-      if (u0 + QG_U < units) {  // uniform
-        RW_STEP(an, am, u0 + QG_U)
-      }
+  // A chunk at a time: the tile's 32 rows of ACH units staged by the whole workgroup (every load issued before the
+  // stores), then each live subgroup's steps over it.
+  const uint CV = 8u * ACH, lid = gl_LocalInvocationID.x;
+  for (uint ch = 0u; ch < units; ch += ACH) {
+    f16vec4 av[NA];
+    [[unroll]] for (uint q = 0u; q < NA; ++q) {
+      const uint i = lid + q * WG, r = i / CV;
+      av[q] = i < BM * CV ? a16[(p0 + r) * (pc.K / 4u) + ch * 8u + i % CV] : f16vec4(0.0);
     }
-  } else {
-    // A chunk at a time: the tile's 32 rows of ACH units staged by the whole workgroup (every load issued before the
-    // stores), then each live subgroup's steps over it with A from shared memory.
-    const uint CV = 8u * ACH, lid = gl_LocalInvocationID.x;
-    for (uint ch = 0u; ch < units; ch += ACH) {
-      f16vec4 av[NA];
-      [[unroll]] for (uint q = 0u; q < NA; ++q) {
-        const uint i = lid + q * WG, r = i / CV;
-        av[q] = i < BM * CV ? a16[(p0 + r) * (pc.K / 4u) + ch * 8u + i % CV] : f16vec4(0.0);
-      }
-      barrier();  // the previous chunk read
-      [[unroll]] for (uint q = 0u; q < NA; ++q) {
-        const uint i = lid + q * WG;
-        if (i < BM * CV) as16[(i / CV) * KPA + i % CV] = av[q];
-      }
-      barrier();
-      akb = ch * 32u;
-      if (live)
-        for (uint u0 = ch; u0 < ch + ACH; u0 += QG_U) RW_STEP(am, am, u0)
+    barrier();  // the previous chunk read
+    [[unroll]] for (uint q = 0u; q < NA; ++q) {
+      const uint i = lid + q * WG;
+      if (i < BM * CV) as16[(i / CV) * KPA + i % CV] = av[q];
     }
-    if (!live) return;
+    barrier();
+    const uint akb = ch * 32u;
+    if (live)
+      for (uint u0 = ch; u0 < ch + ACH; u0 += QG_U) RW_STEP(am, u0)
   }
+  if (!live) return;
 
   // Epilogue, a 16 x 16 block at a time through this subgroup's scratch: rows inside [p0, p1), columns below N.
   const uint sb = s * 256u * NW;

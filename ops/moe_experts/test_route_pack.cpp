@@ -478,9 +478,9 @@ TEST_CASE("vk route_pack_coopmat: the whole variant against the reference, and d
 // vulkan:route_pack_warp with emulated matrices (route_warp_*_cm_emul.comp: the same kernel, each subgroup's products
 // read in place from A in memory and from its shared tile) on any device with f16 arithmetic and 16-bit storage,
 // lavapipe included, against the reference: f32 experts (units staged as decoded), the GGUF mix (q4_K gate/up from
-// registers, q6_K down staged), q4_K everywhere with two row tiles per expert (4 experts, about 50 rows each: half the
-// emulated work of 8 experts at T = 200, which on two busy cores ran past the stream's 60 s timeout) and four units per
-// step, nothing prefetched, q8_0. The tolerance is route_pack_coopmat's: A, h and the weights rounded to f16, f32 accumulation.
+// registers, q6_K down staged), q4_K everywhere with two row tiles per expert (4 experts, about 35 rows each: 8 experts
+// at T = 200, or 4 at T = 100 with four units per step, ran past the stream's 60 s timeout on two busy cores) and four
+// units per step, nothing prefetched, q8_0. The tolerance is route_pack_coopmat's: A, h and the weights rounded to f16, f32 accumulation.
 TEST_CASE("vk route_pack_warp: emulated matrices, the whole variant against the reference", "[vk][ops]") {
   if (!device().info().shader_float16 || !device().info().storage_buffer_16bit) {
     WARN("SKIPPED: no shaderFloat16 or 16-bit storage on " << device().info().name);
@@ -493,20 +493,19 @@ TEST_CASE("vk route_pack_warp: emulated matrices, the whole variant against the 
     std::array<Type, 3> types;
     Shape s;
     int T;
-    uint32_t units, prefetch, a_units = 0, cols = 16;
+    uint32_t units, prefetch, a_units = 8, cols = 16;
   };
-  // a_units 8: A staged in shared memory a block of K at a time (two chunks of gate/up at H 512; at K 192, 6 units, no
-  // whole chunk: A from memory); cols 32: 32 columns of gate and up (64 of down) per subgroup.
+  // a_units: A staged in shared memory that many units of K at a time (8: two chunks of gate/up at H 512; 16: one; at K
+  // 192, 6 units, chunks of 2); cols 32: 32 columns of gate and up (64 of down) per subgroup.
   const Run runs[] = {{{Type::F32, Type::F32, Type::F32}, kShapes[1], 16, 1, 1},
                       {{Type::Q4_K, Type::Q4_K, Type::Q6_K}, {8, 2, 256, 256}, 5, 1, 1},
-                      {{Type::Q4_K, Type::Q4_K, Type::Q4_K}, {4, 2, 256, 256}, 100, 4, 1},
-                      {{Type::Q4_K, Type::Q4_K, Type::Q4_K}, {8, 2, 256, 256}, 5, 2, 0},
+                      {{Type::Q4_K, Type::Q4_K, Type::Q4_K}, {4, 2, 256, 256}, 70, 2, 1},
+                      {{Type::Q4_K, Type::Q4_K, Type::Q4_K}, {8, 2, 256, 256}, 5, 4, 0},
                       {{Type::Q8_0, Type::Q8_0, Type::Q8_0}, {5, 2, 192, 128}, 5, 1, 1},
                       {{Type::Q4_K, Type::Q4_K, Type::Q6_K}, {8, 2, 512, 256}, 5, 1, 1, 8},
-                      {{Type::Q4_K, Type::Q4_K, Type::Q4_K}, {4, 2, 256, 256}, 70, 2, 1, 8},
-                      {{Type::Q8_0, Type::Q8_0, Type::Q8_0}, {5, 2, 192, 128}, 5, 1, 1, 8},
+                      {{Type::Q4_K, Type::Q4_K, Type::Q6_K}, {8, 2, 512, 256}, 5, 1, 1, 16},
                       {{Type::Q4_K, Type::Q4_K, Type::Q6_K}, {8, 2, 512, 256}, 5, 1, 1, 8, 32},
-                      {{Type::Q4_K, Type::Q4_K, Type::Q4_K}, {8, 2, 256, 256}, 5, 1, 1, 0, 32}};
+                      {{Type::Q4_K, Type::Q4_K, Type::Q4_K}, {8, 2, 256, 256}, 5, 1, 1, 8, 32}};
   for (const Run& r : runs) {
     const vk::ScopedTuning tune(device().ctx().profile(), {{"moe_experts.route_pack_warp.k_units", r.units},
                                                            {"moe_experts.route_pack_warp.prefetch", r.prefetch},
@@ -518,5 +517,10 @@ TEST_CASE("vk route_pack_warp: emulated matrices, the whole variant against the 
     const double e = coopmat_vs_reference(device(), experts_args(g, r.s, r.T, r.types), "vulkan:route_pack_warp");
     WARN("route_pack_warp rel L2 " << e);
     CHECK(e <= kCoopmatTol);
+  }
+  for (const uint32_t bad : {0u, 4u, 12u}) {
+    const vk::ScopedTuning tune(device().ctx().profile(), {{"moe_experts.route_pack_warp.a_units", bad}});
+    CHECK_THROWS_WITH(coopmat_vs_reference(device(), experts_args(g, runs[1].s, 5, runs[1].types), "vulkan:route_pack_warp"),
+                      Catch::Contains("a_units = " + std::to_string(bad)));
   }
 }

@@ -26,20 +26,21 @@ void warp_pass(Device& d, const route_pack::Packed& p, bool gated, const Tensor&
   if (!sg || units == 0 || 8 % units || units > 4)
     fail("moe_experts: route_pack_warp.subgroups = {} must be at least 1 and k_units = {} one of 1, 2, 4", sg, units);
   while (K % (32 * units)) units /= 2;
-  // A staged in shared memory a chunk of a_units units at a time (whole blocks: a multiple of 8 that divides K's units;
-  // halved to fit, 0 where none does), else read from memory.
+  // A staged in shared memory a chunk of a_units units at a time, halved until it divides K's units: a power of two from
+  // 8 on, so a K-quant chunk (K a multiple of 256) stays whole blocks; 32-value block types take any divisor.
   uint32_t ach = d.tune(tune_key("a_units"));
-  if (ach % 8) fail("moe_experts: route_pack_warp.a_units = {} is not a multiple of 8 (whole blocks)", ach);
-  while (ach && (K / 32) % ach) ach = ach > 8 ? ach / 2 : 0;
+  if (ach < 8 || (ach & (ach - 1)))
+    fail("moe_experts: route_pack_warp.a_units = {} is not a power of two from 8 on (whole K-quant blocks)", ach);
+  while ((K / 32) % ach) ach /= 2;
   // Shared memory: each subgroup's weight tiles (f16, rows padded by 8 halves) and epilogue scratch, the A chunk
   // (f16, rows padded by 8 halves); fewer subgroups, then a smaller chunk, where the device has less (lavapipe's 32 KB).
   const uint32_t cols = d.tune(tune_key("cols"));
   if (cols != 16 && cols != 32) fail("moe_experts: route_pack_warp.cols = {} must be 16 or 32", cols);
   const uint64_t cr = cols * (gated ? 1 : 2), kp = 8 * units + 2, nw = gated ? 2 : 1;
   const auto shared = [&] {
-    return sg * (8 * cr * kp * nw + 1024 * nw) + 4 * kTileRows + (ach ? 8 * kTileRows * (8 * ach + 2) : 8);
+    return sg * (8 * cr * kp * nw + 1024 * nw) + 4 * kTileRows + 8 * kTileRows * (8 * ach + 2);
   };
-  while (shared() > d.info().max_shared_memory && ach > 8) ach /= 2;
+  while (shared() > d.info().max_shared_memory && ach > 8 && ach % 2 == 0) ach /= 2;
   while (shared() > d.info().max_shared_memory && sg > 1) sg /= 2;
   if (shared() > d.info().max_shared_memory)
     fail("moe_experts: route_pack_warp's tiles need {} bytes of shared memory, this device has {}", shared(),
@@ -132,9 +133,10 @@ void register_moe_experts_vulkan_route_warp(Registry& r) {
   // subgroups: per workgroup, each 32 packed rows by `cols` (16 or 32) columns of gate and up (twice that of down);
   // k_units: 32-value units
   // per step; prefetch: Q4_K weights' next step held in registers; a_units: A staged in shared memory that many units
-  // of K at a time (0: each subgroup reads A from memory); cm_emulate 1: the test hook.
+  // of K at a time (H100: 8 and 16 alike; each subgroup reading A from memory itself failed at full size there, rel L2
+  // inf, and was removed); cm_emulate 1: the test hook.
   w.tunables = {{tune_key("subgroups"), 4}, {tune_key("cols"), 16}, {tune_key("k_units"), 1}, {tune_key("prefetch"), 1},
-                {tune_key("a_units"), 0},
+                {tune_key("a_units"), 8},
                 {tune_key("cm_emulate"), 0}};
   r.add_variant(std::move(w));
 }
