@@ -16,6 +16,7 @@ Experiment ssm_scan_experiment() {
                           {"ssm_scan.chunked_two_pass.cols", {16, 32}},
                           {"ssm_scan.chunked_two_pass.scan_subgroups", {4, 8}},
                           {"ssm_scan.chunked_two_pass.piece", {32, 64}},
+                          {"ssm_scan.chunked_two_pass.prefetch", {0, 1}},
                           // value columns per workgroup, invocations per column, tokens staged at a time
                           // (cols 64, split 4 and stage 8 lost at T = 512 on the H200: README)
                           {"ssm_scan.block_resident.cols", {16, 32}}, {"ssm_scan.block_resident.split", {8, 16}},

@@ -22,6 +22,9 @@ layout(constant_id = 0) const uint WG = 128;  // max(NSG * the largest subgroup 
 layout(constant_id = 1) const uint DK = 128;
 layout(constant_id = 2) const uint DV = 128;
 layout(constant_id = 3) const uint KW = 32;  // columns per staged piece: 32 or 64 (dividing d_k)
+// 1: each piece's K and Q and each round's right-hand sides loaded into registers a phase ahead (the next piece's under
+// this piece's products, the first round's under the inverse), not after the barrier that stages them
+layout(constant_id = 4) const uint PREFETCH = 1;
 #include "common.glsl"
 #define HL_CM_VEC 4u
 #include "coopmat.glsl"
@@ -36,6 +39,9 @@ const uint CP = C + 8u, QOFF = C * KWP;   // Q's half of skq
 // for (e = L; e < n; e += WG) with a constant count of trips
 #define SSM_FOR(e, n) SSM_UNROLL for (uint e##_u = 0u, e = L; e##_u < ((n) + WG - 1u) / WG; ++e##_u, e += WG) if (e < (n))
 #define V4(x) ((x) / 4u)  // an f16vec4 array's index of element x (a multiple of 4)
+// Per-invocation vec4s of a K / Q piece (each) and of a round's right-hand sides, and their most (WG >= C = 64).
+const uint NKQ = C * KW / 4u, NRH = 2u * C * KW / 4u, TKQ = (NKQ + WG - 1u) / WG, TRH = (NRH + WG - 1u) / WG;
+const uint TKQ_MAX = 16u, TRH_MAX = 32u;
 
 layout(std430, binding = 0) restrict readonly buffer Qb_ { vec4 q[]; };
 layout(std430, binding = 1) restrict readonly buffer Kb_ { vec4 k[]; };
@@ -96,17 +102,30 @@ void main() {
   // K K^T and Q K^T: subgroup s owns lower blocks t = s + NSG q of [K K^T ; Q K^T] (20 in all).
   hl_cm_acc acc[5];
   [[unroll]] for (uint qi = 0u; qi < 5u; ++qi) acc[qi] = hl_cm_fill(0.0);
+  // This invocation's vec4s of a piece: e = L + u WG (row e / (KW / 4), columns 4 (e % (KW / 4)).. of the piece);
+  // literal trip counts (the registers are named by constants once unrolled), the spare trips fold away.
+  vec4 pk[TKQ_MAX], pq[TKQ_MAX];
+#define SSM_LOAD_KQ(p)                                                                            \
+  SSM_UNROLL for (uint u = 0u; u < TKQ_MAX; ++u) {                                                \
+    const uint e = L + u * WG, r = e / (KW / 4u), at = V4((row0 + r) * ldk + kcol + (p) + e % (KW / 4u) * 4u); \
+    const bool ok = u < TKQ && e < NKQ && r < nrows;                                              \
+    pk[u] = ok ? k[at] : vec4(0.0);                                                               \
+    pq[u] = ok ? q[at] : vec4(0.0);                                                               \
+  }
+  if (PREFETCH != 0u) SSM_LOAD_KQ(0u)
   for (uint p = 0u; p < DK; p += KW) {
+    if (PREFETCH == 0u) SSM_LOAD_KQ(p)
     barrier();  // the previous piece consumed (and sdq, sdk written)
-    SSM_FOR(e, C * KW / 4u) {
-      const uint r = e / (KW / 4u), i = e % (KW / 4u) * 4u, at = V4((row0 + r) * ldk + kcol + p + i);
-      const vec4 kv = r < nrows ? k[at] : vec4(0.0), qv = r < nrows ? q[at] : vec4(0.0);
-      skq[V4(r * KWP + i)] = f16vec4(kv);
-      skq[V4(QOFF + r * KWP + i)] = f16vec4(qv);
-      kbar[V4((b * C + r) * DK + p + i)] = f16vec4(sdk[r] * kv);
-      qbar[V4((b * C + r) * DK + p + i)] = f16vec4(sdq[r] * qv);
+    SSM_UNROLL for (uint u = 0u; u < TKQ_MAX; ++u) {
+      const uint e = L + u * WG, r = e / (KW / 4u), i = e % (KW / 4u) * 4u;
+      if (u >= TKQ || e >= NKQ) continue;
+      skq[V4(r * KWP + i)] = f16vec4(pk[u]);
+      skq[V4(QOFF + r * KWP + i)] = f16vec4(pq[u]);
+      kbar[V4((b * C + r) * DK + p + i)] = f16vec4(sdk[r] * pk[u]);
+      qbar[V4((b * C + r) * DK + p + i)] = f16vec4(sdq[r] * pq[u]);
     }
     barrier();
+    if (PREFETCH != 0u && p + KW < DK) SSM_LOAD_KQ(p + KW)
     if (s < NSG)
       [[unroll]] for (uint qi = 0u; qi < 5u; ++qi) {
         const uint t = s + NSG * qi;
@@ -120,6 +139,19 @@ void main() {
         }
       }
   }
+  // The first round's right-hand sides (below), loaded under A, P and the inverse.
+  vec4 pr[TRH_MAX];
+#define SSM_LOAD_RHS(p0)                                                                          \
+  SSM_UNROLL for (uint u = 0u; u < TRH_MAX; ++u) {                                                \
+    const uint e = L + u * WG, half_ = e / NKQ, r = e / (KW / 4u) % C;                            \
+    const uint col = (p0) + half_ * KW + e % (KW / 4u) * 4u;                                      \
+    pr[u] = vec4(0.0);                                                                            \
+    if (u < TRH && e < NRH && r < nrows) {                                                        \
+      if (col < DV) pr[u] = sbeta[r] * v[V4((row0 + r) * ldv + h * DV + col)];                    \
+      else if (col < DV + DK) pr[u] = -sbeta[r] * sdq[r] * k[V4((row0 + r) * ldk + kcol + col - DV)]; \
+    }                                                                                             \
+  }
+  if (PREFETCH != 0u) SSM_LOAD_RHS(0u)
   // A and P from the blocks, through the subgroup's scratch (the masks and decays need each element's place).
   if (s < NSG)
     [[unroll]] for (uint qi = 0u; qi < 5u; ++qi) {
@@ -201,15 +233,14 @@ void main() {
   // [U | -W] = T [beta V | -beta e^gamma K], two pieces per round; subgroup s: output blocks t = s + NSG q of the
   // round's 4 x 2 NB.
   for (uint p0 = 0u; p0 < DV + DK; p0 += 2u * KW) {
+    if (PREFETCH == 0u) SSM_LOAD_RHS(p0)
     barrier();  // T written / the previous round consumed
-    SSM_FOR(e, 2u * C * KW / 4u) {
-      const uint half_ = e / (C * KW / 4u), r = e / (KW / 4u) % C, i = e % (KW / 4u) * 4u, col = p0 + half_ * KW + i;
-      vec4 val = vec4(0.0);
-      if (r < nrows && col < DV) val = sbeta[r] * v[V4((row0 + r) * ldv + h * DV + col)];
-      else if (r < nrows && col < DV + DK) val = -sbeta[r] * sdq[r] * k[V4((row0 + r) * ldk + kcol + col - DV)];
-      skq[V4(half_ * QOFF + r * KWP + i)] = f16vec4(val);
+    SSM_UNROLL for (uint u = 0u; u < TRH_MAX; ++u) {
+      const uint e = L + u * WG, half_ = e / NKQ, r = e / (KW / 4u) % C, i = e % (KW / 4u) * 4u;
+      if (u < TRH && e < NRH) skq[V4(half_ * QOFF + r * KWP + i)] = f16vec4(pr[u]);
     }
     barrier();
+    if (PREFETCH != 0u && p0 + 2u * KW < DV + DK) SSM_LOAD_RHS(p0 + 2u * KW)
     if (s < NSG)
       [[unroll]] for (uint qi = 0u; qi < 8u * NB / NSG; ++qi) {
         const uint t = s + NSG * qi, half_ = t / (4u * NB), rb = t % (4u * NB) / NB, cb = t % NB;

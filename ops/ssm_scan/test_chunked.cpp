@@ -317,9 +317,10 @@ TEST_CASE("vk ops: ssm_scan chunked_two_pass, emulated matrices", "[vk][ops][ssm
   }
   std::mt19937_64 g(30);
   two_pass_cases(device(), g, "emulated", {{"ssm_scan.chunked_two_pass.cm_emulate", 1}});
-  // Passes of one chunk (the state carried between passes through memory).
-  two_pass_cases(device(), g, "emulated, one chunk per pass",
-                 {{"ssm_scan.chunked_two_pass.cm_emulate", 1}, {"ssm_scan.chunked.segment", 64}});
+  // Passes of one chunk (the state carried between passes through memory); the prep's loads without prefetch.
+  two_pass_cases(device(), g, "emulated, one chunk per pass, no prefetch",
+                 {{"ssm_scan.chunked_two_pass.cm_emulate", 1}, {"ssm_scan.chunked.segment", 64},
+                  {"ssm_scan.chunked_two_pass.prefetch", 0}});
   // Scan workgroups of 32 value columns (the default is 16), on 4 and on 8 subgroups; the prep's pieces of 64 columns
   // (d_k = 32 keeps pieces of 32).
   two_pass_cases(device(), g, "emulated, 32 columns, pieces of 64",

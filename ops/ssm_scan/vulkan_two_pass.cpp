@@ -87,7 +87,7 @@ void two_pass(VariantCtx& c, OpArgs& a) {
   const uint32_t sg = d.info().max_subgroup_size;
   const std::string sfx = emulated(d) ? "_cm_emul" : "_cm";
   const uint32_t piece = d.tune(std::string(kKey) + "piece"), cols = d.tune(std::string(kKey) + "cols"),
-                 nsg = d.tune(std::string(kKey) + "scan_subgroups");
+                 nsg = d.tune(std::string(kKey) + "scan_subgroups"), prefetch = d.tune(std::string(kKey) + "prefetch");
   if (piece != 32 && piece != 64) fail("ssm_scan: ssm_scan.chunked_two_pass.piece = {} must be 32 or 64", piece);
   if (cols != 16 && cols != 32) fail("ssm_scan: ssm_scan.chunked_two_pass.cols = {} must be 16 or 32", cols);
   if (nsg != 4 && nsg != 8) fail("ssm_scan: ssm_scan.chunked_two_pass.scan_subgroups = {} must be 4 or 8", nsg);
@@ -98,7 +98,7 @@ void two_pass(VariantCtx& c, OpArgs& a) {
   // Pieces of 64 columns only where they divide d_k.
   const uint32_t kw = dk % piece == 0 ? piece : 32;
   const auto& prep = d.pipeline("ssm_two_pass_prep" + sfx,
-                                {{0, std::max(kNsg * sg, kC)}, {1, u32(dk)}, {2, u32(dv)}, {3, kw}},
+                                {{0, std::max(kNsg * sg, kC)}, {1, u32(dk)}, {2, u32(dv)}, {3, kw}, {4, prefetch != 0}},
                                 u32(int64_t(bufs.size())), sizeof(Push), full);
   const auto& scan = d.pipeline("ssm_two_pass_scan" + sfx,
                                 {{0, nsg * sg}, {1, u32(dk)}, {2, u32(dv)}, {3, cols}, {4, nsg}},
@@ -154,9 +154,11 @@ void register_ssm_scan_vulkan_two_pass(Registry& r) {
   // below min_tokens, block_resident; columns of K, Q, V per staged piece of the prep pass (32 or 64: half the
   // round trips, twice the shared tile); value columns per workgroup of the scan pass (16 or 32: each workgroup
   // reads its head's W, Qbar, Kbar and P, so 32 halves that traffic; with 4 subgroups it needs 255 registers and
-  // spills on Hopper) and its computing subgroups (4, or 8 to hold 32 columns in the registers 4 hold 16 in)
+  // spills on Hopper) and its computing subgroups (4, or 8 to hold 32 columns in the registers 4 hold 16 in);
+  // prefetch 1: the prep's global loads issued a phase ahead, into registers (0: after the barrier that stages them)
   v.tunables = {{std::string(kKey) + "min_tokens", 2},
                 {std::string(kKey) + "piece", 32},
+                {std::string(kKey) + "prefetch", 1},
                 {std::string(kKey) + "cols", 16},
                 {std::string(kKey) + "scan_subgroups", 4}};
   r.add_variant(std::move(v));
