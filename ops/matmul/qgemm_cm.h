@@ -52,8 +52,10 @@ QgemmPair qgemm_dense_pair(Device& d, const std::string& prefix, const Tensor& x
                            const QgemmWeight& w1, uint32_t N, bool scalar = false);
 // Routed over p (packed in tiles of qgemm_tile(..., Gate).rows rows): gated, h [T k, N] (packed order) =
 // silu(x w0_e^T) * (x w1_e^T) with x's row of each entry's token; else ye [T k, N] (entry order) = a w0_e^T with a
-// the packed rows. K = the weights' columns.
+// the packed rows. K = the weights' columns. half_h (matrix kernels): h in f16, two values per float of its tensor
+// ([T k, N / 2]): gate/up writes it so, down reads its A so.
 void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed& p, bool gated, const Tensor& a,
-                  const QgemmWeight& w0, const QgemmWeight& w1, Tensor& out, uint32_t K, uint32_t N, bool scalar = false);
+                  const QgemmWeight& w0, const QgemmWeight& w1, Tensor& out, uint32_t K, uint32_t N, bool scalar = false,
+                  bool half_h = false);
 
 }  // namespace hl::gpu

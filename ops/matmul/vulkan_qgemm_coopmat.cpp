@@ -89,13 +89,13 @@ struct Push {
 };
 
 const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const QgemmTile& t, const Shape& s, uint32_t mode,
-                             uint32_t type0, uint32_t type1, uint32_t ks = 1, uint32_t pair = 0) {
+                             uint32_t type0, uint32_t type1, uint32_t ks = 1, uint32_t pair = 0, uint32_t half_h = 0) {
   const uint32_t diag = d.profile().get(prefix + "diag", 0);
   if ((diag & 32) && shared_bytes(t, s) + 1024ull * (diag >> 16) + 16 > d.info().max_shared_memory)
     fail("qgemm: {}diag {} pads shared memory past the device's {} bytes", prefix, diag, d.info().max_shared_memory);
   return d.pipeline(std::string(s.shader) + (!s.scalar && emulated(d, prefix) ? "_emul" : ""),
                     {{0, t.wg}, {1, t.sr}, {2, t.sc}, {3, s.gated ? 1u : 0u}, {4, mode}, {5, type0}, {6, type1},
-                     {7, diag}, {8, t.units}, {9, ks}, {10, d.tune(prefix + "prefetch")}, {11, pair}}, 9,
+                     {7, diag}, {8, t.units}, {9, ks}, {10, d.tune(prefix + "prefetch")}, {11, pair}, {12, half_h}}, 9,
                     sizeof(Push), !s.scalar && d.info().subgroup_size_control && d.info().compute_full_subgroups);
 }
 
@@ -207,8 +207,10 @@ QgemmPair qgemm_dense_pair(Device& d, const std::string& prefix, const Tensor& x
 }
 
 void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed& p, bool gated, const Tensor& a,
-                  const QgemmWeight& w0, const QgemmWeight& w1, Tensor& out, uint32_t K, uint32_t N, bool scalar) {
+                  const QgemmWeight& w0, const QgemmWeight& w1, Tensor& out, uint32_t K, uint32_t N, bool scalar,
+                  bool half_h) {
   const QgemmKernel k = gated ? QgemmKernel::Gate : QgemmKernel::Down;
+  if (half_h && (scalar || N % 2 || K % 2)) fail("qgemm: h in f16 needs the matrix kernels and even widths");
   const Shape s = shape(k, scalar, thin(d, prefix, k, scalar));
   if (K % 64) fail("qgemm: a reduction of {} values, not a multiple of 64", K);
   const QgemmTile t = fit_units(qgemm_tile(d, prefix, k, scalar), K);
@@ -223,7 +225,7 @@ void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed
   const uint64_t rows = p.rows.cols(), tiles = (rows + t.rows - 1) / t.rows + std::min<uint64_t>(p.E, rows);
   const Grid g = grid(tiles * pc.ncol);
   const BufferPtr b0 = w0.t.buffer(d), b1 = w1.t.buffer(d);
-  d.dispatch(pipeline(d, prefix, t, s, 1, w0.type, w1.type),
+  d.dispatch(pipeline(d, prefix, t, s, 1, w0.type, w1.type, 1, 0, half_h ? 1u : 0u),
              {a.buffer(d), p.rows.buffer(d), p.offsets.buffer(d), p.tiles.buffer(d), b0, b1, out.buffer_mut(d), b0, b1}, pc,
              g.x, g.y);
 }

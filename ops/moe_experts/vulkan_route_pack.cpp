@@ -148,7 +148,8 @@ void gemm(Device& d, const Packed& p, bool gated, const Tensor& a, const Operand
       return QgemmWeight{o.t, o.quant ? o.type : uint32_t(quant::Type::F32), o.quant ? o.row_bytes : u32(4 * K)};
     };
     const bool scalar = kind == Gemm::Qgemm;
-    qgemm_routed(d, scalar ? kQgemmTune : kCmTune, p, gated, a, weight(w0), weight(w1), res, u32(K), u32(N), scalar);
+    qgemm_routed(d, scalar ? kQgemmTune : kCmTune, p, gated, a, weight(w0), weight(w1), res, u32(K), u32(N), scalar,
+                 kind == Gemm::Coopmat);
     return;
   }
   const Tiles s = gemm_shape(d, w0.quant);
@@ -213,7 +214,8 @@ Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const Wei
   const bool raw_gu = (raw(gate) || raw(up)) && vk_quant_decodes(gate) && vk_quant_decodes(up);
   // Long enough chunks: dequantize the stacks on the device and run the f32 GEMM (scalar path only).
   const bool deq = kind == Gemm::Tiled && raw_gu && raw(down) && dequantizes(d, gate, T) && dequantizes(d, up, T) && dequantizes(d, down, T);
-  Tensor hmid = Tensor::device(d, N, F), ye = Tensor::device(d, N, H);
+  // The matrix kernels keep h in f16 (two values per float: the values down's staging rounds to f16 anyway).
+  Tensor hmid = Tensor::device(d, N, kind == Gemm::Coopmat ? F / 2 : F), ye = Tensor::device(d, N, H);
   if (deq) {
     gemm(d, p, true, x, dequantized(c, gate, "gate"), dequantized(c, up, "up"), hmid, H, F, kind);
     const Operand dn = dequantized(c, down, "down");

@@ -68,6 +68,9 @@ layout(constant_id = 10) const uint PREFETCH = 3;
 // MODE 0, GATED 1: 1 writes both products as they are (no SwiGLU): w0's at res[slice + row N + col], w1's KS T N
 // further on, each split's partial sums in its own slice (the caller's pass adds them up and applies what follows).
 layout(constant_id = 11) const uint PAIR = 0;
+// MODE 1: 1 keeps h (gate/up's output, down's A) in f16: gate/up writes it as f16 pairs, down reads them as its A (the
+// values down's staging rounds to f16 anyway: half the bytes written and read, and no conversion at staging).
+layout(constant_id = 12) const uint HALF_H = 0;
 #ifdef QG_SCALAR
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 const uint BR = QG_TM * SR, BN = QG_TN * SC;
@@ -101,6 +104,8 @@ layout(std430, binding = 5) restrict readonly buffer W1 { uint w1[]; };        /
 layout(std430, binding = 6) restrict writeonly buffer Res { float res[]; };
 layout(std430, binding = 7) restrict readonly buffer W04 { uvec4 w04[]; };     // w0 as 16-byte units
 layout(std430, binding = 8) restrict readonly buffer W14 { uvec4 w14[]; };     // w1 as 16-byte units
+layout(std430, binding = 0) restrict readonly buffer AH { uvec2 ah[]; };       // HALF_H, down: A as f16, 4 per uvec2
+layout(std430, binding = 6) restrict writeonly buffer ResU { uint resu[]; };   // HALF_H, gate/up: h as f16 pairs
 layout(push_constant) uniform Push {
   uint E, K;      // MODE 1: experts; the reduction length
   uint N;         // output columns (weight rows per expert)
@@ -210,6 +215,14 @@ vec4 a_load(uint i, uint u0) {
   return i < BR * 8u * QG_U && arow[min(r, BR - 1u)] != ROUTE_NONE ? a4[arow[r] + at] : vec4(0.0);
 }
 uint a_slot(uint i) { return (i / (8u * QG_U)) * KP + i % (8u * QG_U); }
+// The same from A in f16 (HALF_H, down): its four halves as raw bits, staged without a conversion (a_stage_h).
+uvec2 a_load_h(uint i, uint u0) {
+  const uint r = i / (8u * QG_U), j = i % (8u * QG_U), uu = j / 8u;
+  const uvec2 runs = hlq_unit_runs(TYPE0, u0 + uu) / 4u;
+  const uint at = ((j % 8u) < 4u ? runs.x : runs.y) + j % 4u;
+  return i < BR * 8u * QG_U && arow[min(r, BR - 1u)] != ROUTE_NONE ? ah[arow[r] + at] : uvec2(0u);
+}
+QG_AT a_stage_h(uvec2 w) { return QG_AT(f16vec4(unpackFloat2x16(w.x), unpackFloat2x16(w.y))); }
 
 // Weight run i of the step at units [u0, u0 + QG_U): weight b = i / BN (GATED: 0 gate, 1 up), tile row c = i % BN
 // (neighbouring invocations, neighbouring rows). Zero heads past N.
@@ -246,6 +259,18 @@ void epilogue_block(hl_cm_acc a, hl_cm_acc u, uint s, uint p0, uint p1, uint n, 
   if (GATED == 1u) HL_CM_STORE(scratch, sb + 256u, u, HL_CM_ROW_MAJOR, 16u);
   subgroupMemoryBarrierShared();
   subgroupBarrier();
+  if (GATED == 1u && MODE == 1u && HALF_H == 1u) {  // h as f16 pairs (N even: a pair never crosses it)
+    for (uint x = gl_SubgroupInvocationID; x < 128u; x += gl_SubgroupSize) {
+      const uint e = 2u * x, pos = p0 + r + e / 16u, col = n + e % 16u;
+      if (pos >= p1 || col >= pc.N) continue;
+      vec2 y;
+      [[unroll]] for (uint t = 0u; t < 2u; ++t) {
+        const float g = scratch[sb + e + t];
+        y[t] = g / (1.0 + exp(-g)) * scratch[sb + 256u + e + t];
+      }
+      resu[(pos * pc.N + col) / 2u] = packHalf2x16(y);
+    }
+  } else
   for (uint e = gl_SubgroupInvocationID; e < 256u; e += gl_SubgroupSize) {
     const uint pos = p0 + r + e / 16u, col = n + e % 16u;
     if (pos >= p1 || col >= pc.N) continue;
@@ -348,12 +373,19 @@ void main() {
   bool PFR = (pf & 4u) != 0u && WR <= uint(QG_WREG) * WG && QG_U == 1u && GATED == 0u &&
              (TYPE0 == HLQ_Q6_K || TYPE0 == HLQ_Q5_K);
   vec4 ra[QG_AREG];
+  uvec2 rah[QG_AREG];  // HALF_H down: A's raw f16 bits
+  bool AHF = HALF_H == 1u && MODE == 1u && GATED == 0u;
   uvec4 rh[QG_WREG], rq[QG_WREG][QG_UMAX];
   HlqRaw rr[QG_WREG];
   if ((DIAG & 32u) != 0u && lid == 0u) diag_pad[64u * (DIAG >> 16u)] = uvec4(lid);
   barrier();  // arow written
   if ((DIAG & 32u) != 0u && p0 == 0xFFFFFFFFu) res[0] = float(diag_pad[64u * (DIAG >> 16u)].x);  // never: keeps diag_pad
-  if (PFA) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, ub);
+  if (PFA)
+    [[unroll]] for (uint q = 0u; q < QG_AREG; ++q)
+      if (q < ASLOTS) {
+        if (AHF) rah[q] = a_load_h(lid + q * WG, ub);
+        else ra[q] = a_load(lid + q * WG, ub);
+      }
   if (PFW)
     [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) w_load(lid + q * WG, ub, n0, wrow0, rh[q], rq[q]);
   if (PFR) [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) r_load(lid + q * WG, ub, n0, wrow0, rr[q]);
@@ -363,9 +395,9 @@ void main() {
       // A: BR rows x the step's units, each its two runs of 16 values (at the weight unit's K offsets), f32 -> f16.
       if (PFA) {
         [[unroll]] for (uint q = 0u; q < QG_AREG; ++q)
-          if (q < ASLOTS && lid + q * WG < AV) as[a_slot(lid + q * WG)] = QG_AT(ra[q]);
+          if (q < ASLOTS && lid + q * WG < AV) as[a_slot(lid + q * WG)] = AHF ? a_stage_h(rah[q]) : QG_AT(ra[q]);
       } else {
-        for (uint i = lid; i < AV; i += WG) as[a_slot(i)] = QG_AT(a_load(i, u0));
+        for (uint i = lid; i < AV; i += WG) as[a_slot(i)] = AHF ? a_stage_h(a_load_h(i, u0)) : QG_AT(a_load(i, u0));
       }
     }
     if ((DIAG & 1u) == 0u || u0 == ub) {
@@ -385,7 +417,12 @@ void main() {
     }
     barrier();  // the step is staged
     if (u0 + QG_U < ue) {
-      if (PFA && (DIAG & 64u) == 0u) [[unroll]] for (uint q = 0u; q < QG_AREG; ++q) if (q < ASLOTS) ra[q] = a_load(lid + q * WG, u0 + QG_U);
+      if (PFA && (DIAG & 64u) == 0u)
+        [[unroll]] for (uint q = 0u; q < QG_AREG; ++q)
+          if (q < ASLOTS) {
+            if (AHF) rah[q] = a_load_h(lid + q * WG, u0 + QG_U);
+            else ra[q] = a_load(lid + q * WG, u0 + QG_U);
+          }
       if (PFW && (DIAG & 128u) == 0u)
         [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)
           if (q < WSLOTS) w_load(lid + q * WG, u0 + QG_U, n0, wrow0, rh[q], rq[q]);
