@@ -384,6 +384,7 @@ TEST_CASE("vk route_pack_coopmat: emulated matrices, stage 4 and the whole varia
     std::map<std::string, uint32_t> t = small ? kSmallCmTiles : std::map<std::string, uint32_t>{};
     t["moe_experts.route_pack_coopmat.prefetch"] = prefetch;
     t["moe_experts.route_pack_coopmat.k_units"] = units;
+    t["moe_experts.route_pack_coopmat.half_h"] = i % 2;  // h between the passes in f16, or in f32
     const vk::ScopedTuning tune(device().ctx().profile(), t);
     INFO((small ? "small tiles" : "default tiles") << ", prefetch " << prefetch << ", k_units " << units);
     const double e = coopmat_gemm_error(device(), g, cases[i], 5);

@@ -142,14 +142,14 @@ Operand operand(VariantCtx& c, const WeightRef& w, bool raw) {
 
 // One grouped GEMM pass (route_gemm.comp): K-long dots into N outputs per expert row; w1 only when gated.
 void gemm(Device& d, const Packed& p, bool gated, const Tensor& a, const Operand& w0, const Operand& w1, Tensor& res,
-          int64_t K, int64_t N, Gemm kind) {
+          int64_t K, int64_t N, Gemm kind, bool half_h = false) {
   if (kind != Gemm::Tiled) {
     const auto weight = [&](const Operand& o) {
       return QgemmWeight{o.t, o.quant ? o.type : uint32_t(quant::Type::F32), o.quant ? o.row_bytes : u32(4 * K)};
     };
     const bool scalar = kind == Gemm::Qgemm;
     qgemm_routed(d, scalar ? kQgemmTune : kCmTune, p, gated, a, weight(w0), weight(w1), res, u32(K), u32(N), scalar,
-                 kind == Gemm::Coopmat);
+                 half_h);
     return;
   }
   const Tiles s = gemm_shape(d, w0.quant);
@@ -214,17 +214,19 @@ Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const Wei
   const bool raw_gu = (raw(gate) || raw(up)) && vk_quant_decodes(gate) && vk_quant_decodes(up);
   // Long enough chunks: dequantize the stacks on the device and run the f32 GEMM (scalar path only).
   const bool deq = kind == Gemm::Tiled && raw_gu && raw(down) && dequantizes(d, gate, T) && dequantizes(d, up, T) && dequantizes(d, down, T);
-  // The matrix kernels keep h in f16 (two values per float: the values down's staging rounds to f16 anyway).
-  Tensor hmid = Tensor::device(d, N, kind == Gemm::Coopmat ? F / 2 : F), ye = Tensor::device(d, N, H);
+  // The matrix kernels keep h in f16 (two values per float: the values down's staging rounds to f16 anyway; half_h 0:
+  // f32).
+  const bool half = kind == Gemm::Coopmat && d.tune(std::string(kCmTune) + "half_h");
+  Tensor hmid = Tensor::device(d, N, half ? F / 2 : F), ye = Tensor::device(d, N, H);
   if (deq) {
     gemm(d, p, true, x, dequantized(c, gate, "gate"), dequantized(c, up, "up"), hmid, H, F, kind);
     const Operand dn = dequantized(c, down, "down");
     gemm(d, p, false, hmid, dn, dn, ye, F, H, kind);
     return ye;
   }
-  gemm(d, p, true, x, operand(c, gate, raw_gu), operand(c, up, raw_gu), hmid, H, F, kind);
+  gemm(d, p, true, x, operand(c, gate, raw_gu), operand(c, up, raw_gu), hmid, H, F, kind, half);
   const Operand dn = operand(c, down, raw(down));
-  gemm(d, p, false, hmid, dn, dn, ye, F, H, kind);
+  gemm(d, p, false, hmid, dn, dn, ye, F, H, kind, half);
   return ye;
 }
 
@@ -348,10 +350,12 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
   cm.delegate = route_pack_coopmat_pick;
   // The grid of subgroups per workgroup: 1 x 2 makes tiles of 32 packed rows (tokens per expert at T = 512 are about
   // 16) by 64 columns of gate and up, or 128 of down; sub_rows 16: each subgroup 16 rows (the thin kernels, 2 x 2
-  // subgroups for the same 32-row tiles); cm_emulate 1: the test hook.
+  // subgroups for the same 32-row tiles); half_h: h between gate/up and down in f16 (0: f32); cm_emulate 1: the test
+  // hook.
   cm.tunables = {{std::string(route_pack::kCmTune) + "warp_rows", 1}, {std::string(route_pack::kCmTune) + "warp_cols", 2},
                  {std::string(route_pack::kCmTune) + "sub_rows", 32},
                  {std::string(route_pack::kCmTune) + "k_units", 1}, {std::string(route_pack::kCmTune) + "prefetch", 7},
+                 {std::string(route_pack::kCmTune) + "half_h", 1},
                  {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
   r.add_variant(std::move(cm));
   Variant q = vulkan_variant("moe_experts", "vulkan:route_pack_qgemm",
