@@ -1,7 +1,7 @@
 // gdn_decode's Vulkan variant against its reference (gdn_prep's and gdn_output's reference variants composed): fresh
 // random inputs and carried conv and delta-rule states on every case (the model's head shape, odd head dims with three
 // value heads per key head in GGUF's order, one value head per key head), the output and both states compared; under
-// other tunings (invocations per column, the contiguous k/q layout, column blocks per head); a second call on the same ticket counters; refusals.
+// other tunings (invocations per column, the contiguous k/q layout, column blocks per head, the ticket read late); a second call on the same ticket counters; refusals.
 #include "variant_check.h"
 
 using namespace hl;
@@ -13,14 +13,16 @@ TEST_CASE("vk ops: gdn_decode under other tunings, calls back to back", "[vk][op
   auto& prof = device().ctx().profile();
   const gpu::OpDef& op = gpu::Registry::get().op("gdn_decode");
   // blocks > 1: a value head's columns over several workgroups, the norm finished by its last block (its own counters).
-  // acc: partial sums per dot product.
-  for (const auto& [split, contig, blocks, acc] :
-       {std::tuple{1u, 0u, 1u, 1u}, {2u, 1u, 1u, 2u}, {8u, 1u, 1u, 1u}, {8u, 0u, 1u, 4u}, {4u, 0u, 4u, 2u}, {8u, 1u, 2u, 4u},
-        {2u, 0u, 8u, 1u}}) {
+  // acc: partial sums per dot product. late: the key head's ticket read at the step's end (its conv shift after the output).
+  for (const auto& [split, contig, blocks, acc, late] :
+       {std::tuple{1u, 0u, 1u, 1u, 1u}, {2u, 1u, 1u, 2u, 0u}, {8u, 1u, 1u, 1u, 1u}, {8u, 0u, 1u, 4u, 0u}, {4u, 0u, 4u, 2u, 1u},
+        {8u, 1u, 2u, 4u, 0u}, {2u, 0u, 8u, 1u, 1u}, {8u, 1u, 1u, 1u, 0u}}) {
     const vk::ScopedTuning scope(prof, {{"gdn_output.fused_decode.split", split}, {"gdn_output.fused_decode.contig", contig},
-                                        {"gdn_decode.fused_decode.blocks", blocks}, {"gdn_output.fused_decode.acc", acc}});
+                                        {"gdn_decode.fused_decode.blocks", blocks}, {"gdn_output.fused_decode.acc", acc},
+                                        {"gdn_decode.fused_decode.late_ticket", late}});
     for (const auto& c : op.cases(gpu::Scale::Test)) {
-      INFO("split " << split << ", contig " << contig << ", blocks " << blocks << ", acc " << acc << ", " << c.label);
+      INFO("split " << split << ", contig " << contig << ", blocks " << blocks << ", acc " << acc << ", late " << late << ", "
+                    << c.label);
       std::mt19937_64 g(101);
       const gpu::OpArgs a = c.inputs(g);
       require_close("gdn_decode", "vulkan:fused_decode", a, op.tolerance);

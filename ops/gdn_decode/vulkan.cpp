@@ -52,7 +52,8 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
                                        [&] { return Tensor::from_i32(IMat::Zero(1, nt)); });
   // diag (undeclared; diagnosis only, results wrong): parts of the step left out (ssm_scan_columns.glsl's DIAG).
   const auto& p = d.pipeline("gdn_decode", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, 1u}, {5, 1u}, {6, contig}, {7, u32(K)},
-                                            {8, d.profile().get("gdn_decode.fused_decode.diag", 0)}, {11, acc}},
+                                            {8, d.profile().get("gdn_decode.fused_decode.diag", 0)}, {11, acc},
+                                            {12, d.tune("gdn_decode.fused_decode.late_ticket") != 0}},
                              12, 11 * 4);
   Tensor y = Tensor::device(d, 1, nv * dv);
   struct {
@@ -78,7 +79,8 @@ void register_gdn_decode_vulkan(Registry& r) {
                              "and writes the gated norm",
                              fused_decode, true);
   // Column blocks per value head; the rest are gdn_output's (split, contig).
-  v.tunables = {{"gdn_decode.fused_decode.blocks", 1}};
+  // late_ticket: the key head's ticket read at the step's end (the step does not wait on the atomic); 0: right after.
+  v.tunables = {{"gdn_decode.fused_decode.blocks", 1}, {"gdn_decode.fused_decode.late_ticket", 0}};
   r.add_variant(std::move(v));
 }
 

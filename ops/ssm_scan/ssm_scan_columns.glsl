@@ -51,6 +51,10 @@ layout(constant_id = 10) const uint SGMIN = 1;  // the smallest subgroup size th
 // Partial sums per invocation in a token's dot products (1, 2 or 4): the R products of S^T k summed in ACC independent
 // chains, so the dependent FMA chain that each token waits on before its reduction is R / ACC long.
 layout(constant_id = 11) const uint ACC = 1;
+// SCAN_PREP: 1 reads the key head's ticket (an atomic's returned value) at the end of the step, so the step does not wait
+// on the atomic's round trip; the key head's last workgroup shifts its q and k channels after its own output instead of
+// before. 0: the ticket is read right after it is taken.
+layout(constant_id = 12) const uint LATE_TICKET = 0;
 #define GROUP SPLIT  // hl_group_sum sums over a column's invocations
 #define HL_WORKGROUP_SUM_SIZE WG
 #include "common.glsl"
@@ -191,6 +195,23 @@ void put_kq(uint i, float kv, float qv) {
 shared float pu[2u * DK + COLS];  // silu(conv) of the head's q, k and v channels
 shared uint ticket, norm_ticket;
 
+uint drawn;  // invocation 0: the ticket it drew from its key head's counter
+// The key head's last workgroup to draw a ticket (all of that head's reads of its q and k conv state done) shifts them.
+void shift_kq() {
+  if ((DIAG & 2u) != 0u) return;
+  if (gl_LocalInvocationID.x == 0u) ticket = drawn;
+  barrier();
+  if (ticket + 1u == pc.nv / pc.nk * pc.blocks) {  // uniform
+    const uint kd = pc.nk * DK;
+    for (uint e = gl_LocalInvocationID.x; e < 2u * DK; e += WG) {
+      const uint c = e < DK ? kcol + e : kd + kcol + (e - DK);
+      for (uint j = 0u; j + 2u < KTAPS; ++j) cstate[j * pc.C + c] = cstate[(j + 1u) * pc.C + c];
+      cstate[(KTAPS - 2u) * pc.C + c] = xin[c];
+    }
+    if (gl_LocalInvocationID.x == 0u) tickets[kcol / DK] = 0u;
+  }
+}
+
 // The one token's inputs of value head h (COLS = dv: the whole head) from the projections, into the staging arrays.
 void prep() {
   const uint kh = kcol / DK, kd = pc.nk * DK, NC = 2u * DK + COLS;  // COLS: this block's v channels
@@ -217,18 +238,11 @@ void prep() {
   for (uint j = gl_LocalInvocationID.x; j < COLS; j += WG) sv[j] = pu[2u * DK + j];
   if (gl_LocalInvocationID.x == 0u) {
     stok[0].xy = vec2(exp(gA * softplus(ga + gdt)), 1.0 / (1.0 + exp(-gb)));
-    if ((DIAG & 2u) == 0u) ticket = atomicAdd(tickets[kh], 1u);  // after every read of the key head's conv state here
-  }                                                                 // (the sums' barriers)
-  barrier();
-  if ((DIAG & 2u) == 0u && ticket + 1u == pc.nv / pc.nk * pc.blocks) {  // uniform: the key head's last block shifts its q and k
-    for (uint e = gl_LocalInvocationID.x; e < 2u * DK; e += WG) {
-      const uint c = e < DK ? kcol + e : kd + kcol + (e - DK);
-      for (uint j = 0u; j + 2u < KTAPS; ++j) cstate[j * pc.C + c] = cstate[(j + 1u) * pc.C + c];
-      cstate[(KTAPS - 2u) * pc.C + c] = xin[c];
-    }
-    if (gl_LocalInvocationID.x == 0u) tickets[kh] = 0u;
-  }
+    if ((DIAG & 2u) == 0u) drawn = atomicAdd(tickets[kh], 1u);  // after every read of the key head's conv state here
+  }                                                              // (the sums' barriers)
+  if (LATE_TICKET == 0u) shift_kq();
 }
+
 #endif
 
 // The walk's state: this invocation's entries of S, its place in the workgroup, NORM's gate and gain (SCAN_PREP).
@@ -354,6 +368,7 @@ void main() {
     if (live && i < DK) state[sbase + i * pc.dv] = s[r];
   }
 #ifdef SCAN_PREP
+  if (LATE_TICKET != 0u) shift_kq();
   if (NORM == 0u || (DIAG & 8u) != 0u || pc.blocks == 1u) return;  // uniform
   // The head's last block to finish: y = o / sqrt(mean(o^2) + eps) * gain * silu(z) over the head, from every block's o
   // and sum of squares.
