@@ -24,6 +24,7 @@ for f in sorted(glob.glob('/tmp/gd/*/ssm_scan-gd-*.json')):
 PY
 echo "chained done at $(( $(date +%s) - T0 )) s"
 tar czf $OUT/c.tar.gz logs/gd-* /tmp/gd
+STEPS=synth LOGTAG=s DEADLINE=90 bash scripts/device_e2e.sh > /dev/null 2>&1  # the full-size file (kept if there)
 for i in 1 2; do
   for lt in 0 1; do
     HYBRIDLAB_TUNE=gdn_decode.fused_decode.late_ticket=$lt STEPS=bench TAG=lt$lt-$i LOGTAG=lt RUNS=3 DEADLINE=100 bash scripts/device_e2e.sh > /dev/null 2>&1
