@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/gated_rmsnorm_matmul/fused.h"
 #include "ops/matmul/quant_rows.h"
 #include "ops/matmul_group/group.h"
 #include "ops/moe_block/fused.h"
@@ -333,11 +334,23 @@ Tensor PlanExecutor::gdn_output(const Tensor& q, const Tensor& k, const Tensor& 
 
 Tensor PlanExecutor::gdn_decode(const Tensor& x, const Tensor& b, const Tensor& a_, const Tensor& z, const WeightRef& conv,
                                 const WeightRef& A, const WeightRef& dt_bias, const WeightRef& gain, LayerState& st, int nk,
-                                int dk, double scale, double l2_eps, bool tiled, double eps) {
+                                int dk, double scale, double l2_eps, bool tiled, double eps, bool norm) {
   OpArgs a{{{"x", x}, {"b", b}, {"a", a_}, {"z", z}, {"conv_state", st.conv}, {"state", st.ssm}},
            {{"w", conv}, {"A", A}, {"dt_bias", dt_bias}, {"gain", gain}},
-           {{"n_k_heads", nk}, {"head_dim", dk}, {"scale", scale}, {"l2_eps", l2_eps}, {"tiled", tiled ? 1.0 : 0.0}, {"eps", eps}}};
+           {{"n_k_heads", nk}, {"head_dim", dk}, {"scale", scale}, {"l2_eps", l2_eps}, {"tiled", tiled ? 1.0 : 0.0}, {"eps", eps},
+            {"norm", norm ? 1.0 : 0.0}}};
   run("gdn_decode", a);
+  return a.t.at("y");
+}
+
+bool PlanExecutor::fuses_gated_rmsnorm_matmul(const WeightRef& w, int64_t dv, Phase phase) const {
+  if (!fuses_gdn_decode(phase) || !fuses("gated_rmsnorm_matmul")) return false;
+  return plan_.variant("gated_rmsnorm_matmul").name != "vulkan:fused_decode" || gated_rmsnorm_matmul_fused_takes(w, dv);
+}
+
+Tensor PlanExecutor::gated_rmsnorm_matmul(const Tensor& o, const Tensor& z, const WeightRef& gain, double eps, const WeightRef& w) {
+  OpArgs a{{{"o", o}, {"z", z}}, {{"gain", gain}, {"w", w}}, {{"eps", eps}}};
+  run("gated_rmsnorm_matmul", a);
   return a.t.at("y");
 }
 

@@ -123,7 +123,11 @@ class PlanExecutor {
   bool fuses_gdn_decode(Phase phase) const { return fuses_gdn_output(phase) && fuses_gdn_prep() && fuses("gdn_decode"); }
   Tensor gdn_decode(const Tensor& x, const Tensor& b, const Tensor& a, const Tensor& z, const WeightRef& conv, const WeightRef& A,
                     const WeightRef& dt_bias, const WeightRef& gain, LayerState& st, int nk, int dk, double scale,
-                    double l2_eps, bool tiled, double eps);
+                    double l2_eps, bool tiled, double eps, bool norm = true);
+  // gated_rmsnorm_matmul (the gated norm folded into the output projection w, heads of dv) as one op: in decode, on top of
+  // a fused gdn_decode (which then leaves the norm out of its step), where its variant takes w.
+  bool fuses_gated_rmsnorm_matmul(const WeightRef& w, int64_t dv, Phase phase) const;
+  Tensor gated_rmsnorm_matmul(const Tensor& o, const Tensor& z, const WeightRef& gain, double eps, const WeightRef& w);
   // Decode prefetch (plan/prefetch.h): the raw rows of `ws` read by a dispatch placed beside the consumers of `after`,
   // so that the op reading `ws` next finds them in the last-level cache. In decode on a Vulkan device only, where the
   // profile's decode.prefetch is 1 (default 0: it lost on the H200, reports/nvidia-h200/decode-latency.md), and only weights

@@ -157,8 +157,26 @@ inline std::string resolved(const std::string& op, const std::string& variant, c
 // Weights for OpArgs from host matrices.
 inline WeightRef weight(const std::string& name, Mat<float> m) { return whole(host_source(name, std::move(m))); }
 
-// A variant with a residual add and norm folded in refuses, with an error saying they do not fit, an `input` (the residual
-// or the addend) of another width and a gain of another width, on its op's first Test case.
+// A decode variant on matmul's qmatvec_direct kernel (its tunables under "<op>.qmatvec_direct.*") against the reference
+// on its op's Test cases under other tunings: 32 invocations a row per pass (the most workgroups), one workgroup walking
+// every row, f32 products instead of x16, 256 x 3 rows (Hopper's).
+inline void check_qmatvec_direct_tunings(const std::string& op, const std::string& variant, uint64_t seed) {
+  auto& prof = device().ctx().profile();
+  const gpu::OpDef& def = gpu::Registry::get().op(op);
+  const std::string k = op + ".qmatvec_direct.";
+  for (const auto& [wg, rows, groups, x16] :
+       {std::tuple{32u, 1u, 0u, 1u}, {128u, 4u, 1u, 1u}, {64u, 2u, 0u, 0u}, {256u, 3u, 0u, 1u}}) {
+    const vk::ScopedTuning scope(prof, {{k + "wg", wg}, {k + "rows", rows}, {k + "groups", groups}, {k + "x16", x16}});
+    for (const auto& c : def.cases(gpu::Scale::Test)) {
+      INFO("wg " << wg << ", rows " << rows << ", groups " << groups << ", x16 " << x16 << ", " << c.label);
+      std::mt19937_64 g(seed);
+      require_close(op, variant, c.inputs(g), def.tolerance);
+    }
+  }
+}
+
+// A variant with a norm folded in refuses, with an error saying they do not fit, an `input` (the residual, the addend
+// or the gate) of another width and a gain of another width, on its op's first Test case.
 inline void check_refuses_misfit(const std::string& op, const std::string& variant, const std::string& input, uint64_t seed) {
   std::mt19937_64 g(seed);
   const gpu::OpArgs a = gpu::Registry::get().op(op).cases(gpu::Scale::Test).at(0).inputs(g);

@@ -10,21 +10,7 @@ using namespace hl::test;
 HL_TEST_EVERY_VARIANT("add_rmsnorm_matmul_group")
 
 TEST_CASE("vk ops: add_rmsnorm_matmul_group under other tunings", "[vk][ops][add_rmsnorm_matmul_group]") {
-  auto& prof = device().ctx().profile();
-  const gpu::OpDef& op = gpu::Registry::get().op("add_rmsnorm_matmul_group");
-  // 256 x 3 rows: Hopper's tuning.
-  for (const auto& [wg, rows, groups, x16] :
-       {std::tuple{32u, 1u, 0u, 1u}, {128u, 4u, 1u, 1u}, {64u, 2u, 0u, 0u}, {256u, 3u, 0u, 1u}}) {
-    const vk::ScopedTuning scope(prof, {{"add_rmsnorm_matmul_group.qmatvec_direct.wg", wg},
-                                        {"add_rmsnorm_matmul_group.qmatvec_direct.rows", rows},
-                                        {"add_rmsnorm_matmul_group.qmatvec_direct.groups", groups},
-                                        {"add_rmsnorm_matmul_group.qmatvec_direct.x16", x16}});
-    for (const auto& c : op.cases(gpu::Scale::Test)) {
-      INFO("wg " << wg << ", rows " << rows << ", groups " << groups << ", x16 " << x16 << ", " << c.label);
-      std::mt19937_64 g(73);
-      require_close("add_rmsnorm_matmul_group", "vulkan:fused_decode", c.inputs(g), op.tolerance);
-    }
-  }
+  check_qmatvec_direct_tunings("add_rmsnorm_matmul_group", "vulkan:fused_decode", 73);
 }
 
 TEST_CASE("vk ops: add_rmsnorm_matmul_group refuses an addend or gain that does not fit", "[vk][ops][add_rmsnorm_matmul_group]") {

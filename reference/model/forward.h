@@ -93,10 +93,17 @@ template <class Ex> class Forward {
  private:
   using State = typename Ex::LayerState;
 
-  // A block's output before its output projection: the projection's input and weight (project_add_norm applies it).
+  // A block's output before its output projection: the projection's input and weight (project_add_norm applies it), and
+  // where the executor folds the Gated DeltaNet's output norm into that projection, the norm's gate and gain (`in` is then
+  // the scan's output o).
+  struct GatedNorm {
+    Tensor z;
+    const WeightRef* gain;
+  };
   struct Projection {
     Tensor in;
     const WeightRef* w;
+    std::optional<GatedNorm> gated = std::nullopt;
   };
 
   // The residual stream between a layer's parts: x, and either h, the norm of x that the next part reads, or `a`, an addend
@@ -165,11 +172,18 @@ template <class Ex> class Forward {
     prefetch(qkv, tail_weights(w.out, moe), phase);
     // An executor that runs a decode token's preparation and output stages as one op (the plan executor, when its plan
     // picks a gdn_decode variant on top of fused gdn_prep and gdn_output) does.
+    // Where the executor also folds the output norm into the output projection (gated_rmsnorm_matmul), the step leaves it
+    // out and the projection applies it.
     if constexpr (requires { ex_.fuses_gdn_decode(phase); })
-      if (ex_.fuses_gdn_decode(phase))
-        return {ex_.gdn_decode(qkv, b, a, z, w.conv, w.A, w.dt_bias, w.norm, st, c_.lin_k_heads, c_.lin_k_dim,
-                               1.0 / std::sqrt(double(c_.lin_k_dim)), 1e-6, w_.v_heads_tiled, c_.rms_eps),
-                &w.out};
+      if (ex_.fuses_gdn_decode(phase)) {
+        bool defer = false;
+        if constexpr (requires { ex_.fuses_gated_rmsnorm_matmul(w.out, 1, phase); })
+          defer = ex_.fuses_gated_rmsnorm_matmul(w.out, c_.lin_v_dim, phase);
+        Tensor y = ex_.gdn_decode(qkv, b, a, z, w.conv, w.A, w.dt_bias, w.norm, st, c_.lin_k_heads, c_.lin_k_dim,
+                                  1.0 / std::sqrt(double(c_.lin_k_dim)), 1e-6, w_.v_heads_tiled, c_.rms_eps, !defer);
+        if (defer) return {std::move(y), &w.out, GatedNorm{z, &w.norm}};
+        return {std::move(y), &w.out};
+      }
     const Prepped p = gdn_prep(w, st, qkv, b, a);
     return {gdn_output(w, st, p, z, phase), &w.out};
   }
@@ -252,10 +266,17 @@ template <class Ex> class Forward {
   void project_add_norm(Stream& s, const Projection& a, const WeightRef& gain, const MoeWeights& moe, Phase phase) {
     if constexpr (requires { ex_.fuses_add_rmsnorm_moe_block(moe, phase); })
       if (ex_.fuses_add_rmsnorm_moe_block(moe, phase)) {
-        s.a = ex_.matmul(a.in, *a.w);
+        s.a = project(a);
         return;
       }
-    std::tie(s.x, s.h) = add_norm(s.x, ex_.matmul(a.in, *a.w), gain);
+    std::tie(s.x, s.h) = add_norm(s.x, project(a), gain);
+  }
+
+  // a.in a.w^T, with the gated norm in front where the block left it to the projection.
+  Tensor project(const Projection& a) {
+    if constexpr (requires { ex_.gated_rmsnorm_matmul(a.in, a.in, *a.w, 1.0, *a.w); })
+      if (a.gated) return ex_.gated_rmsnorm_matmul(a.in, a.gated->z, *a.gated->gain, c_.rms_eps, *a.w);
+    return ex_.matmul(a.in, *a.w);
   }
 
   // Whether the add and norm after this MoE block are left to the next layer's projections (next: that layer, or none

@@ -328,7 +328,8 @@ TEST_CASE("vk model: the fused MoE block in decode against the oracle", "[vk][mo
     CHECK(rel_l2(got, want) < 1e-4);
     CHECK((ex.usage_report().find("moe_block") != std::string::npos) == fused);
     if (spec == folds_in) {
-      CHECK_THAT(ex.usage_report(), Catch::Contains("add_rmsnorm_matmul_group") && Catch::Contains("add_rmsnorm_moe_block"));
+      CHECK_THAT(ex.usage_report(), Catch::Contains("add_rmsnorm_matmul_group") && Catch::Contains("add_rmsnorm_moe_block") &&
+                                        Catch::Contains("gated_rmsnorm_matmul"));
     }
     CHECK_THAT(ex.usage_report(), Catch::Contains("moe_experts"));  // prefill always runs the parts
     // Replayed decode steps give the stepped ones' logits bit for bit.
@@ -350,7 +351,8 @@ TEST_CASE("vk model: the fused MoE block in decode against the oracle", "[vk][mo
     run_with(vx, w, ids, o);
     CHECK_THAT(vx.validation_report(), Catch::Contains("moe_block"));
     if (spec == folds_in) {
-      for (const char* op : {"add_rmsnorm_matmul_group", "add_rmsnorm_moe_block"}) {
+      // gated_rmsnorm_matmul: the Gated DeltaNet's output norm folded into its projection (gdn_decode without it).
+      for (const char* op : {"add_rmsnorm_matmul_group", "add_rmsnorm_moe_block", "gated_rmsnorm_matmul"}) {
         INFO(op << ": worst rel L2 " << vx.validation().at(op).max_rel_l2);
         CHECK(vx.validation().at(op).max_rel_l2 <= gpu::kX16Tolerance);
       }
@@ -365,7 +367,8 @@ TEST_CASE("vk model: a decode token's dispatches with the decode fusions and wit
   const ModelWeights w = synthetic_weights(c, 7);
   const std::vector<int32_t> prompt{5, 17, 29, 41, 53, 65, 77, 89};
   // '*=vulkan': every layer is 6 dispatches: the add and norm with its projections (add_rmsnorm_matmul_group; the first
-  // layer: matmul_group after the input norm), gdn_decode or attention_decode, the output projection, the add and norm
+  // layer: matmul_group after the input norm), gdn_decode or attention_decode, the output projection (a Gated DeltaNet
+  // layer's with the gated norm in front: gated_rmsnorm_matmul), the add and norm
   // with the MoE block's three (add_rmsnorm_moe_block); the token adds embed, the first layer's input norm, the last
   // layer's add and norm (the final norm, read by the lm_head) and lm_head. With the add and norm as dispatches of their
   // own (folds_off) 8 per layer, and the token embed, the input norm and lm_head. Unfused (the four decode composites
