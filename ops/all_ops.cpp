@@ -23,7 +23,7 @@ void register_ssm_scan(Registry& r);
 void register_gated_rmsnorm(Registry& r);
 void register_gdn_output(Registry& r);  // composite: the scan and the gated norm
 void register_gdn_decode(Registry& r);  // composite, decode: gdn_prep and gdn_output in one
-void register_gated_rmsnorm_matmul(Registry& r);  // composite, decode: the gated norm in front of the output projection
+void register_rms_scaled_matmul(Registry& r);  // decode: a per-head 1 / rms in front of a mat-vec (the GDN output projection)
 void register_moe_router(Registry& r);
 void register_moe_experts(Registry& r);
 void register_shared_expert(Registry& r);
@@ -36,7 +36,7 @@ const Registry& Registry::get() {
     Registry r;
     for (auto* reg : {register_embed, register_rmsnorm, register_add_rmsnorm, register_matmul, register_matmul_group, register_add_rmsnorm_matmul_group, register_add, register_slice,
                       register_rope, register_attention, register_attention_decode, register_ssm_conv, register_l2norm, register_ssm_gates,
-                      register_gdn_prep, register_ssm_scan, register_gated_rmsnorm, register_gdn_output, register_gdn_decode, register_gated_rmsnorm_matmul,
+                      register_gdn_prep, register_ssm_scan, register_gated_rmsnorm, register_gdn_output, register_gdn_decode, register_rms_scaled_matmul,
                       register_moe_router,
                       register_moe_experts, register_shared_expert, register_moe_block, register_add_rmsnorm_moe_block})
       reg(r);

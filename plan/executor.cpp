@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
-#include "ops/gated_rmsnorm_matmul/fused.h"
 #include "ops/matmul/quant_rows.h"
 #include "ops/matmul_group/group.h"
 #include "ops/moe_block/fused.h"
+#include "ops/rms_scaled_matmul/fused.h"
 #include "plan/prefetch.h"
 
 namespace hl::gpu {
@@ -332,25 +332,29 @@ Tensor PlanExecutor::gdn_output(const Tensor& q, const Tensor& k, const Tensor& 
   return a.t.at("y");
 }
 
-Tensor PlanExecutor::gdn_decode(const Tensor& x, const Tensor& b, const Tensor& a_, const Tensor& z, const WeightRef& conv,
-                                const WeightRef& A, const WeightRef& dt_bias, const WeightRef& gain, LayerState& st, int nk,
-                                int dk, double scale, double l2_eps, bool tiled, double eps, bool norm) {
+PlanExecutor::GdnDecode PlanExecutor::gdn_decode(const Tensor& x, const Tensor& b, const Tensor& a_, const Tensor& z,
+                                                 const WeightRef& conv, const WeightRef& A, const WeightRef& dt_bias,
+                                                 const WeightRef& gain, LayerState& st, int nk, int dk, double scale,
+                                                 double l2_eps, bool tiled, double eps, int parts) {
   OpArgs a{{{"x", x}, {"b", b}, {"a", a_}, {"z", z}, {"conv_state", st.conv}, {"state", st.ssm}},
            {{"w", conv}, {"A", A}, {"dt_bias", dt_bias}, {"gain", gain}},
            {{"n_k_heads", nk}, {"head_dim", dk}, {"scale", scale}, {"l2_eps", l2_eps}, {"tiled", tiled ? 1.0 : 0.0}, {"eps", eps},
-            {"norm", norm ? 1.0 : 0.0}}};
+            {"norm", parts > 0 ? 0.0 : 1.0}, {"parts", double(parts)}}};
   run("gdn_decode", a);
-  return a.t.at("y");
+  if (parts > 0) return {a.t.at("y"), a.t.at("sumsq")};
+  return {a.t.at("y"), std::nullopt};
 }
 
-bool PlanExecutor::fuses_gated_rmsnorm_matmul(const WeightRef& w, int64_t dv, Phase phase) const {
-  if (!fuses_gdn_decode(phase) || !fuses("gated_rmsnorm_matmul")) return false;
-  return plan_.variant("gated_rmsnorm_matmul").name != "vulkan:fused_decode" || gated_rmsnorm_matmul_fused_takes(w, dv);
+int PlanExecutor::gdn_norm_parts(const WeightRef& w, int64_t dv, Phase phase) const {
+  if (!fuses_gdn_decode(phase) || !fuses("rms_scaled_matmul")) return 0;
+  if (plan_.variant("rms_scaled_matmul").name == "vulkan:fused_decode" && !rms_scaled_matmul_fused_takes(w, dv)) return 0;
+  const int parts = dev_ ? int(dev_->tune("decode.gdn_norm_parts")) : 1;
+  return parts > 0 && dv % parts == 0 ? parts : 1;
 }
 
-Tensor PlanExecutor::gated_rmsnorm_matmul(const Tensor& o, const Tensor& z, const WeightRef& gain, double eps, const WeightRef& w) {
-  OpArgs a{{{"o", o}, {"z", z}}, {{"gain", gain}, {"w", w}}, {{"eps", eps}}};
-  run("gated_rmsnorm_matmul", a);
+Tensor PlanExecutor::rms_scaled_matmul(const Tensor& x, const Tensor& sumsq, int parts, double eps, const WeightRef& w) {
+  OpArgs a{{{"x", x}, {"sumsq", sumsq}}, {{"w", w}}, {{"parts", double(parts)}, {"eps", eps}}};
+  run("rms_scaled_matmul", a);
   return a.t.at("y");
 }
 

@@ -121,13 +121,20 @@ class PlanExecutor {
                           LayerState& st, int nq, int nkv, int rot_dims, double theta, int64_t pos0, double eps);
   // gdn_decode (gdn_prep, then gdn_output) as one op: in decode, on top of fused gdn_prep and gdn_output.
   bool fuses_gdn_decode(Phase phase) const { return fuses_gdn_output(phase) && fuses_gdn_prep() && fuses("gdn_decode"); }
-  Tensor gdn_decode(const Tensor& x, const Tensor& b, const Tensor& a, const Tensor& z, const WeightRef& conv, const WeightRef& A,
-                    const WeightRef& dt_bias, const WeightRef& gain, LayerState& st, int nk, int dk, double scale,
-                    double l2_eps, bool tiled, double eps, bool norm = true);
-  // gated_rmsnorm_matmul (the gated norm folded into the output projection w, heads of dv) as one op: in decode, on top of
-  // a fused gdn_decode (which then leaves the norm out of its step), where its variant takes w.
-  bool fuses_gated_rmsnorm_matmul(const WeightRef& w, int64_t dv, Phase phase) const;
-  Tensor gated_rmsnorm_matmul(const Tensor& o, const Tensor& z, const WeightRef& gain, double eps, const WeightRef& w);
+  // parts > 0: the norm's 1 / rms left out (gdn_norm_parts), `sumsq` the heads' sums of squares over that many blocks.
+  struct GdnDecode {
+    Tensor y;
+    std::optional<Tensor> sumsq;
+  };
+  GdnDecode gdn_decode(const Tensor& x, const Tensor& b, const Tensor& a, const Tensor& z, const WeightRef& conv,
+                       const WeightRef& A, const WeightRef& dt_bias, const WeightRef& gain, LayerState& st, int nk, int dk,
+                       double scale, double l2_eps, bool tiled, double eps, int parts = 0);
+  // The Gated DeltaNet's output norm finished in front of its output projection w (heads of dv): in decode, on top of a
+  // fused gdn_decode, where the plan picks an rms_scaled_matmul variant other than the reference that takes w; then
+  // gdn_decode applies the gate and gives each head's sums of squares over this many column blocks (the profile's
+  // decode.gdn_norm_parts, 1 where it does not divide dv), and rms_scaled_matmul applies the 1 / rms. 0: it does not.
+  int gdn_norm_parts(const WeightRef& w, int64_t dv, Phase phase) const;
+  Tensor rms_scaled_matmul(const Tensor& x, const Tensor& sumsq, int parts, double eps, const WeightRef& w);
   // Decode prefetch (plan/prefetch.h): the raw rows of `ws` read by a dispatch placed beside the consumers of `after`,
   // so that the op reading `ws` next finds them in the last-level cache. In decode on a Vulkan device only, where the
   // profile's decode.prefetch is 1 (default 0: it lost on the H200, reports/nvidia-h200/decode-latency.md), and only weights

@@ -1,7 +1,7 @@
 // gdn_decode's Vulkan variant against its reference (gdn_prep's and gdn_output's reference variants composed): fresh
 // random inputs and carried conv and delta-rule states on every case (the model's head shape, odd head dims with three
-// value heads per key head in GGUF's order, one value head per key head; two of them without the norm), the output and
-// both states compared; under other tunings (invocations per column, the contiguous k/q layout, column blocks per head, the ticket read late); a second call on the same ticket counters; refusals.
+// value heads per key head in GGUF's order, one value head per key head; each also with the norm left to the projection:
+// the gate alone and the blocks' sums of squares), the outputs and both states compared; under other tunings (invocations per column, the contiguous k/q layout, column blocks per head, the ticket read late); a second call on the same ticket counters; refusals.
 #include "variant_check.h"
 
 using namespace hl;
@@ -17,10 +17,8 @@ TEST_CASE("vk ops: gdn_decode under other tunings, calls back to back", "[vk][op
   for (const auto& [split, contig, blocks, acc, late] :
        {std::tuple{1u, 0u, 1u, 1u, 1u}, {2u, 1u, 1u, 2u, 0u}, {8u, 1u, 1u, 1u, 1u}, {8u, 0u, 1u, 4u, 0u}, {4u, 0u, 4u, 2u, 1u},
         {8u, 1u, 2u, 4u, 0u}, {2u, 0u, 8u, 1u, 1u}, {8u, 1u, 1u, 1u, 0u}}) {
-    // plain_blocks (the cases without the norm) walks the same values as blocks.
     const vk::ScopedTuning scope(prof, {{"gdn_output.fused_decode.split", split}, {"gdn_output.fused_decode.contig", contig},
-                                        {"gdn_decode.fused_decode.blocks", blocks},
-                                        {"gdn_decode.fused_decode.plain_blocks", blocks}, {"gdn_output.fused_decode.acc", acc},
+                                        {"gdn_decode.fused_decode.blocks", blocks}, {"gdn_output.fused_decode.acc", acc},
                                         {"gdn_decode.fused_decode.late_ticket", late}});
     for (const auto& c : op.cases(gpu::Scale::Test)) {
       INFO("split " << split << ", contig " << contig << ", blocks " << blocks << ", acc " << acc << ", late " << late << ", "
@@ -51,10 +49,10 @@ TEST_CASE("vk ops: gdn_decode refuses what it cannot run", "[vk][ops][gdn_decode
   gpu::OpArgs bad_conv = a;
   bad_conv.set("conv_state", Tensor::from(randn(g, 2, a.in("x").cols())));
   CHECK_THROWS_WITH(v.run(ctx, bad_conv), Catch::Contains("do not fit"));
-  const vk::ScopedTuning scope(device().ctx().profile(), {{"gdn_decode.fused_decode.blocks", 3},  // 3 does not divide 40
-                                                          {"gdn_decode.fused_decode.plain_blocks", 3}});
+  gpu::OpArgs odd_parts = op.cases(gpu::Scale::Test).at(4).inputs(g);  // the norm left out, 3 parts: 3 does not divide 128
+  odd_parts.p["parts"] = 3;
+  CHECK_THROWS_WITH(v.run(ctx, odd_parts), Catch::Contains("parts = 3 must divide"));
+  const vk::ScopedTuning scope(device().ctx().profile(), {{"gdn_decode.fused_decode.blocks", 3}});  // 3 does not divide 40
   gpu::OpArgs odd = a;
   CHECK_THROWS_WITH(v.run(ctx, odd), Catch::Contains("blocks = 3 must divide"));
-  gpu::OpArgs odd_plain = op.cases(gpu::Scale::Test).at(4).inputs(g);  // without the norm: plain_blocks
-  CHECK_THROWS_WITH(v.run(ctx, odd_plain), Catch::Contains("plain_blocks = 3 must divide"));
 }

@@ -29,12 +29,14 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
          state.rows(), state.cols(), nk, dk, nv);
   // gdn_output's tunables (the same scan): invocations per column, capped so that the head fits one workgroup; the
   // contiguous k/q layout.
-  // blocks: column blocks per value head (its state over more workgroups; with the norm in the step the head's last block
-  // finishes it). Without the norm (norm = 0: the output projection folds it in) the blocks need no ticket: plain_blocks.
+  // blocks: column blocks per value head (its state over more workgroups). With the norm in the step (the tunable) the
+  // head's last block finishes it; without (norm = 0, the param parts) each block writes its sum of squares, no ticket.
   const bool norm = a.param("norm") != 0;
-  const std::string bkey = norm ? "gdn_decode.fused_decode.blocks" : "gdn_decode.fused_decode.plain_blocks";
-  const uint32_t blocks = d.tune(bkey);
-  if (blocks == 0 || dv % blocks) fail("{}: {} = {} must divide the value head dim {}", what, bkey, blocks, dv);
+  const int64_t parts = norm ? 0 : a.iparam("parts");
+  if (!norm && (parts <= 0 || dv % parts)) fail("{}: parts = {} must divide the value head dim {}", what, parts, dv);
+  const uint32_t blocks = norm ? d.tune("gdn_decode.fused_decode.blocks") : u32(parts);
+  if (blocks == 0 || dv % blocks)
+    fail("{}: gdn_decode.fused_decode.blocks = {} must divide the value head dim {}", what, blocks, dv);
   const uint32_t cols = u32(dv) / blocks, max_inv = d.info().max_workgroup_invocations;
   uint32_t split = d.tune("gdn_output.fused_decode.split");
   if (!std::has_single_bit(split)) fail("{}: gdn_output.fused_decode.split = {} must be a power of two", what, split);
@@ -53,11 +55,11 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
   Tensor tickets = c.weights->constant(fmt::format("gdn_decode.tickets {} {} {}", nk, nv, blocks),
                                        [&] { return Tensor::from_i32(IMat::Zero(1, nt)); });
   // diag (undeclared; diagnosis only, results wrong): parts of the step left out (ssm_scan_columns.glsl's DIAG).
-  const auto& p = d.pipeline("gdn_decode", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, 1u}, {5, norm ? 1u : 0u}, {6, contig}, {7, u32(K)},
+  const auto& p = d.pipeline("gdn_decode", {{0, wg}, {1, cols}, {2, split}, {3, u32(dk)}, {4, 1u}, {5, norm ? 1u : 2u}, {6, contig}, {7, u32(K)},
                                             {8, d.profile().get("gdn_decode.fused_decode.diag", 0)}, {11, acc},
                                             {12, d.tune("gdn_decode.fused_decode.late_ticket") != 0}},
-                             12, 11 * 4);
-  Tensor y = Tensor::device(d, 1, nv * dv);
+                             13, 11 * 4);
+  Tensor y = Tensor::device(d, 1, nv * dv), sumsq = norm ? tickets : Tensor::device(d, 1, nv * blocks);
   struct {
     uint32_t t0, T, nk, nv, dv, blocks, tiled;
     float eps;
@@ -67,9 +69,11 @@ void fused_decode(VariantCtx& c, OpArgs& a) {
        float(a.param("l2_eps"))};
   const Grid gr = grid(uint64_t(nv) * blocks);
   d.dispatch(p, {x.buffer(d), b.buffer(d), ap.buffer(d), w.buffer(d), A.buffer(d), state.buffer_mut(d), y.buffer_mut(d),
-                 z.buffer(d), gain.buffer(d), dt.buffer(d), conv_state.buffer_mut(d), tickets.buffer_mut(d)},
+                 z.buffer(d), gain.buffer(d), dt.buffer(d), conv_state.buffer_mut(d), tickets.buffer_mut(d),
+                 sumsq.buffer_mut(d)},  // with the norm in the step: unwritten (the tickets bound in its place)
              pc, gr.x, gr.y);
   a.set("y", y);
+  if (!norm) a.set("sumsq", sumsq);
 }
 
 }  // namespace
@@ -78,12 +82,11 @@ void register_gdn_decode_vulkan(Registry& r) {
   Variant v = vulkan_variant("gdn_decode", "vulkan:fused_decode",
                              "one token, one dispatch: a workgroup per value head (or per block of its columns) forms its "
                              "q, k, v (conv, silu, L2 norms) and gates from the projections, steps its state in registers "
-                             "and writes the gated norm (norm = 0: its o)",
+                             "and writes the gated norm (norm = 0: the gate alone and each block's sum of squares)",
                              fused_decode, true);
-  // Column blocks per value head with the norm in the step and without it; the rest are gdn_output's (split, contig).
-  // late_ticket: the key head's ticket read at the step's end (the step does not wait on the atomic); 0: right after.
-  v.tunables = {{"gdn_decode.fused_decode.blocks", 1}, {"gdn_decode.fused_decode.plain_blocks", 4},
-                {"gdn_decode.fused_decode.late_ticket", 0}};
+  // Column blocks per value head with the norm in the step (without it: the param parts); the rest are gdn_output's
+  // (split, contig). late_ticket: the key head's ticket read at the step's end (the step does not wait on the atomic).
+  v.tunables = {{"gdn_decode.fused_decode.blocks", 1}, {"gdn_decode.fused_decode.late_ticket", 0}};
   r.add_variant(std::move(v));
 }
 

@@ -21,11 +21,12 @@
 // writes x + a, so no dispatch of its own sits before the projections. The norm's 1 / rms is one factor per row of
 // products, applied at the store: the sum of squares rides on the staging's barrier (subgroup partials in shared
 // memory), no barrier or round trip is added before the weights' loads.
-// QMV_GNORM (qmatvec_direct_gnorm.comp: gated_rmsnorm_matmul's vulkan:fused_decode): the Gated DeltaNet's output norm in
-// front: x is the scan's output o, every workgroup stages o * gain * silu(z) per value head of pc.dv columns, and each
-// head's 1 / rms(o) multiplies the products of the units that lie in it (a unit never straddles two heads: the host
-// checks dv against the units' spans). The heads' factors take one more barrier after the staging's.
-// Included by qmatvec_direct{,_norm,_gnorm}{,_x16}.comp.
+// QMV_RMS (qmatvec_direct_rms.comp: rms_scaled_matmul's vulkan:fused_decode): a per-head 1 / rms in front: x is staged as
+// it is, and each head of pc.dv columns has its factor 1 / sqrt(sum of its pc.parts partial sums of squares / dv + eps)
+// (gdn_decode's gated output and its blocks' sums of squares), formed beside the staging, behind the same barrier; it
+// multiplies the products of the units that lie in that head (a unit never straddles two heads: the host checks dv
+// against the units' spans).
+// Included by qmatvec_direct{,_norm,_rms}{,_x16}.comp.
 #ifndef HL_QMATVEC_DIRECT_GLSL
 #define HL_QMATVEC_DIRECT_GLSL
 layout(local_size_x_id = 0) in;
@@ -66,13 +67,12 @@ layout(std430, binding = 13) readonly buffer A { vec4 a4[]; };
 layout(std430, binding = 14) readonly buffer Gain { vec4 gain4[]; };
 layout(std430, binding = 15) writeonly buffer S { vec4 s4[]; };
 #endif
-#ifdef QMV_GNORM  // the gate z [T, K] and the norm's gain [dv]
-layout(std430, binding = 13) readonly buffer Z { vec4 z4[]; };
-layout(std430, binding = 14) readonly buffer Gain { vec4 gain4[]; };
+#ifdef QMV_RMS  // [T, K / dv * parts]: each head's partial sums of squares
+layout(std430, binding = 13) readonly buffer SumSq { float sumsq[]; };
 #endif
 // N, row_bytes and the first (padded) row of each segment in the dispatch's row space; end: its padded last.
-// eps: the folded norm's; dv: QMV_GNORM's head width (a multiple of 16).
-layout(push_constant) uniform Push { uint T, K, end; uvec4 N, row_bytes, first; float eps; uint dv; } pc;
+// eps: the folded norm's; dv, parts: QMV_RMS's head width and partial sums per head.
+layout(push_constant) uniform Push { uint T, K, end; uvec4 N, row_bytes, first; float eps; uint dv, parts; } pc;
 
 // buf is a constant at every call (pass() is called with literal segments), so these fold to one buffer.
 #define HLQ_WORD(buf, i) ((buf) == 0u ? wq0[i] : (buf) == 1u ? wq1[i] : (buf) == 2u ? wq2[i] : wq3[i])
@@ -93,10 +93,17 @@ shared vec4 xs[1];
 shared vec4 xs[XG != 0u ? 1u : XV];
 #endif
 
-#ifdef QMV_GNORM  // each run's sum of squares of o, then each head's 1 / rms (stage_gated, head_scales)
-const uint NRUN = (XV + 3u) / 4u, RPI = (NRUN + WG - 1u) / WG;  // runs of the row; runs per invocation
-shared float qmv_rs[NRUN];
-shared float qmv_hs[(NRUN + 1u) / 2u];  // a head holds at least 2 runs (dv >= 32)
+#ifdef QMV_RMS
+shared float qmv_hs[(XV + 7u) / 8u];  // each head's 1 / rms (heads of at least 32 columns)
+// Token t's heads' factors from their partial sums (beside the staging of x; read after its barrier).
+void head_scales(uint t) {
+  const uint heads = pc.K / pc.dv;
+  for (uint h = gl_LocalInvocationID.x; h < heads; h += WG) {
+    float ss = 0.0;
+    for (uint q = 0u; q < pc.parts; ++q) ss += sumsq[(t * heads + h) * pc.parts + q];
+    qmv_hs[h] = 1.0 / sqrt(ss / float(pc.dv) + pc.eps);
+  }
+}
 #endif
 
 void store(uint seg, uint i, float v) {
@@ -120,7 +127,7 @@ void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes, float sc
     for (uint i = 0u; i < UPL; ++i) {
       // Past the row's units: a repeat of the last, weighted 0 (no branch between the loads).
       const uint u = u0 + i * lanes, uu = min(u, units - 1u);
-#ifdef QMV_GNORM
+#ifdef QMV_RMS
       const float hs = qmv_hs[hlq_unit_runs(type, uu).x / pc.dv];  // 1 / rms of the unit's head
 #else
       const float hs = 1.0;
@@ -214,55 +221,13 @@ float norm_scale() {
 }
 #endif
 
-#ifdef QMV_GNORM
-// Token t's o * gain * silu(z), staged as the plain kernel stages x (runs of 16 values, 4 vec4s, a constant count per
-// invocation so that every load is in flight at once), each run's sum of squares of o into qmv_rs; then, after the
-// caller's barrier, head_scales() folds them into each head's 1 / rms.
-void stage_gated(uint t) {
-  const uint base = t * (pc.K / 4u), gv = pc.dv / 4u;
-  for (uint j = 0u; j < RPI; ++j) {
-    const uint r = gl_LocalInvocationID.x + j * WG;
-    vec4 v[4];
-    float ss = 0.0;
-    for (uint k = 0u; k < 4u; ++k) {
-      const uint i = 4u * r + k;
-      const vec4 o = i < XV ? x4[base + i] : vec4(0.0), z = i < XV ? z4[base + i] : vec4(0.0);
-      const vec4 g = i < XV ? gain4[i % gv] : vec4(0.0);
-      ss += dot(o, o);
-      v[k] = o * g * (z / (1.0 + exp(-z)));
-#ifndef QMV_X16
-      if (i < XV) xs[i] = v[k];
-#endif
-    }
-    if (r < NRUN) qmv_rs[r] = ss;
-#ifdef QMV_X16
-    if (r < NRUN) hlx_stage(r, v);
-#endif
-  }
-}
-void head_scales() {
-  const uint rph = pc.dv / 16u;  // runs per head
-  for (uint h = gl_LocalInvocationID.x; h < NRUN / rph; h += WG) {
-    float ss = 0.0;
-    for (uint r = 0u; r < rph; ++r) ss += qmv_rs[h * rph + r];
-    qmv_hs[h] = 1.0 / sqrt(ss / float(pc.dv) + pc.eps);
-  }
-}
-#endif
-
 void main() {
   const uint nsg = hl_num_subgroups();
   const uint first = (hl_group_index() * nsg + gl_SubgroupID) * R;
   const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * nsg * R;
   for (uint t = 0u; t < pc.T; ++t) {
     float scale = 1.0;
-#if defined(QMV_GNORM)
-    barrier();  // the previous token's x and head factors are no longer read
-    stage_gated(t);
-    barrier();
-    head_scales();
-    barrier();
-#elif defined(QMV_NORM)
+#if defined(QMV_NORM)
     barrier();  // the previous token's x is no longer read
     if ((DIAG & 2u) == 0u) stage_normed(t);
 #ifdef QMV_X16
@@ -281,11 +246,17 @@ void main() {
       for (uint k = 0u; k < 4u; ++k) v[k] = x4[t * (pc.K / 4u) + 4u * r + k];
       hlx_stage(r, v);
     }
+#ifdef QMV_RMS
+    head_scales(t);
+#endif
     barrier();
 #else
     if (XG == 0u) {
-      barrier();  // the previous token's x is no longer read
+      barrier();  // the previous token's x (and QMV_RMS's factors) are no longer read
       for (uint i = gl_LocalInvocationID.x; i < pc.K / 4u; i += WG) xs[i] = x4[t * (pc.K / 4u) + i];
+#ifdef QMV_RMS
+      head_scales(t);
+#endif
       barrier();
     }
 #endif

@@ -23,25 +23,26 @@ struct HeadAddNorm {
   Tensor s;        // written by the call
 };
 
-// The Gated DeltaNet's output norm in front of a mat-vec, folded into it (qmatvec_direct_gnorm*.comp): the kernel's x is
-// the scan's output o, its products read o / rms(o) * gain * silu(z) per head of dv columns.
-struct HeadGatedNorm {
-  Tensor z, gain;  // the gate [T, K]; the gain [dv], on the device
-  uint32_t dv;     // a multiple of the widest span of x a weight unit reads (gated_norm_fits)
+// A per-head 1 / rms in front of a mat-vec, folded into it (qmatvec_direct_rms*.comp): its products read x_h / sqrt(sum of
+// head h's partial sums of squares / dv + eps) for each head h of dv columns (the Gated DeltaNet's gated output, whose norm
+// gdn_decode leaves to the output projection).
+struct HeadRmsScale {
+  Tensor sumsq;     // [T, K / dv * parts], on the device
+  uint32_t dv, parts;  // dv: a multiple of the widest span of x a weight unit reads (head_scale_fits)
   float eps;
 };
 // Whether a head of dv columns holds whole units of w (a K-quant unit reads values up to 64 (Q4_K, Q5_K) or 128 (Q6_K)
 // columns apart, within an aligned group of that many), so that each unit's products take one head's factor.
-bool gated_norm_fits(const WeightRef& w, int64_t dv);
+bool head_scale_fits(const WeightRef& w, int64_t dv);
 
 // y_s = x w_s^T for up to four weights that share x, as one dispatch of qmatvec_direct.comp (each weight a segment
 // with its own block type): matmul's and lm_head's vulkan:qmatvec_direct (one weight) and matmul_group's. Tunables
 // "<tune_op>.qmatvec_direct.*"; `what` names the caller in errors. With `head`: qmatvec_direct_norm.comp, x the residual
-// and the products on rmsnorm(x + head.a) * head.gain (add_rmsnorm_matmul_group's vulkan:fused_decode). With `gated`:
-// qmatvec_direct_gnorm.comp, x the scan's output and the products on its gated norm (gated_rmsnorm_matmul's).
+// and the products on rmsnorm(x + head.a) * head.gain (add_rmsnorm_matmul_group's vulkan:fused_decode). With `rms`:
+// qmatvec_direct_rms.comp, each head's products times its 1 / rms (rms_scaled_matmul's vulkan:fused_decode).
 std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const std::vector<WeightRef>& ws,
                                          const std::string& tune_op, const std::string& what, HeadAddNorm* head = nullptr,
-                                         const HeadGatedNorm* gated = nullptr);
+                                         const HeadRmsScale* rms = nullptr);
 
 // The relative L2 held to by kernels that take x as 16-bit fixed point (ops/shaders/x16.glsl; tunables "*.x16"): each x
 // value within 2^-16 of its run's largest, up to ~10x more on a row through K-quants' offsets (mul q - sub: the two

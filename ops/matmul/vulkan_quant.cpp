@@ -37,7 +37,7 @@ Tensor vk_quant_rows(VariantCtx& c, const WeightRef& w, const std::string& what)
 const double kX16Tolerance = 2e-4;
 
 // Declared in quant_rows.h.
-bool gated_norm_fits(const WeightRef& w, int64_t dv) {
+bool head_scale_fits(const WeightRef& w, int64_t dv) {
   const quant::Type t = w.storage_type();
   const int64_t span = t == quant::Type::Q6_K ? 128 : t == quant::Type::Q4_K || t == quant::Type::Q5_K ? 64 : 32;
   return vk_quant_decodes(w) && dv > 0 && dv % span == 0 && w.cols % dv == 0;
@@ -48,13 +48,13 @@ bool gated_norm_fits(const WeightRef& w, int64_t dv) {
 // Declared in quant_rows.h.
 std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const std::vector<WeightRef>& ws,
                                          const std::string& tune_op, const std::string& what, HeadAddNorm* head,
-                                         const HeadGatedNorm* gated) {
+                                         const HeadRmsScale* rms) {
   Device& d = c.device();
   const std::string tn = tune_op + ".qmatvec_direct.";
   if (ws.empty() || ws.size() > 4) fail("{}: {} weights; one dispatch takes 1 to 4", what, ws.size());
   const uint64_t smem = d.info().max_shared_memory;
-  if (head && gated) fail("{}: one norm in front of the mat-vec, not two", what);
-  const uint32_t x_global = !head && !gated && d.tune(tn + "x_global") ? 1u : 0u;  // a folded norm stages its row
+  if (head && rms) fail("{}: one norm in front of the mat-vec, not two", what);
+  const uint32_t x_global = !head && !rms && d.tune(tn + "x_global") ? 1u : 0u;  // a folded norm stages its row
   const uint32_t K = u32(x.cols());
   if (!x_global && uint64_t(K) * 4 > smem)
     fail("{}: x of {} values does not fit {} bytes of shared memory; use vulkan:qmatvec or x_global", what, K, smem);
@@ -68,8 +68,8 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
     uint32_t T, K, end, pad0;
     uint32_t N[4], row_bytes[4], first[4];
     float eps;
-    uint32_t dv;
-  } pc{u32(x.rows()), K, 0, 0, {}, {}, {}, head ? head->eps : gated ? gated->eps : 0.0f, gated ? gated->dv : 0u};
+    uint32_t dv, parts;
+  } pc{u32(x.rows()), K, 0, 0, {}, {}, {}, head ? head->eps : rms ? rms->eps : 0.0f, rms ? rms->dv : 0u, rms ? rms->parts : 0u};
   uint32_t type[4] = {};
   std::vector<Tensor> ys;
   std::vector<BufferPtr> bind{x.buffer(d)};
@@ -101,17 +101,18 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
     head->s = Tensor::device(d, x.rows(), x.cols());
     bind.insert(bind.end(), {head->a.buffer(d), head->gain.buffer(d), head->s.buffer_mut(d)});
   }
-  if (gated) {
-    if (gated->z.rows() != x.rows() || gated->z.cols() != x.cols() || gated->gain.numel() != gated->dv)
-      fail("{}: gate [{}, {}] and gain [{}] do not fit o [{}, {}] in heads of {}", what, gated->z.rows(), gated->z.cols(),
-           gated->gain.numel(), x.rows(), x.cols(), gated->dv);
+  if (rms) {
+    if (rms->dv == 0 || K % rms->dv || rms->parts == 0 || rms->sumsq.rows() != x.rows() ||
+        rms->sumsq.cols() != int64_t(K / rms->dv) * rms->parts)
+      fail("{}: sums of squares [{}, {}] do not fit x [{}, {}] in heads of {} with {} parts each", what, rms->sumsq.rows(),
+           rms->sumsq.cols(), x.rows(), x.cols(), rms->dv, rms->parts);
     for (const WeightRef& w : ws)
-      if (!gated_norm_fits(w, gated->dv))
+      if (!head_scale_fits(w, rms->dv))
         fail("{}: weight '{}' ({} [{}, {}]) has units that straddle heads of {} columns", what, w.name(),
-             quant::type_name(w.storage_type()), w.rows, w.cols, gated->dv);
-    bind.insert(bind.end(), {gated->z.buffer(d), gated->gain.buffer(d)});
+             quant::type_name(w.storage_type()), w.rows, w.cols, rms->dv);
+    bind.push_back(rms->sumsq.buffer(d));
   }
-  const auto& p = d.pipeline(std::string(head ? "qmatvec_direct_norm" : gated ? "qmatvec_direct_gnorm" : "qmatvec_direct") +
+  const auto& p = d.pipeline(std::string(head ? "qmatvec_direct_norm" : rms ? "qmatvec_direct_rms" : "qmatvec_direct") +
                                  (x16 ? "_x16" : ""),
                              {{0, wg}, {1, type[0]}, {2, rows}, {3, upl}, {4, K / 4}, {5, x_global},
                               {6, d.info().min_subgroup_size}, {7, u32(int64_t(ws.size()))}, {8, type[1]}, {9, type[2]},

@@ -2,7 +2,7 @@
 // against one dispatch per weight (vulkan:per_weight, what the unfused forward pass runs), at the model's shapes
 // (the Gated DeltaNet's qkv, b, a, z; the attention's q, k, v), with qmatvec_direct's tunables swept; and with the
 // residual add and norm folded in front (add_rmsnorm_matmul_group: what the decode step runs); the Gated DeltaNet's output
-// projection with its gated norm folded in front (gated_rmsnorm_matmul). Memory bound: the bytes are the weights'.
+// projection with its heads' 1 / rms folded in front (rms_scaled_matmul). Memory bound: the bytes are the weights'.
 #include "experiments/harness.h"
 
 namespace hl::exp {
@@ -21,10 +21,10 @@ std::vector<Part> parts(const Context& cx) {
                 {"add_rmsnorm_matmul_group.qmatvec_direct.wg", {128, 256}}};
     out.push_back(std::move(p));
   }
-  // The Gated DeltaNet's output projection with its gated norm in front (gated_rmsnorm_matmul: what the decode step runs
-  // after a gdn_decode that leaves the norm out).
-  for (Part& p : op_parts("gated_rmsnorm_matmul", cx)) {
-    p.sweeps = {{"gated_rmsnorm_matmul.qmatvec_direct.rows", {1, 2, 4}}, {"gated_rmsnorm_matmul.qmatvec_direct.wg", {128, 256}}};
+  // The Gated DeltaNet's output projection with its heads' 1 / rms in front (rms_scaled_matmul: what the decode step runs
+  // after a gdn_decode that leaves the norm's 1 / rms out).
+  for (Part& p : op_parts("rms_scaled_matmul", cx)) {
+    p.sweeps = {{"rms_scaled_matmul.qmatvec_direct.rows", {1, 2, 4}}, {"rms_scaled_matmul.qmatvec_direct.wg", {128, 256}}};
     out.push_back(std::move(p));
   }
   return out;
@@ -34,7 +34,7 @@ std::vector<Part> parts(const Context& cx) {
 
 Experiment matmul_group_experiment() {
   return {"matmul_group", "a layer's decode projections of one input (qkv, b, a, z; q, k, v): one dispatch against one per weight, and with the "
-          "add and norm in front; the Gated DeltaNet's output projection with its gated norm in front",
+          "add and norm in front; the Gated DeltaNet's output projection with its heads' 1 / rms in front",
           parts, {}};
 }
 

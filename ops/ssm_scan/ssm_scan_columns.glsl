@@ -25,7 +25,7 @@
 // head's counter after its reads, and the one that draws the last shifts them and resets the counter.
 // SCAN_PREP with blocks > 1 (pc.blocks column blocks per value head, COLS = dv / blocks): the head's state is spread over
 // more workgroups (more of the device's load paths on its cold slices), so the gated norm, over the whole head, is
-// finished by the head's last block: each writes its o and its sum of squares, takes a ticket from the head's counter,
+// left to the projection (NORM 2) or finished by the head's last block (NORM 1): each writes its o and its sum of squares, takes a ticket from the head's counter,
 // and the one that draws the last scales the head's o in place.
 // Included by ssm_scan_columns.comp and ops/gdn_decode/gdn_decode.comp.
 #ifndef HL_SSM_SCAN_COLUMNS_GLSL
@@ -37,7 +37,9 @@ layout(constant_id = 1) const uint COLS = 32;  // value columns per workgroup
 layout(constant_id = 2) const uint SPLIT = 4;  // invocations per column, a power of two
 layout(constant_id = 3) const uint DK = 128;   // key head dim
 layout(constant_id = 4) const uint TCH = 16;   // tokens staged in shared memory at a time
-layout(constant_id = 5) const uint NORM = 0;   // 1: y = gated RMSNorm of o over the head (COLS = dv)
+// 1: y = gated RMSNorm of o over the head (COLS = dv). 2 (SCAN_PREP): y = o * gain * silu(z), the head's 1 / rms left to
+// the output projection (rms_scaled_matmul), each block's sum of squares of o written beside it: no ticket for the norm.
+layout(constant_id = 5) const uint NORM = 0;
 layout(constant_id = 6) const uint CONTIG = 0; // 1: contiguous entries per invocation, k and q read as vec4 (above)
 layout(constant_id = 7) const uint KTAPS = 4;  // SCAN_PREP: conv taps
 // SCAN_PREP, diagnosis only (tunable gdn_decode.fused_decode.diag, results wrong): 1 the conv's loads left out
@@ -74,6 +76,8 @@ layout(std430, binding = 9) readonly buffer Dt { float dt_bias[]; };  // [nv]
 layout(std430, binding = 10) buffer Conv { float cstate[]; };         // [KTAPS - 1, C]
 // [nk] key heads' and [nv] value heads' counters (0 between calls), then [nv, blocks] the blocks' sums of squares (bits)
 layout(std430, binding = 11) coherent buffer Tickets { uint tickets[]; };
+// NORM 2: [1, nv * blocks] each block's sum of squares of its columns of o
+layout(std430, binding = 12) writeonly buffer SumSq { float sumsq[]; };
 #include "softplus.glsl"
 #else
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
@@ -288,6 +292,12 @@ void token(uint c0, uint tt) {
   const float ov = dec * x.y + delta * x.z;
   const uint at = (pc.t0 + c0 + tt) * ldv + h * pc.dv + j;
 #ifdef SCAN_PREP
+  if (NORM == 2u && (DIAG & 8u) == 0u) {  // uniform: the gate here, the block's sum of squares for the projection's 1 / rms
+    const float ss = hl_workgroup_sum(live && p == 0u ? ov * ov : 0.0);
+    if (live && p == 0u) o[at] = ov * gpre * (zpre / (1.0 + exp(-zpre)));
+    if (gl_LocalInvocationID.x == 0u) sumsq[grp] = ss;  // one token
+    return;
+  }
   const bool plain = NORM == 0u || (DIAG & 8u) != 0u;
 #else
   const bool plain = NORM == 0u;
@@ -369,7 +379,7 @@ void main() {
   }
 #ifdef SCAN_PREP
   if (LATE_TICKET != 0u) shift_kq();
-  if (NORM == 0u || (DIAG & 8u) != 0u || pc.blocks == 1u) return;  // uniform
+  if (NORM != 1u || (DIAG & 8u) != 0u || pc.blocks == 1u) return;  // uniform
   // The head's last block to finish: y = o / sqrt(mean(o^2) + eps) * gain * silu(z) over the head, from every block's o
   // and sum of squares.
   memoryBarrierBuffer();

@@ -94,16 +94,16 @@ template <class Ex> class Forward {
   using State = typename Ex::LayerState;
 
   // A block's output before its output projection: the projection's input and weight (project_add_norm applies it), and
-  // where the executor folds the Gated DeltaNet's output norm into that projection, the norm's gate and gain (`in` is then
-  // the scan's output o).
-  struct GatedNorm {
-    Tensor z;
-    const WeightRef* gain;
+  // where the executor leaves the Gated DeltaNet's output norm's 1 / rms to that projection, the heads' sums of squares
+  // in `parts` blocks each (`in` is then the gated output, o * gain * silu(z)).
+  struct HeadSums {
+    Tensor sumsq;
+    int parts;
   };
   struct Projection {
     Tensor in;
     const WeightRef* w;
-    std::optional<GatedNorm> gated = std::nullopt;
+    std::optional<HeadSums> rms = std::nullopt;
   };
 
   // The residual stream between a layer's parts: x, and either h, the norm of x that the next part reads, or `a`, an addend
@@ -172,17 +172,15 @@ template <class Ex> class Forward {
     prefetch(qkv, tail_weights(w.out, moe), phase);
     // An executor that runs a decode token's preparation and output stages as one op (the plan executor, when its plan
     // picks a gdn_decode variant on top of fused gdn_prep and gdn_output) does.
-    // Where the executor also folds the output norm into the output projection (gated_rmsnorm_matmul), the step leaves it
-    // out and the projection applies it.
+    // Where the executor leaves the norm's 1 / rms to the output projection (gdn_norm_parts), the step applies the gate
+    // and gives the heads' sums of squares, and the projection the 1 / rms (rms_scaled_matmul).
     if constexpr (requires { ex_.fuses_gdn_decode(phase); })
       if (ex_.fuses_gdn_decode(phase)) {
-        bool defer = false;
-        if constexpr (requires { ex_.fuses_gated_rmsnorm_matmul(w.out, 1, phase); })
-          defer = ex_.fuses_gated_rmsnorm_matmul(w.out, c_.lin_v_dim, phase);
-        Tensor y = ex_.gdn_decode(qkv, b, a, z, w.conv, w.A, w.dt_bias, w.norm, st, c_.lin_k_heads, c_.lin_k_dim,
-                                  1.0 / std::sqrt(double(c_.lin_k_dim)), 1e-6, w_.v_heads_tiled, c_.rms_eps, !defer);
-        if (defer) return {std::move(y), &w.out, GatedNorm{z, &w.norm}};
-        return {std::move(y), &w.out};
+        const int parts = ex_.gdn_norm_parts(w.out, c_.lin_v_dim, phase);
+        auto r = ex_.gdn_decode(qkv, b, a, z, w.conv, w.A, w.dt_bias, w.norm, st, c_.lin_k_heads, c_.lin_k_dim,
+                                1.0 / std::sqrt(double(c_.lin_k_dim)), 1e-6, w_.v_heads_tiled, c_.rms_eps, parts);
+        if (r.sumsq) return {std::move(r.y), &w.out, HeadSums{std::move(*r.sumsq), parts}};
+        return {std::move(r.y), &w.out};
       }
     const Prepped p = gdn_prep(w, st, qkv, b, a);
     return {gdn_output(w, st, p, z, phase), &w.out};
@@ -272,10 +270,10 @@ template <class Ex> class Forward {
     std::tie(s.x, s.h) = add_norm(s.x, project(a), gain);
   }
 
-  // a.in a.w^T, with the gated norm in front where the block left it to the projection.
+  // a.in a.w^T, with the heads' 1 / rms in front where the block left it to the projection.
   Tensor project(const Projection& a) {
-    if constexpr (requires { ex_.gated_rmsnorm_matmul(a.in, a.in, *a.w, 1.0, *a.w); })
-      if (a.gated) return ex_.gated_rmsnorm_matmul(a.in, a.gated->z, *a.gated->gain, c_.rms_eps, *a.w);
+    if constexpr (requires { ex_.rms_scaled_matmul(a.in, a.in, 1, 1.0, *a.w); })
+      if (a.rms) return ex_.rms_scaled_matmul(a.in, a.rms->sumsq, a.rms->parts, c_.rms_eps, *a.w);
     return ex_.matmul(a.in, *a.w);
   }
 

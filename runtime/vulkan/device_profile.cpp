@@ -64,6 +64,10 @@ const Table& common() {
       {"decode.prefetch.stride", 32},
       // 1: volatile loads (plan/prefetch.comp, what lost); 0: plain loads into a sink (plan/prefetch_sink.comp).
       {"decode.prefetch.volatile", 1},
+      // Where the plan leaves the Gated DeltaNet's output norm to its projection (rms_scaled_matmul): the column blocks per
+      // value head over which gdn_decode writes its sums of squares, each block a workgroup of its own (1 where it does
+      // not divide the head).
+      {"decode.gdn_norm_parts", 4},
   };
   return t;
 }

@@ -320,19 +320,21 @@ TEST_CASE("vk model: the fused MoE block in decode against the oracle", "[vk][mo
   // plan runs them as add_rmsnorm dispatches.
   const std::string folds_in = "*=vulkan";
   const std::string folds_off = "*=vulkan,add_rmsnorm_matmul_group=reference,add_rmsnorm_moe_block=reference";
-  // The Gated DeltaNet's output norm folded into its projection too (gdn_decode without it).
-  const std::string gated = "*=vulkan,gated_rmsnorm_matmul=vulkan:fused_decode";
-  for (auto [spec, fused] : {std::pair{folds_in, true}, {"*=vulkan,moe_block=reference", false}, {folds_off, true}, {gated, true}}) {
+  // '*=vulkan' also leaves the Gated DeltaNet's output norm's 1 / rms to its projection (rms_scaled_matmul); this one keeps
+  // the norm in gdn_decode's step.
+  const std::string norm_in_step = "*=vulkan,rms_scaled_matmul=reference";
+  for (auto [spec, fused] :
+       {std::pair{folds_in, true}, {"*=vulkan,moe_block=reference", false}, {folds_off, true}, {norm_in_step, true}}) {
     INFO("plan " << spec);
     const gpu::Plan plan = gpu::Plan::parse(spec, &device());
     gpu::PlanExecutor ex(plan, &device());
     const Mat<float> got = run_with(ex, w, ids, o);
     CHECK(rel_l2(got, want) < 1e-4);
     CHECK((ex.usage_report().find("moe_block") != std::string::npos) == fused);
-    if (spec == folds_in || spec == gated) {
+    if (spec == folds_in || spec == norm_in_step) {
       CHECK_THAT(ex.usage_report(), Catch::Contains("add_rmsnorm_matmul_group") && Catch::Contains("add_rmsnorm_moe_block"));
     }
-    CHECK((ex.usage_report().find("gated_rmsnorm_matmul") != std::string::npos) == (spec == gated));
+    CHECK((ex.usage_report().find("rms_scaled_matmul") != std::string::npos) == (spec != norm_in_step));
     CHECK_THAT(ex.usage_report(), Catch::Contains("moe_experts"));  // prefill always runs the parts
     // Replayed decode steps give the stepped ones' logits bit for bit.
     gpu::PlanExecutor rx(plan, &device());
@@ -347,14 +349,14 @@ TEST_CASE("vk model: the fused MoE block in decode against the oracle", "[vk][mo
     }
   }
   // Validate mode shadows the fused block with its reference (the parts composed) and holds it to its tolerance.
-  for (const std::string& spec : {folds_off, folds_in, gated}) {
+  for (const std::string& spec : {folds_off, folds_in, norm_in_step}) {
     const gpu::Plan all = gpu::Plan::parse(spec, &device());
     gpu::PlanExecutor vx(all, &device(), {}, true);
     run_with(vx, w, ids, o);
     CHECK_THAT(vx.validation_report(), Catch::Contains("moe_block"));
     if (spec != folds_off) {
       std::vector<std::string> ops{"add_rmsnorm_matmul_group", "add_rmsnorm_moe_block"};
-      if (spec == gated) ops.push_back("gated_rmsnorm_matmul");
+      if (spec == folds_in) ops.push_back("rms_scaled_matmul");
       for (const std::string& op : ops) {
         INFO(op << ": worst rel L2 " << vx.validation().at(op).max_rel_l2);
         CHECK(vx.validation().at(op).max_rel_l2 <= gpu::kX16Tolerance);
@@ -370,7 +372,8 @@ TEST_CASE("vk model: a decode token's dispatches with the decode fusions and wit
   const ModelWeights w = synthetic_weights(c, 7);
   const std::vector<int32_t> prompt{5, 17, 29, 41, 53, 65, 77, 89};
   // '*=vulkan': every layer is 6 dispatches: the add and norm with its projections (add_rmsnorm_matmul_group; the first
-  // layer: matmul_group after the input norm), gdn_decode or attention_decode, the output projection, the add and norm
+  // layer: matmul_group after the input norm), gdn_decode or attention_decode, the output projection (a Gated DeltaNet
+  // layer's with its norm's 1 / rms in front: rms_scaled_matmul), the add and norm
   // with the MoE block's three (add_rmsnorm_moe_block); the token adds embed, the first layer's input norm, the last
   // layer's add and norm (the final norm, read by the lm_head) and lm_head. With the add and norm as dispatches of their
   // own (folds_off) 8 per layer, and the token embed, the input norm and lm_head. Unfused (the four decode composites

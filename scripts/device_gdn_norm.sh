@@ -1,20 +1,18 @@
 #!/usr/bin/env bash
-# The gated norm in the output projection (gated_rmsnorm_matmul, gdn_decode with norm = 0) against the norm in gdn_decode's
-# step, one device call (the `device` tool; carries .devrun/, .gl/, .peers/ as scripts/device_e2e.sh expects): chained
-# (ssm_scan's gdn_decode cases with and without the norm, plain_blocks swept; matmul_group's gated cases), then the decode
-# stream (tg128, the two plans interleaved, then plain_blocks and the projection's rows). Prints the chained times and
-# the tg128 lines; returns $OUT/g.tar.gz (logs and JSON reports).
+# The Gated DeltaNet's output norm's 1 / rms in the output projection (rms_scaled_matmul after gdn_decode with norm = 0)
+# against the norm in gdn_decode's step, one device call (the `device` tool; carries .devrun/, .gl/, .peers/ as
+# scripts/device_e2e.sh expects): chained (ssm_scan's gdn_decode cases with the norm and with the gate alone in 1, 2, 4, 8
+# parts; matmul_group's rms_scaled_matmul cases), then the decode stream (tg128, the two plans interleaved, then the
+# parts and the projection's rows). Prints the chained times and the tg128 lines; returns $OUT/g.tar.gz (logs, JSON).
 set -u
 T0=$(date +%s)
 [ -x .devrun/hybridlab ] || { xz -dc .devrun/hybridlab-main.xz > .devrun/hybridlab && chmod +x .devrun/hybridlab; }
 export HYBRIDLAB_ROOT=$PWD HYBRIDLAB_PYTHON=true HYBRIDLAB_COMMIT=$(cat .devrun/COMMIT) TAIL=3
 mkdir -p logs /tmp/gn
 G=(experiment ssm_scan --full --gpu-only --no-sweep --chain 16 --runs 20 --cases '^gdn_decode T=1 ')
-for b in 1 2 4 8; do
-  HYBRIDLAB_TUNE=gdn_decode.fused_decode.plain_blocks=$b timeout 60 .devrun/hybridlab "${G[@]}" --out /tmp/gn --tag gn-pb$b > logs/gn-pb$b.log 2>&1
-done
-timeout 90 .devrun/hybridlab experiment matmul_group --full --gpu-only --chain 16 --runs 20 --cases 'heads of 128' --out /tmp/gn --tag gn \
-  > logs/gn-matmul_group.log 2>&1
+timeout 90 .devrun/hybridlab "${G[@]}" --out /tmp/gn --tag gn > logs/gn-ssm_scan.log 2>&1
+timeout 90 .devrun/hybridlab experiment matmul_group --full --gpu-only --no-sweep --chain 16 --runs 20 --cases 'heads of 128' \
+  --out /tmp/gn --tag gn > logs/gn-matmul_group.log 2>&1
 python3 - <<'PY'
 import json, glob
 for f in sorted(glob.glob('/tmp/gn/*/*-gn*.json')):
@@ -31,14 +29,14 @@ STEPS=synth LOGTAG=s DEADLINE=90 bash scripts/device_e2e.sh > /dev/null 2>&1  # 
 bench() {  # bench TAG PLAN [TUNE]
   HYBRIDLAB_TUNE=${3:-} PLAN=$2 STEPS=bench TAG=$1 LOGTAG=gn BENCH_P=16 RUNS=3 DEADLINE=100 bash scripts/device_e2e.sh > /dev/null 2>&1
   echo "$1: $(grep -h '^tg128 ' logs/bench-$1.log | head -1)"
-  grep -h '^  \(gdn_decode\|gated_rmsnorm_matmul\|matmul\) ' logs/bench-$1.log | tail -3
+  grep -h '^  \(gdn_decode\|rms_scaled_matmul\|matmul\) ' logs/bench-$1.log | tail -3
 }
 for i in 1 2; do
   bench in-proj-$i '*=vulkan'
-  bench in-step-$i '*=vulkan,gated_rmsnorm_matmul=reference'
+  bench in-step-$i '*=vulkan,rms_scaled_matmul=reference'
 done
-bench pb2 '*=vulkan' gdn_decode.fused_decode.plain_blocks=2
-bench rows1 '*=vulkan' gated_rmsnorm_matmul.qmatvec_direct.rows=1
-bench rows4 '*=vulkan' gated_rmsnorm_matmul.qmatvec_direct.rows=4
+bench parts2 '*=vulkan' decode.gdn_norm_parts=2
+bench parts1 '*=vulkan' decode.gdn_norm_parts=1
+bench rows2 '*=vulkan' rms_scaled_matmul.qmatvec_direct.rows=2
 echo "took $(( $(date +%s) - T0 )) s"
 tar czf $OUT/g.tar.gz logs/gn-* logs/bench-* /tmp/gn reports/*/bench-*.json
