@@ -348,8 +348,8 @@ PlanExecutor::GdnDecode PlanExecutor::gdn_decode(const Tensor& x, const Tensor& 
 int PlanExecutor::gdn_norm_parts(const WeightRef& w, int64_t dv, Phase phase) const {
   if (!fuses_gdn_decode(phase) || !fuses("rms_scaled_matmul")) return 0;
   if (plan_.variant("rms_scaled_matmul").name == "vulkan:fused_decode" && !rms_scaled_matmul_fused_takes(w, dv)) return 0;
-  const int parts = dev_ ? int(dev_->tune("decode.gdn_norm_parts")) : 1;
-  return parts > 0 && dv % parts == 0 ? parts : 1;
+  const int parts = dev_ ? int(dev_->tune("decode.gdn_norm_parts")) : 1;  // 0: the norm stays in the step
+  return parts == 0 || dv % parts == 0 ? parts : 1;
 }
 
 Tensor PlanExecutor::rms_scaled_matmul(const Tensor& x, const Tensor& sumsq, int parts, double eps, const WeightRef& w) {

@@ -66,7 +66,7 @@ const Table& common() {
       {"decode.prefetch.volatile", 1},
       // Where the plan leaves the Gated DeltaNet's output norm to its projection (rms_scaled_matmul): the column blocks per
       // value head over which gdn_decode writes its sums of squares, each block a workgroup of its own (1 where it does
-      // not divide the head).
+      // not divide the head); 0 keeps the norm in gdn_decode's step (no rms_scaled_matmul).
       {"decode.gdn_norm_parts", 4},
   };
   return t;

@@ -366,6 +366,29 @@ TEST_CASE("vk model: the fused MoE block in decode against the oracle", "[vk][mo
   require_no_validation_messages();
 }
 
+// decode.gdn_norm_parts 0 keeps the Gated DeltaNet's output norm in gdn_decode's step under '*=vulkan' (no rms_scaled_matmul),
+// still replayed; both against the oracle.
+TEST_CASE("vk model: decode.gdn_norm_parts picks where the Gated DeltaNet's output norm runs", "[vk][model]") {
+  ModelConfig c = ModelConfig::preset("tiny");
+  c.expert_ffn = 64, c.shared_ffn = 96;
+  const ModelWeights w = synthetic_weights(c, 7);
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 20; ++i) ids.push_back((i * 89 + 3) % int32_t(c.vocab));
+  RunOptions o;
+  o.prefill_chunk = 8;
+  o.decode_from = 12;
+  const Mat<float> want = run_reference(w, ids, o);
+  const gpu::Plan plan = gpu::Plan::parse("*=vulkan", &device());
+  for (uint32_t parts : {0u, 1u, 2u, 4u}) {
+    INFO("decode.gdn_norm_parts " << parts);
+    const vk::ScopedTuning tune(device().ctx().profile(), {{"decode.gdn_norm_parts", parts}});
+    gpu::PlanExecutor ex(plan, &device());
+    CHECK(ex.can_capture());
+    CHECK(rel_l2(run_with(ex, w, ids, o), want) < 1e-4);
+    CHECK((ex.usage_report().find("rms_scaled_matmul") != std::string::npos) == (parts != 0));
+  }
+}
+
 TEST_CASE("vk model: a decode token's dispatches with the decode fusions and without", "[vk][model]") {
   ModelConfig c = ModelConfig::preset("tiny");  // 3 Gated DeltaNet layers, 1 attention layer
   c.expert_ffn = 64, c.shared_ffn = 96;         // whole 32-value units: the MoE block fuses
