@@ -66,8 +66,9 @@ const Table& common() {
       {"decode.prefetch.volatile", 1},
       // Where the plan leaves the Gated DeltaNet's output norm to its projection (rms_scaled_matmul): the column blocks per
       // value head over which gdn_decode writes its sums of squares, each block a workgroup of its own (1 where it does
-      // not divide the head); 0 keeps the norm in gdn_decode's step (no rms_scaled_matmul).
-      {"decode.gdn_norm_parts", 4},
+      // not divide the head); 0 keeps the norm in gdn_decode's step (no rms_scaled_matmul). H100 (3424453, interleaved):
+      // tg128 290.95 / 290.67 / 290.92 at 2 against 288.07 / 287.81 / 289.00 at 0, 289.33 at 4.
+      {"decode.gdn_norm_parts", 2},
   };
   return t;
 }
