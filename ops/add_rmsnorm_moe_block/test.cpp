@@ -13,12 +13,15 @@ TEST_CASE("vk ops: add_rmsnorm_moe_block under other tunings", "[vk][ops][add_rm
   auto& prof = device().ctx().profile();
   const gpu::OpDef& op = gpu::Registry::get().op("add_rmsnorm_moe_block");
   // early_x: step 1's first row per subgroup loaded before the staging (the rest, and rows of other types, after it).
-  for (const auto& [wg, x_rows, x16, early] :
-       {std::tuple{32u, 1u, 1u, 1u}, {128u, 1024u, 1u, 1u}, {64u, 3u, 0u, 1u}, {256u, 8u, 1u, 1u}}) {
+  // shared 2: the shared expert's SwiGLU in step 2, on the normed row step 1 wrote (step 1 the router's rows only).
+  for (const auto& [wg, x_rows, x16, early, shared] : {std::tuple{32u, 1u, 1u, 1u, 2u}, {128u, 1024u, 1u, 1u, 1u},
+                                                      {64u, 3u, 0u, 1u, 2u}, {256u, 8u, 1u, 1u, 1u}}) {
     const vk::ScopedTuning scope(prof, {{"moe_block.fused_decode.wg", wg}, {"moe_block.fused_decode.x_rows", x_rows},
-                                        {"moe_block.fused_decode.x16", x16}, {"moe_block.fused_decode.early_x", early}});
+                                        {"moe_block.fused_decode.x16", x16}, {"moe_block.fused_decode.early_x", early},
+                                        {"moe_block.fused_decode.shared_step", shared}});
     for (const auto& c : op.cases(gpu::Scale::Test)) {
-      INFO("wg " << wg << ", x rows " << x_rows << ", x16 " << x16 << ", early_x " << early << ", " << c.label);
+      INFO("wg " << wg << ", x rows " << x_rows << ", x16 " << x16 << ", early_x " << early << ", shared step " << shared
+                 << ", " << c.label);
       std::mt19937_64 g(83);
       require_close("add_rmsnorm_moe_block", "vulkan:fused_decode", c.inputs(g), op.tolerance);
     }

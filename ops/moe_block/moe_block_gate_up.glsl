@@ -25,6 +25,11 @@ layout(constant_id = 10) const uint MERGE = 0;
 // Rows per subgroup (at least ROWS / the workgroup's subgroups; the host sizes it for its largest subgroup size): a
 // constant trip count with clamped rows, so every row's loads issue before the first row's products wait on them.
 layout(constant_id = 11) const uint RPS = 1;
+// 1: this step also takes the shared expert's SwiGLU rows hs[t, f] = silu(sgate_f . x) * (sup_f . x) (instead of step 1):
+// T ceil(Fs / ROWS) workgroups after the routed ones, which need no routes and so start their loads at once.
+layout(constant_id = 12) const uint SHARED = 0;
+layout(constant_id = 13) const uint TYPE_SG = 12;
+layout(constant_id = 14) const uint TYPE_SU = 12;
 #include "common.glsl"
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
@@ -36,10 +41,14 @@ layout(std430, binding = 3) readonly buffer U { uint uq[]; };        // raw rows
 layout(std430, binding = 4) writeonly buffer M { float hmid[]; };    // [T*K, F]
 layout(std430, binding = 5) writeonly buffer Ex { int expert[]; };   // [T, K]
 layout(std430, binding = 6) writeonly buffer Wt { float weight[]; }; // [T, K]
+// SHARED: the shared expert's raw rows [Fs, H] and its SwiGLU [T, Fs] (unused without: bound to the routed ones).
+layout(std430, binding = 7) readonly buffer SG { uint sgq[]; };
+layout(std430, binding = 8) readonly buffer SU { uint suq[]; };
+layout(std430, binding = 9) writeonly buffer HS { float hs[]; };
 layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw; } pc;
 
 // Words, not 16-byte units: the decoder reads one word at a time, and a 16-byte load per word measured slower.
-#define HLQ_WORD(buf, i) ((buf) == 0u ? gq[i] : uq[i])
+#define HLQ_WORD(buf, i) ((buf) == 0u ? gq[i] : (buf) == 1u ? uq[i] : (buf) == 2u ? sgq[i] : suq[i])
 #include "quant_blocks.glsl"
 #ifdef MB_X16
 // x as 16-bit fixed point (ops/shaders/x16.glsl), staged while subgroup 0 finds the routes; gate and up K-quants.
@@ -188,22 +197,93 @@ void route_ranks() {
   barrier();
 }
 
+// This subgroup's parts of the gate and up dot products with x of its RPS rows: rows base + f0 + gl_SubgroupID + q nsg of
+// the gate (type tg, source bg) and up (tu, bu) rows, clamped to `last` (called with constant types and sources).
+void swiglu_dots(uint tg, uint tu, uint bg, uint bu, uint rbg, uint rbu, uint base, uint f0, uint last, uint xrow, uint lane,
+                 out float ga[RPS], out float ua[RPS]) {
+  const uint nsg = hl_num_subgroups();
+  [[unroll]] for (uint q = 0u; q < RPS; ++q) {
+    const uint row = base + min(f0 + gl_SubgroupID + q * nsg, last);
+    ga[q] = 0.0;
+    ua[q] = 0.0;
+    for (uint i = 0u; i < (UH + SGS - 1u) / SGS; ++i) {  // constant trip count: unrolled, loads issued together
+      const uint ui = lane + i * gl_SubgroupSize, u = min(ui, UH - 1u);  // past the row: clamped, weighted 0
+      const float live = ui < UH ? 1.0 : 0.0;
+#ifdef MB_X16
+      {
+        uvec4 lo, hi;
+        vec4 ms;
+        float bias;
+        uvec2 xr = hlq_unit_runs(tg, u) >> 4u;
+        hlq_unit_packed(tg, bg, row * rbg, u, lo, hi, ms, bias);
+        ga[q] += live * hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
+        xr = hlq_unit_runs(tu, u) >> 4u;
+        hlq_unit_packed(tu, bu, row * rbu, u, lo, hi, ms, bias);
+        ua[q] += live * hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
+      }
+#else
+      const uvec2 runs = hlq_unit_runs(tg, u) >> 2u;
+      vec4 xv[8], qv[8], ms;
+      for (uint i = 0u; i < 4u; ++i) {
+        xv[i] = x4[xrow + runs.x + i];
+        xv[i + 4u] = x4[xrow + runs.y + i];
+      }
+      vec2 xs = hlq_run_sums(xv);
+      hlq_unit(tg, bg, row * rbg, u, qv, ms);
+      ga[q] += live * hlq_unit_dot(qv, ms, xv, xs);
+      if (tu != tg) {  // another type: other runs of x
+        const uvec2 ru = hlq_unit_runs(tu, u) >> 2u;
+        for (uint i = 0u; i < 4u; ++i) {
+          xv[i] = x4[xrow + ru.x + i];
+          xv[i + 4u] = x4[xrow + ru.y + i];
+        }
+        xs = hlq_run_sums(xv);
+      }
+      hlq_unit(tu, bu, row * rbu, u, qv, ms);
+      ua[q] += live * hlq_unit_dot(qv, ms, xv, xs);
+#endif
+    }
+  }
+}
+
+// x staged (MB_X16) by the invocations from `skip` on.
+void stage_x(uint xrow, uint skip) {
+#ifdef MB_X16
+  if (gl_LocalInvocationID.x >= skip)
+    for (uint r = gl_LocalInvocationID.x - skip; r < UH * 2u; r += WG - skip) {
+      vec4 v[4];
+      for (uint k = 0u; k < 4u; ++k) v[k] = x4[xrow + 4u * r + k];
+      hlx_stage(r, v);
+    }
+#endif
+}
+
+// SHARED: workgroup s of the shared expert's, rows f0 .. f0 + ROWS - 1 of token t, without routes.
+void shared_rows(uint s) {
+  const uint sblocks = (pc.Fs + ROWS - 1u) / ROWS, t = s / sblocks, f0 = (s % sblocks) * ROWS, xrow = t * (pc.H >> 2u);
+  stage_x(xrow, 0u);
+  barrier();
+  const uint nsg = hl_num_subgroups(), last = min(f0 + ROWS, pc.Fs) - 1u;
+  float ga[RPS], ua[RPS];
+  swiglu_dots(TYPE_SG, TYPE_SU, 2u, 3u, pc.rb_sg, pc.rb_su, 0u, f0, last, xrow, gl_SubgroupInvocationID, ga, ua);
+  [[unroll]] for (uint q = 0u; q < RPS; ++q) {
+    const uint r = gl_SubgroupID + q * nsg;  // uniform per subgroup
+    const float gs = subgroupAdd(ga[q]), us = subgroupAdd(ua[q]);
+    if (r < ROWS && f0 + r < pc.Fs && subgroupElect()) hs[t * pc.Fs + f0 + r] = (gs / (1.0 + exp(-gs))) * us;
+  }
+}
+
 void main() {
-  const uint g = hl_group_index();
-  if (g >= pc.T * K * pc.blocks) return;  // uniform per workgroup
+  const uint g = hl_group_index(), routed = pc.T * K * pc.blocks;
+  if (SHARED != 0u && g >= routed) {  // uniform per workgroup
+    if (g < routed + pc.T * ((pc.Fs + ROWS - 1u) / ROWS)) shared_rows(g - routed);
+    return;
+  }
+  if (g >= routed) return;  // uniform per workgroup
   const uint tj = g / pc.blocks, t = tj / K, j = tj % K, f0 = (g % pc.blocks) * ROWS, xrow = t * (pc.H >> 2u);
   const uint lane = gl_SubgroupInvocationID;
-#ifdef MB_X16
-  {  // the other subgroups stage x (all of them when there is only one, before it routes)
-    const uint nsg = hl_num_subgroups(), skip = nsg > 1u ? gl_SubgroupSize : 0u;
-    if (gl_LocalInvocationID.x >= skip)
-      for (uint r = gl_LocalInvocationID.x - skip; r < UH * 2u; r += WG - skip) {
-        vec4 v[4];
-        for (uint k = 0u; k < 4u; ++k) v[k] = x4[xrow + 4u * r + k];
-        hlx_stage(r, v);
-      }
-  }
-#endif
+  // The other subgroups stage x (all of them when there is only one, before it routes).
+  stage_x(xrow, hl_num_subgroups() > 1u ? gl_SubgroupSize : 0u);
   if (FIXED != 0u) {
     if (gl_LocalInvocationID.x < K) sel_e[gl_LocalInvocationID.x] = (31u * gl_LocalInvocationID.x) % EMAX, sel_w[gl_LocalInvocationID.x] = 1.0;
   } else if (gl_SubgroupID == 0u) route(t, lane, gl_SubgroupSize);
@@ -218,48 +298,7 @@ void main() {
   // Row f0 + gl_SubgroupID + q nsg for q < RPS; past the workgroup's rows, its last row again (loaded, never written).
   const uint nsg = hl_num_subgroups(), last = min(f0 + ROWS, pc.F) - 1u;
   float ga[RPS], ua[RPS];
-  [[unroll]] for (uint q = 0u; q < RPS; ++q) {
-    const uint row = e * pc.F + min(f0 + gl_SubgroupID + q * nsg, last);
-    ga[q] = 0.0;
-    ua[q] = 0.0;
-    for (uint i = 0u; i < (UH + SGS - 1u) / SGS; ++i) {  // constant trip count: unrolled, loads issued together
-      const uint ui = lane + i * gl_SubgroupSize, u = min(ui, UH - 1u);  // past the row: clamped, weighted 0
-      const float live = ui < UH ? 1.0 : 0.0;
-#ifdef MB_X16
-      {
-        uvec4 lo, hi;
-        vec4 ms;
-        float bias;
-        uvec2 xr = hlq_unit_runs(TYPE_G, u) >> 4u;
-        hlq_unit_packed(TYPE_G, 0u, row * pc.rb_g, u, lo, hi, ms, bias);
-        ga[q] += live * hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
-        xr = hlq_unit_runs(TYPE_U, u) >> 4u;
-        hlq_unit_packed(TYPE_U, 1u, row * pc.rb_u, u, lo, hi, ms, bias);
-        ua[q] += live * hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
-      }
-#else
-      const uvec2 runs = hlq_unit_runs(TYPE_G, u) >> 2u;
-      vec4 xv[8], qv[8], ms;
-      for (uint i = 0u; i < 4u; ++i) {
-        xv[i] = x4[xrow + runs.x + i];
-        xv[i + 4u] = x4[xrow + runs.y + i];
-      }
-      vec2 xs = hlq_run_sums(xv);
-      hlq_unit(TYPE_G, 0u, row * pc.rb_g, u, qv, ms);
-      ga[q] += live * hlq_unit_dot(qv, ms, xv, xs);
-      if (TYPE_U != TYPE_G) {  // another type: other runs of x
-        const uvec2 ru = hlq_unit_runs(TYPE_U, u) >> 2u;
-        for (uint i = 0u; i < 4u; ++i) {
-          xv[i] = x4[xrow + ru.x + i];
-          xv[i + 4u] = x4[xrow + ru.y + i];
-        }
-        xs = hlq_run_sums(xv);
-      }
-      hlq_unit(TYPE_U, 1u, row * pc.rb_u, u, qv, ms);
-      ua[q] += live * hlq_unit_dot(qv, ms, xv, xs);
-#endif
-    }
-  }
+  swiglu_dots(TYPE_G, TYPE_U, 0u, 1u, pc.rb_g, pc.rb_u, e * pc.F, f0, last, xrow, lane, ga, ua);
   [[unroll]] for (uint q = 0u; q < RPS; ++q) {
     const uint r = gl_SubgroupID + q * nsg;  // uniform per subgroup
     const float gs = subgroupAdd(ga[q]), us = subgroupAdd(ua[q]);

@@ -26,6 +26,9 @@ layout(constant_id = 9) const uint INTERLEAVE = 1;  // rows strided by the workg
 // raw words) into registers before the token's x + a is staged and normed, so their round trip overlaps the staging's
 // instead of following its barrier; rows of other types load after it, as with 0.
 layout(constant_id = 10) const uint EARLY = 0;
+// 1: the shared expert's SwiGLU rows are this step's (rows E .. E + Fs - 1, the gate's row after them); 0: step 2's
+// (moe_block_gate_up.glsl's SHARED), this step the router's rows and the gate's only.
+layout(constant_id = 11) const uint SHARED_X = 1;
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };    // [T, H]
@@ -51,6 +54,9 @@ layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g,
 
 // Words, not 16-byte units: the decoder reads one word at a time, and a 16-byte load per word measured slower.
 #define HLQ_WORD(buf, i) ((buf) == 0u ? rq[i] : (buf) == 1u ? sgq[i] : (buf) == 2u ? suq[i] : gwq[i])
+
+// The shared expert's rows in this step's row space (0 where step 2 takes them).
+uint FS() { return SHARED_X != 0u ? pc.Fs : 0u; }
 #include "quant_blocks.glsl"
 
 // This lane's part of (row at byte `row` of source `buf`) . x_t, over units lane, lane + gl_SubgroupSize, ...: a constant
@@ -101,7 +107,7 @@ HlqRaw raw_get(uint at) {
 // Row r's early loads (nothing for rows that load late).
 void early_load(uint r, uint lane) {
   for (uint i = 0u; i < UPL * 8u; ++i) ew[i] = uvec4(0u);
-  const bool router = r < pc.E && early_router(), shared_row = r >= pc.E && r < pc.E + pc.Fs && early_shared();
+  const bool router = r < pc.E && early_router(), shared_row = r >= pc.E && r < pc.E + FS() && early_shared();
   for (uint i = 0u; i < UPL; ++i) {
     const uint u = min(lane + i * gl_SubgroupSize, UH - 1u);
     if (router) {
@@ -178,7 +184,7 @@ void main() {
 #ifdef MB_NORM
   // EARLY: the subgroup's first row loaded before the staging (a subgroup with more rows loads the rest after it).
   const uint r0 = INTERLEAVE != 0u ? b + gl_SubgroupID * pc.blocks : b * ROWS + gl_SubgroupID;
-  const bool early = EARLY != 0u && gl_SubgroupID < ROWS && r0 < pc.E + pc.Fs &&
+  const bool early = EARLY != 0u && gl_SubgroupID < ROWS && r0 < pc.E + FS() &&
                      (r0 < pc.E ? early_router() : early_shared());  // uniform per subgroup
   if (early) early_load(r0, lane);
   const float scale = stage_normed(xrow, g % pc.blocks == 0u);
@@ -187,7 +193,7 @@ void main() {
 #endif
   for (uint i = gl_SubgroupID; i < ROWS; i += hl_num_subgroups()) {  // uniform per subgroup
     const uint r = INTERLEAVE != 0u ? b + i * pc.blocks : b * ROWS + i;
-    if (r >= pc.E + pc.Fs + 1u) break;
+    if (r >= pc.E + FS() + 1u) break;
 #ifdef MB_NORM
     if (early && i == gl_SubgroupID) {
       if (r < pc.E) {
@@ -205,7 +211,7 @@ void main() {
     if (r < pc.E) {
       const float l = subgroupAdd(row_dot(TYPE_R, 0u, r * pc.rb_r, xrow, lane)) * scale;
       if (subgroupElect()) logits[t * pc.E + r] = l;
-    } else if (r < pc.E + pc.Fs) {
+    } else if (r < pc.E + FS()) {
       const uint f = r - pc.E;
       const float ga = subgroupAdd(row_dot(TYPE_SG, 1u, f * pc.rb_sg, xrow, lane)) * scale;
       const float ua = subgroupAdd(row_dot(TYPE_SU, 2u, f * pc.rb_su, xrow, lane)) * scale;

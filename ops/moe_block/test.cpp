@@ -18,7 +18,8 @@ TEST_CASE("vk ops: moe_block under other tunings", "[vk][ops][moe_block]") {
   // rows consecutive per workgroup instead of strided; the first takes its routes by the merge of sorted lists instead of K
   // argmax rounds (topk_merge 1); the fourth, with 16-bit x, several rows per subgroup in steps 2 and 3 (RPS: 3 on
   // lavapipe's 8 subgroups of 8) and rows that do not divide the widths; the first and the fourth load step 3's weights
-  // before its staging (early_down).
+  // before its staging (early_down); the second and the third compute the shared expert's SwiGLU in step 2
+  // (shared_step 2: with 16-bit x, and with f32 products).
   for (const auto& [wg, rows] : {std::pair{64u, 1u}, {128u, 3u}, {32u, 16u}, {64u, 20u}}) {
     const vk::ScopedTuning scope(prof, {{"moe_block.fused_decode.wg", wg}, {"moe_block.fused_decode.x_rows", rows},
                                         {"moe_block.fused_decode.gate_up_rows", rows}, {"moe_block.fused_decode.down_rows", rows + 1},
@@ -27,7 +28,8 @@ TEST_CASE("vk ops: moe_block under other tunings", "[vk][ops][moe_block]") {
                                         {"moe_block.fused_decode.interleave", rows == 3u ? 0u : 1u},
                                         {"moe_block.fused_decode.x16", rows == 16u ? 0u : 1u},
                                         {"moe_block.fused_decode.topk_merge", rows == 1u ? 1u : 0u},
-                                        {"moe_block.fused_decode.early_down", rows == 1u || rows == 20u ? 1u : 0u}});
+                                        {"moe_block.fused_decode.early_down", rows == 1u || rows == 20u ? 1u : 0u},
+                                        {"moe_block.fused_decode.shared_step", rows == 3u || rows == 16u ? 2u : 1u}});
     for (const auto& c : cs) {
       INFO("wg " << wg << ", rows " << rows << ", " << c.label);
       std::mt19937_64 g(31);

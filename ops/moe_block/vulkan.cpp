@@ -57,10 +57,15 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
   // x16: x, hmid and hs as 16-bit fixed point and integer dot products (moe_block_*_x16.comp) where the routed and shared
   // experts are K-quants and the device has integer dot products.
   const auto kquant = [&](const WeightRef& r) { return type(r) >= uint32_t(quant::Type::Q4_K) && type(r) <= uint32_t(quant::Type::Q6_K); };
+  // shared_step: the step that computes the shared expert's SwiGLU (1: with the router, only x needed; 2: beside the
+  // routed experts' gate/up, in workgroups that need no routes).
+  const uint32_t shared_step = d.tune(tn + "shared_step");
+  if (shared_step != 1 && shared_step != 2) fail("{}: {}shared_step = {} must be 1 or 2", what, tn, shared_step);
   const bool x16 = d.tune(tn + "x16") && d.info().integer_dot_product;
-  const bool x16_gate_up = x16 && kquant(gate) && kquant(up), x16_down = x16 && kquant(down) && kquant(sdown);
+  const bool x16_gate_up = x16 && kquant(gate) && kquant(up) && (shared_step == 1 || (kquant(sgate) && kquant(sup)));
+  const bool x16_down = x16 && kquant(down) && kquant(sdown);
   Tensor logits = Tensor::device(d, T, E), hs = Tensor::device(d, T, Fs), sg = Tensor::device(d, T, 1);
-  pc.blocks = u32((E + Fs + 1 + rx - 1) / rx);
+  pc.blocks = u32((E + (shared_step == 1 ? Fs : 0) + 1 + rx - 1) / rx);
   std::vector<BufferPtr> bind1{x.buffer(d), w[0].buffer(d), w[4].buffer(d), w[5].buffer(d), w[7].buffer(d), logits.buffer_mut(d),
                                hs.buffer_mut(d), sg.buffer_mut(d)};
   // With the add and norm in front, step 1 stages rmsnorm(x + a) * gain and writes it for steps 2 and 3, which read it as x.
@@ -78,7 +83,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
   const auto& p1 = d.pipeline(head ? "moe_block_x_norm" : "moe_block_x",
                               {{0, wg}, {1, rx}, {2, type(router)}, {3, type(sgate)}, {4, type(sup)}, {5, type(gw)},
                                {6, u32(H / 32)}, {7, sg_min}, {8, d.tune(tn + "router16")},
-                               {9, d.tune(tn + "interleave")}, {10, d.tune(tn + "early_x")}},
+                               {9, d.tune(tn + "interleave")}, {10, d.tune(tn + "early_x")}, {11, shared_step == 1 ? 1u : 0u}},
                               uint32_t(bind1.size()), sizeof pc);
   Grid g = grid(uint64_t(T) * pc.blocks);
   if (!(diag & 1u)) d.dispatch(p1, bind1, pc, g.x, g.y);
@@ -86,12 +91,13 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
   pc.blocks = u32((F + rg - 1) / rg);
   const auto& p2 = d.pipeline(x16_gate_up ? "moe_block_gate_up_x16" : "moe_block_gate_up",
                               {{0, wg}, {1, rg}, {2, type(gate)}, {3, type(up)}, {4, u32(E)}, {5, u32(k)}, {6, u32(H / 32)}, {7, sg_min},
-                               {8, d.tune(tn + "rank")}, {9, (diag >> 3) & 1u}, {10, d.tune(tn + "topk_merge")}, {11, rps(rg)}},
-                              7, sizeof pc);
-  g = grid(uint64_t(T * k) * pc.blocks);
+                               {8, d.tune(tn + "rank")}, {9, (diag >> 3) & 1u}, {10, d.tune(tn + "topk_merge")}, {11, rps(rg)},
+                               {12, shared_step == 2 ? 1u : 0u}, {13, type(sgate)}, {14, type(sup)}},
+                              10, sizeof pc);
+  g = grid(uint64_t(T * k) * pc.blocks + (shared_step == 2 ? uint64_t(T) * ((Fs + rg - 1) / rg) : 0));
   if (!(diag & 2u))
     d.dispatch(p2, {xn.buffer(d), logits.buffer(d), w[1].buffer(d), w[2].buffer(d), hmid.buffer_mut(d), expert.buffer_mut(d),
-                  weight.buffer_mut(d)}, pc, g.x, g.y);
+                  weight.buffer_mut(d), w[4].buffer(d), w[5].buffer(d), hs.buffer_mut(d)}, pc, g.x, g.y);
   Tensor y = Tensor::device(d, T, H);
   pc.blocks = u32((H + rd - 1) / rd);
   std::vector<BufferPtr> bind{hmid.buffer(d), expert.buffer(d), w[3].buffer(d), hs.buffer(d), w[6].buffer(d), sg.buffer(d),
@@ -127,6 +133,8 @@ void register_moe_block_vulkan(Registry& r) {
   // Threads per workgroup; rows per workgroup of each step (a subgroup per row).
   v.tunables = {{"moe_block.fused_decode.wg", 256},
                 {"moe_block.fused_decode.x_rows", 8},
+                // The step of the shared expert's SwiGLU: 1 with the router (x only), 2 beside the routed gate/up.
+                {"moe_block.fused_decode.shared_step", 1},
                 {"moe_block.fused_decode.gate_up_rows", 8},
                 {"moe_block.fused_decode.down_rows", 8},
                 // f32 router rows read 16 bytes at a time (0: a word at a time, as the quantized rows).
