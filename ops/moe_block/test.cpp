@@ -49,7 +49,7 @@ TEST_CASE("vk ops: moe_block under other tunings", "[vk][ops][moe_block]") {
   }
 }
 
-TEST_CASE("vk ops: moe_block refuses widths that are not whole units", "[vk][ops][moe_block]") {
+TEST_CASE("vk ops: moe_block refuses widths that are not whole units, and a step for the shared expert it lacks", "[vk][ops][moe_block]") {
   std::mt19937_64 g(32);
   const int64_t E = 4, F = 48, H = 64;
   gpu::OpArgs a{{{"x", Tensor::from(randn(g, 1, H))}},
@@ -63,6 +63,14 @@ TEST_CASE("vk ops: moe_block refuses widths that are not whole units", "[vk][ops
   CHECK_THROWS_WITH(gpu::Registry::get().variant("moe_block", "vulkan:fused_decode").run(ctx, a), Catch::Contains("multiples of 32"));
   a.p["k"] = 5;  // more slots than experts
   CHECK_THROWS_WITH(gpu::Registry::get().variant("moe_block", "vulkan:fused_decode").run(ctx, a), Catch::Contains("top-5 of 4"));
+  gpu::OpArgs whole = a;  // whole units, top-2, but no third step for the shared expert
+  whole.p["k"] = 2;
+  whole.w.at("gate") = weight("gate", randn(g, E * 64, H));
+  whole.w.at("up") = weight("up", randn(g, E * 64, H));
+  whole.w.at("down") = weight("down", randn(g, E * H, 64));
+  const vk::ScopedTuning scope(device().ctx().profile(), {{"moe_block.fused_decode.shared_step", 3}});
+  CHECK_THROWS_WITH(gpu::Registry::get().variant("moe_block", "vulkan:fused_decode").run(ctx, whole),
+                    Catch::Contains("shared_step = 3 must be 1 or 2"));
 }
 
 // Tied router logits (every odd expert's router row a copy of the even one before it, so equal p in pairs; or row e a
