@@ -133,7 +133,7 @@ class PlanExecutor {
   // fused gdn_decode, where the plan picks an rms_scaled_matmul variant other than the reference that takes w; then
   // gdn_decode applies the gate and gives each head's sums of squares over this many column blocks (the profile's
   // decode.gdn_norm_parts, 1 where it does not divide dv), and rms_scaled_matmul applies the 1 / rms. 0: it does not
-  // (also where decode.gdn_norm_parts is 0: the A/B of the two within replayed decode, which a reference op would stop).
+  // (also where decode.gdn_norm_parts is 0).
   int gdn_norm_parts(const WeightRef& w, int64_t dv, Phase phase) const;
   Tensor rms_scaled_matmul(const Tensor& x, const Tensor& sumsq, int parts, double eps, const WeightRef& w);
   // Decode prefetch (plan/prefetch.h): the raw rows of `ws` read by a dispatch placed beside the consumers of `after`,

@@ -32,7 +32,7 @@ bench() {  # bench TAG PLAN [TUNE]
   grep -h 'GPU .* ms per step' logs/bench-$1.log | tail -1
   grep -h '^  \(gdn_decode\|rms_scaled_matmul\|matmul\) ' logs/bench-$1.log | tail -3
 }
-# parts 0 keeps the norm in the step (rms_scaled_matmul=reference would also stop the replay: a host op in the plan).
+# parts 0 keeps the norm in the step.
 for i in 1 2 3; do
   bench step-$i '*=vulkan' decode.gdn_norm_parts=0
   bench parts2-$i '*=vulkan' decode.gdn_norm_parts=2

@@ -30,7 +30,10 @@ void register_rms_scaled_matmul(Registry& r) {
       {"rms_scaled_matmul",
        "x [T, heads*d], sumsq [T, heads*parts], w [out, heads*d] -> y = (x_h / sqrt(sum_p sumsq[h, p] / d + eps)) w^T "
        "[T, out]",
-       {"x", "sumsq"}, {"w"}, {}, {"y"}, {"parts", "eps"}}));
+       {"x", "sumsq"}, {"w"}, {}, {"y"}, {"parts", "eps"}, /*live=*/false,
+       // What the forward pass runs with the reference variant in the plan: the plain projection (matmul), the norm then
+       // kept in gdn_decode's step; so that plan still captures and replays decode.
+       /*parts=*/{"matmul"}}));
   // The rows scaled on the host, then matmul's reference variant.
   r.add_variant(reference_variant("rms_scaled_matmul", "the oracle: the rows scaled on the host, then matmul's reference, f32",
                                   [](VariantCtx& c, OpArgs& a) {
