@@ -1,7 +1,8 @@
 // rms_scaled_matmul: a mat-vec whose input is scaled per head by 1 / rms from given partial sums of squares, y = (x_h /
 // sqrt(sum_p sumsq[h, p] / d + eps)) w^T for each head h of d = in / heads columns. In decode it follows a gdn_decode that
 // applied the gate and left the norm's 1 / rms out (its blocks' sums of squares beside its output): the Gated DeltaNet's
-// output projection with its gated norm finished in front (README.md).
+// output projection with its gated norm finished in front. A composite op in the plan's sense (part: matmul): with its
+// reference variant the forward pass runs the plain projection and gdn_decode keeps the norm (README.md).
 #include "ops/registry.h"
 
 namespace hl::gpu {
