@@ -9,6 +9,7 @@ OpDef attention_with_cases(OpDef d);  // cases.cpp: its cases, tolerance and gol
 void register_attention_vulkan(Registry& r);  // vulkan.cpp
 void register_attention_vulkan_tiled(Registry& r);  // vulkan_tiled.cpp
 void register_attention_vulkan_flash_coopmat(Registry& r);  // vulkan_flash_coopmat.cpp
+void register_attention_vulkan_flash_rows(Registry& r);  // vulkan_flash_rows.cpp
 
 using M = Mat<float>;
 
@@ -34,6 +35,7 @@ void register_attention(Registry& r) {
   register_attention_vulkan(r);
   register_attention_vulkan_tiled(r);
   register_attention_vulkan_flash_coopmat(r);
+  register_attention_vulkan_flash_rows(r);
 }
 
 }  // namespace hl::gpu

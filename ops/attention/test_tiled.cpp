@@ -172,3 +172,52 @@ TEST_CASE("vk attention flash_coopmat: cooperative matrices", "[vk][ops][coopmat
     WARN("flash_coopmat rel L2 " << e << " (T " << T << ", kv_len " << kv_len << ", D " << D << ")");
   }
 }
+
+// vulkan:flash_rows (16 query rows per subgroup, whole) on emulated matrices: the cases above, then other shapes:
+// one and three subgroups (16 and 48 rows per workgroup: row tiles that end inside a subgroup's rows, subgroups
+// with no rows), 16-key tiles, key splits merged (max_keys 16: many, some empty for a subgroup's early rows),
+// margin 0 (every rise of a row's max rescales its accumulators), the next tile's loads in flight (prefetch).
+TEST_CASE("vk attention flash_rows: emulated matrices", "[vk][ops]") {
+  const vk::ScopedTuning emulate(device().ctx().profile(), {{"attention.flash_rows.cm_emulate", 1}});
+  if (const std::string why = gpu::coopmat_unavailable(device(), true); !why.empty()) {
+    WARN("SKIPPED: emulated cooperative matrices: " << device().info().name << ": " << why);
+    return;
+  }
+  std::mt19937_64 g(37);
+  for (auto [T, kv_len, nq, nkv, D] : kCoopmatCases) {
+    INFO("T " << T << ", kv_len " << kv_len << ", D " << D << ", heads " << nq << "/" << nkv);
+    const double e = check(args(g, T, kv_len, nq, nkv, D), "vulkan:flash_rows");
+    WARN("emulated flash_rows rel L2 " << e << " (T " << T << ", kv_len " << kv_len << ", D " << D << ")");
+  }
+  for (auto tuning : {std::map<std::string, uint32_t>{{"attention.flash_rows.subgroups", 1}},
+                      {{"attention.flash_rows.subgroups", 3}, {"attention.flash_rows.keys", 16}},
+                      {{"attention.flash_rows.max_keys", 16}},
+                      {{"attention.flash_rows.margin", 0}, {"attention.flash_rows.keys", 16}},
+                      {{"attention.flash_rows.prefetch", 1}},
+                      {{"attention.flash_rows.prefetch", 1}, {"attention.flash_rows.subgroups", 3},
+                       {"attention.flash_rows.max_keys", 48}, {"attention.flash_rows.margin", 0}}}) {
+    const vk::ScopedTuning t(device().ctx().profile(), tuning);
+    for (auto [T, kv_len, nq, nkv, D] : {std::tuple{17, 30, 4, 2, 64}, {5, 60, 16, 2, 256}}) {
+      INFO("T " << T << ", kv_len " << kv_len << ", D " << D << ", heads " << nq << "/" << nkv);
+      check(args(g, T, kv_len, nq, nkv, D), "vulkan:flash_rows");
+    }
+  }
+}
+
+// Real cooperative matrices, where the device has them: as flash_coopmat's cases, with the next tile's loads in
+// flight too.
+TEST_CASE("vk attention flash_rows: cooperative matrices", "[vk][ops][coopmat]") {
+  gpu::Device* d = coopmat_or_skip("attention vulkan:flash_rows");
+  if (!d) return;
+  std::mt19937_64 g(38);
+  std::vector<std::tuple<int, int, int, int, int>> cases(std::begin(kCoopmatCases), std::end(kCoopmatCases));
+  cases.insert(cases.end(), {{100, 300, 16, 2, 256}, {64, 0, 16, 2, 256}, {256, 1792, 16, 2, 256}});
+  for (uint32_t prefetch : {0u, 1u}) {
+    const vk::ScopedTuning t(d->ctx().profile(), {{"attention.flash_rows.prefetch", prefetch}});
+    for (auto [T, kv_len, nq, nkv, D] : cases) {
+      INFO("prefetch " << prefetch << ": T " << T << ", kv_len " << kv_len << ", D " << D << ", heads " << nq << "/" << nkv);
+      const double e = check(args(g, T, kv_len, nq, nkv, D), "vulkan:flash_rows", d);
+      WARN("flash_rows rel L2 " << e << " (prefetch " << prefetch << ", T " << T << ", kv_len " << kv_len << ", D " << D << ")");
+    }
+  }
+}

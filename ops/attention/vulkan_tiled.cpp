@@ -98,21 +98,23 @@ void register_attention_vulkan_tiled(Registry& r) {
                                "append k, v; a workgroup per tile of query rows sharing a KV head walks K/V tiles "
                                "through shared memory (online softmax); T = 1: decode_split",
                                tiled, true);
-  // Decode: flash-decoding. Prompt chunks on cooperative matrices where the device has them (tunable coopmat, 1;
-  // head dims of whole 16s), as vulkan:flash_coopmat: its f16 products run several times faster than these f32 tiles.
+  // Decode: flash-decoding. Prompt chunks on cooperative matrices where the device has them (tunable coopmat: 1
+  // vulkan:flash_coopmat, 2 vulkan:flash_rows; head dims of whole 16s): their f16 products run several times faster
+  // than these f32 tiles.
   v.delegate = [](VariantCtx& c, const OpArgs& a) -> std::string {
     if (a.in("q").rows() <= 1) return "vulkan:decode_split";
     const Device& d = c.device();
     const int64_t nq = a.iparam("n_q_heads");
     const bool whole = nq > 0 && a.in("q").cols() % nq == 0 && (a.in("q").cols() / nq) % 16 == 0;
-    const bool cm = whole && d.tune("attention.tiled.coopmat") && d.tune("attention.flash_coopmat.cm_emulate") == 0 &&
-                    coopmat_unavailable(d, false).empty();
-    return cm ? "vulkan:flash_coopmat" : "";
+    const uint32_t form = d.tune("attention.tiled.coopmat");
+    if (!whole || form == 0 || !coopmat_unavailable(d, false).empty()) return "";
+    if (form == 2 && d.tune("attention.flash_rows.cm_emulate") == 0) return "vulkan:flash_rows";
+    return d.tune("attention.flash_coopmat.cm_emulate") == 0 ? "vulkan:flash_coopmat" : "";
   };
   // Query rows (tokens x GQA heads) per workgroup (fewer where shared memory is short); keys per K/V tile (a power
   // of two <= wg); keys one workgroup walks before the range is split; split keys while fewer workgroups than
   // min_groups would run, keeping at least split_min_keys keys per split; coopmat 1: prompt chunks to
-  // vulkan:flash_coopmat where the device has cooperative matrices.
+  // vulkan:flash_coopmat where the device has cooperative matrices, 2: to vulkan:flash_rows.
   v.tunables = {{"attention.tiled.rows", 32},        {"attention.tiled.keys", 8},
                 {"attention.tiled.max_keys", UINT32_MAX}, {"attention.tiled.min_groups", 256},
                 {"attention.tiled.split_min_keys", 512}, {"attention.tiled.coopmat", 1}};

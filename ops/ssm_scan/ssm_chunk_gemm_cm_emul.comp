@@ -2,5 +2,6 @@
 // arithmetic, so that lavapipe checks the cooperative-matrix kernel's tiling, layouts, strides and barriers
 // (tunable ssm_scan.chunked_coopmat.cm_emulate = 1; a test hook).
 #version 450
+#extension GL_GOOGLE_include_directive : require  // glslangValidator (glslc enables it itself)
 #define HL_CM_EMULATE 1
 #include "ssm_chunk_gemm_cm.glsl"
