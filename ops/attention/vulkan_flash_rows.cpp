@@ -97,8 +97,8 @@ void register_attention_vulkan_flash_rows(Registry& r) {
     const int64_t nq = a.iparam("n_q_heads");
     return nq > 0 && a.in("q").cols() % nq == 0 && (a.in("q").cols() / nq) % 16 ? "vulkan:tiled" : "";
   };
-  // 4 subgroups x 32 keys: 48,896 bytes of shared memory at head dim 256 (the 48 KB NVIDIA gives a workgroup).
-  v.tunables = {{"attention.flash_rows.subgroups", 4},         {"attention.flash_rows.keys", 32},
+  // 8 subgroups (128 query rows per workgroup); at head dim 256 on 48 KB of shared memory (NVIDIA), 16 keys per tile.
+  v.tunables = {{"attention.flash_rows.subgroups", 8},         {"attention.flash_rows.keys", 32},
                 {"attention.flash_rows.prefetch", 0},          {"attention.flash_rows.margin", 8},
                 {"attention.flash_rows.max_keys", UINT32_MAX}, {"attention.flash_rows.min_groups", 512},
                 {"attention.flash_rows.split_min_keys", 256},  {"attention.flash_rows.merge_wg", 128},
