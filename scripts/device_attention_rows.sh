@@ -3,13 +3,13 @@
 # scripts/device_e2e.sh expects): vulkan:flash_coopmat (the default's kernel) and vulkan:flash_rows (16 query rows per
 # subgroup) at its default and other tunings (ROWS_TUNES), on the experiment's 512-query cases (empty cache; after
 # 3584 keys), RUNS runs each; then pp512 with attention.tiled.coopmat 1 (flash_coopmat) and 2 (flash_rows)
-# interleaved (PAIRS pairs; 0: none). Prints each setting's times; returns $OUT/ar.tar.gz (logs, JSON reports).
+# interleaved (PAIRS pairs; 0: none). EXP_FLAGS: more experiment flags (e.g. --dispatches). Prints each setting's times; returns $OUT/ar.tar.gz (logs, JSON reports).
 set -u
 T0=$(date +%s)
 [ -x .devrun/hybridlab ] || { xz -dc .devrun/hybridlab-main.xz > .devrun/hybridlab && chmod +x .devrun/hybridlab; }
 export HYBRIDLAB_ROOT=$PWD HYBRIDLAB_PYTHON=true HYBRIDLAB_COMMIT=$(cat .devrun/COMMIT) TAIL=3
 mkdir -p logs /tmp/ar
-A=(experiment attention --full --gpu-only --no-sweep --runs ${RUNS:-20} --cases '^prefill T=512( ctx=4096)?$')
+A=(experiment attention --full --gpu-only --no-sweep --runs ${RUNS:-20} --cases '^prefill T=512( ctx=4096)?$' ${EXP_FLAGS:-})
 run() {  # run TAG VARIANT [TUNE]
   HYBRIDLAB_TUNE=${3:-} timeout 120 .devrun/hybridlab "${A[@]}" --variant $2 --out /tmp/ar --tag ar-$1 > logs/ar-$1.log 2>&1
 }
@@ -29,6 +29,8 @@ for f in sorted(glob.glob('/tmp/ar/*/attention-ar-*.json')):
                 t = r['time_us']
                 print(f.split('attention-')[1], c['label'], r['variant'], round(t['median'], 2), round(t['min'], 2),
                       round(t['max'], 2), r.get('rel_l2'), r['status'])
+                for p in r.get('dispatches', []):
+                    print('   ', json.dumps(p))
 PY
 cat logs/ar-tunes.txt
 echo "experiments done at $(( $(date +%s) - T0 )) s"

@@ -37,6 +37,7 @@ layout(constant_id = 2) const uint BK = 32;     // keys per tile, a multiple of 
 layout(constant_id = 3) const uint NSG = 4;     // subgroups owning rows: 16 NSG query rows per workgroup
 layout(constant_id = 4) const uint MARGIN = 8;  // a row's max moves only past this margin (log units)
 layout(constant_id = 5) const uint PREFETCH = 0;  // 1: the next K/V tile's loads in flight during this one's products
+layout(constant_id = 6) const uint S_CHAINS = 1;  // 2: each S block summed over D in two independent chains (even, odd)
 #include "common.glsl"
 #define HL_CM_VEC 4u
 #include "coopmat.glsl"
@@ -177,11 +178,14 @@ void main() {
     if (b0 < sk1) {  // subgroup-uniform: some of its rows see this tile's keys
       [[unroll]] for (uint cb = 0u; cb < BK / 16u; ++cb) {  // S = Q K^T, 16 x BK
         hl_cm_acc sacc = hl_cm_fill(0.0);
+        hl_cm_acc sodd = hl_cm_fill(0.0);
         [[unroll]] for (uint j = 0u; j < DB; ++j) {
           hl_cm_b bm;
           HL_CM_LOAD_B(bm, kvs, (cb * 16u * QP + j * 16u) / 4u, HL_CM_COL_MAJOR, QP / 4u);
-          sacc = hl_cm_muladd(qa[j], bm, sacc);
+          if (S_CHAINS == 2u && j % 2u == 1u) sodd = hl_cm_muladd(qa[j], bm, sodd);
+          else sacc = hl_cm_muladd(qa[j], bm, sacc);
         }
+        if (S_CHAINS == 2u) HL_CM_ADD(sacc, sodd);
         HL_CM_STORE(ss, sb + cb * 16u, sacc, HL_CM_ROW_MAJOR, SP);
       }
       subgroupBarrier();

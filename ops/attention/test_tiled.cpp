@@ -193,7 +193,7 @@ TEST_CASE("vk attention flash_rows: emulated matrices", "[vk][ops]") {
                       {{"attention.flash_rows.subgroups", 3}, {"attention.flash_rows.keys", 16}},
                       {{"attention.flash_rows.max_keys", 16}},
                       {{"attention.flash_rows.margin", 0}, {"attention.flash_rows.keys", 16}},
-                      {{"attention.flash_rows.prefetch", 1}},
+                      {{"attention.flash_rows.prefetch", 1}, {"attention.flash_rows.s_chains", 2}},
                       {{"attention.flash_rows.prefetch", 1}, {"attention.flash_rows.subgroups", 3},
                        {"attention.flash_rows.max_keys", 48}, {"attention.flash_rows.margin", 0}}}) {
     const vk::ScopedTuning t(device().ctx().profile(), tuning);

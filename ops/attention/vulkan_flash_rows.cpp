@@ -3,9 +3,10 @@
 // shared; 16x16x16 f16 x f16 + f32), on devices with VK_KHR_cooperative_matrix. vulkan:tiled's launcher (row
 // tiles x key splits, merged by attention_merge); decode (T == 1) is vulkan:decode_split's; head dims that are not
 // multiples of 16 take vulkan:tiled. Tunables attention.flash_rows.*: subgroups (16 query rows each), keys (per K/V
-// tile), prefetch (the next tile's loads in flight during this one's products), margin (as flash_coopmat's), the key
-// splits (max_keys, min_groups, split_min_keys, merge_wg) and cm_emulate = 1 (a test hook:
-// attention_flash_rows_cm_emul.comp, the same kernel on emulated matrices, which lavapipe runs).
+// tile), prefetch (the next tile's loads in flight during this one's products), s_chains (2: S's sums over D in two
+// independent chains), margin (as flash_coopmat's), the key splits (max_keys, min_groups, split_min_keys, merge_wg)
+// and cm_emulate = 1 (a test hook: attention_flash_rows_cm_emul.comp, the same kernel on emulated matrices, which
+// lavapipe runs).
 #include "ops/attention/vulkan_common.h"
 
 namespace hl::gpu {
@@ -72,7 +73,8 @@ void flash_rows(VariantCtx& c, OpArgs& a) {
   const uint32_t margin = tune(d, "margin");
   if (margin > 10) fail("attention: flash_rows margin {} > 10 would overflow f16 probabilities", margin);
   const TiledAttn k{emul ? "attention_flash_rows_cm_emul" : "attention_flash_rows_cm",
-                    {{0, t.wg}, {1, u32(s.D)}, {2, t.keys}, {3, t.nsg}, {4, margin}, {5, tune(d, "prefetch") != 0}},
+                    {{0, t.wg}, {1, u32(s.D)}, {2, t.keys}, {3, t.nsg}, {4, margin}, {5, tune(d, "prefetch") != 0},
+                     {6, tune(d, "s_chains") == 2 ? 2u : 1u}},
                     16 * t.nsg,
                     t.keys,
                     emul && d.info().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? loop_budget_keys(d, t, s.D) : 0,
@@ -102,7 +104,7 @@ void register_attention_vulkan_flash_rows(Registry& r) {
                 {"attention.flash_rows.prefetch", 0},          {"attention.flash_rows.margin", 8},
                 {"attention.flash_rows.max_keys", UINT32_MAX}, {"attention.flash_rows.min_groups", 512},
                 {"attention.flash_rows.split_min_keys", 256},  {"attention.flash_rows.merge_wg", 128},
-                {"attention.flash_rows.cm_emulate", 0}};
+                {"attention.flash_rows.s_chains", 1},          {"attention.flash_rows.cm_emulate", 0}};
   r.add_variant(std::move(v));
 }
 

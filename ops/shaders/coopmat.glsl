@@ -8,7 +8,8 @@
 //   HL_CM_STORE_F16(arr, i, m, layout, stride): an accumulator rounded to f16 into an array of f16 vectors of
 //     HL_CM_VEC components (offset and stride in vectors, like the loads'; emulated through hl_cm_write(id, element,
 //     value), which the including shader defines over its arrays);
-//   HL_CM_SCALE(m, s): m = s m.
+//   HL_CM_SCALE(m, s): m = s m;
+//   HL_CM_ADD(m, x): m = m + x, accumulators.
 // The arrays may be storage buffers as well as shared memory.
 // Shaders named *_cm.comp are compiled by the newer glslang from the project's venv (runtime/CMakeLists.txt:
 // Debian 12's glslc predates GL_KHR_cooperative_matrix), optimised and validated. The including shader must also
@@ -58,6 +59,8 @@ const uint HL_CM_ROW_MAJOR = 0u, HL_CM_COL_MAJOR = 1u;  // MemoryLayout operands
                 float16_t(m[hl_j]))
 #define HL_CM_SCALE(m, s) \
   for (uint hl_j = 0u; hl_j < 32u; ++hl_j) m[hl_j] *= (s)
+#define HL_CM_ADD(m, x) \
+  for (uint hl_j = 0u; hl_j < 32u; ++hl_j) m[hl_j] += (x)[hl_j]
 
 float hl_cm_read(uint id, uint index);
 void hl_cm_write(uint id, uint index, float16_t value);
@@ -100,6 +103,7 @@ hl_cm_acc hl_cm_muladd(hl_cm_a a, hl_cm_b b, hl_cm_acc c) { return coopMatMulAdd
   coopMatStore(coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(m), arr, i, stride, \
                HL_CM_LAYOUT(mem_layout))
 #define HL_CM_SCALE(m, s) m = (m) * (s)
+#define HL_CM_ADD(m, x) m = (m) + (x)
 #endif  // HL_CM_EMULATE
 
 #endif
