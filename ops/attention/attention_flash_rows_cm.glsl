@@ -1,10 +1,12 @@
-// attention (vulkan:flash_rows), prompt chunks: causal GQA softmax attention over the KV cache (k, v already
-// appended), output times sigmoid(gate), on cooperative matrices (16x16x16 f16 x f16 + f32; coopmat.glsl), with
-// each subgroup owning 16 query rows whole (the split of FlashAttention-2): its Q in registers (16 x D as D / 16
-// A matrices), its S, softmax, P and O (D / 16 accumulators) its own, so that nothing but the K/V tile is
-// shared and a key tile costs two workgroup barriers (staged; consumed). Rows as attention_flash_cm.glsl's: query
-// row i of KV head m is token i / G, query head m * G + i % G; a workgroup takes BM = 16 NSG consecutive rows and
-// walks the keys of split s, [s * split_keys, ...) up to its last row's position, BK keys at a time:
+// attention (vulkan:flash_rows), prompt chunks: causal GQA softmax attention over the KV cache and this chunk's k, v
+// (which the kernel appends to the caches: split 0's workgroups, each its tokens' rows of its KV head; the tiles read
+// this chunk's keys from k, v, never from the rows being written), output times sigmoid(gate), on cooperative
+// matrices (16x16x16 f16 x f16 + f32; coopmat.glsl), with each subgroup owning 16 query rows whole (the split of
+// FlashAttention-2): its Q in registers (16 x D as D / 16 A matrices), its S, softmax, P and O (D / 16 accumulators)
+// its own, so that nothing but the K/V tile is shared and a key tile costs two workgroup barriers (staged; consumed).
+// Rows as attention_flash_cm.glsl's: query row i of KV head m is token i / G, query head m * G + i % G; a workgroup
+// takes BM = 16 NSG consecutive rows and walks the keys of split s, [s * split_keys, ...) up to its last row's
+// position, BK keys at a time:
 //   K and V tiles -> shared as f16 (zero past the range), loaded together (PREFETCH: the next tile's loads
 //     issued before this tile's products, in flight during them);
 //   each subgroup whose rows see keys of the tile: S = Q K^T (16 x BK) stored to its f32 scratch; per row (over
@@ -43,10 +45,12 @@ layout(constant_id = 6) const uint S_CHAINS = 1;  // 2: each S block summed over
 #include "coopmat.glsl"
 
 layout(std430, binding = 0) readonly buffer Q { vec4 q[]; };
-layout(std430, binding = 1) readonly buffer KC { vec4 kc[]; };
-layout(std430, binding = 2) readonly buffer VC { vec4 vc[]; };
+layout(std430, binding = 1) buffer KC { vec4 kc[]; };  // the caches: rows < kv_len read, this chunk's rows written
+layout(std430, binding = 2) buffer VC { vec4 vc[]; };
 layout(std430, binding = 3) readonly buffer Gate { float gate[]; };
 layout(std430, binding = 4) writeonly buffer O { float o[]; };
+layout(std430, binding = 5) readonly buffer KN { vec4 kn[]; };  // this chunk's k, v [T, W]: keys kv_len + t
+layout(std430, binding = 6) readonly buffer VN { vec4 vn[]; };
 layout(push_constant) uniform Push {
   uint T, n_q, group;  // tokens; query heads; query heads per KV head (G)
   uint kv_len;         // cached rows before this chunk
@@ -85,17 +89,23 @@ float hl_cm_read(uint id, uint i) {
 #endif
 
 // The K and V tiles of keys [b0, b0 + n) of this KV head into registers, zero past n (a constant trip count:
-// every load in flight at once); store_tile writes them to kvs as f16.
+// every load in flight at once): cached keys from the caches, this chunk's from k, v (which the kernel appends);
+// store_tile writes them to kvs as f16.
 const uint SKV = (BK * (D / 4u) + WG - 1u) / WG;
 void load_tile(uint b0, uint n, uint col4, out vec4 xk[SKV], out vec4 xv[SKV]) {
   const uint D4 = D / 4u, W4 = (pc.n_q / pc.group) * D4;
   [[unroll]] for (uint j = 0u; j < SKV; ++j) {
-    const uint i = gl_LocalInvocationID.x + j * WG, c = i / D4, src = (b0 + c) * W4 + col4 + (i - c * D4);
+    const uint i = gl_LocalInvocationID.x + j * WG, c = i / D4, key = b0 + c, d4 = col4 + (i - c * D4);
     xk[j] = vec4(0.0);
     xv[j] = vec4(0.0);
     if (i < BK * D4 && c < n) {
-      xk[j] = kc[src];
-      xv[j] = vc[src];
+      if (key < pc.kv_len) {
+        xk[j] = kc[key * W4 + d4];
+        xv[j] = vc[key * W4 + d4];
+      } else {
+        xk[j] = kn[(key - pc.kv_len) * W4 + d4];
+        xv[j] = vn[(key - pc.kv_len) * W4 + d4];
+      }
     }
   }
 }
@@ -123,8 +133,17 @@ void main() {
   const uint lid = gl_LocalInvocationID.x, rows = pc.T * pc.group, i0 = tile * BM;
   const uint last = min(i0 + BM, rows) - 1u;  // the tile's last query row: the latest position
   const uint k0 = s * pc.split_keys, k1 = min(k0 + pc.split_keys, pc.kv_len + last / pc.group + 1u);
-  if (k0 >= k1) return;  // uniform: a split past the tile's last key (causal) has nothing; the merge skips it
   const uint col4 = m * D / 4u;
+  if (s == 0u) {  // the append: this KV head's k, v of the tile's tokens to cache rows kv_len + t (a token shared by two
+                  // tiles is written twice, the same values)
+    const uint D4 = D / 4u, W4 = (pc.n_q / pc.group) * D4, t0 = i0 / pc.group, nt = last / pc.group - t0 + 1u;
+    for (uint i = lid; i < nt * D4; i += WG) {
+      const uint t = t0 + i / D4, src = t * W4 + col4 + i % D4, dst = (pc.kv_len + t) * W4 + col4 + i % D4;
+      kc[dst] = kn[src];
+      vc[dst] = vn[src];
+    }
+  }
+  if (k0 >= k1) return;  // uniform: a split past the tile's last key (causal) has nothing; the merge skips it
   const float TAU = float(MARGIN);
   const uint sg = gl_SubgroupID, sl = gl_SubgroupInvocationID;
   const uint r0 = i0 + 16u * sg;            // this subgroup's first query row

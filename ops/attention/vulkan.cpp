@@ -8,9 +8,9 @@
 
 namespace hl::gpu {
 
-AttnShape attention_append_kv(Device& d, OpArgs& a) {
+AttnShape attention_shape(OpArgs& a) {
   const Tensor &q = a.in("q"), &k = a.in("k"), &v = a.in("v"), &gate = a.in("gate");
-  Tensor &kc = a.state("k_cache"), &vc = a.state("v_cache");
+  const Tensor &kc = a.state("k_cache"), &vc = a.state("v_cache");
   AttnShape s{q.rows(), a.iparam("n_q_heads"), a.iparam("n_kv_heads"), 0, a.iparam("kv_len")};
   if (s.n_q <= 0 || s.n_kv <= 0 || s.n_q % s.n_kv || q.cols() % s.n_q)
     fail("attention: {} query columns do not fit {} q / {} kv heads", q.cols(), s.n_q, s.n_kv);
@@ -23,6 +23,14 @@ AttnShape attention_append_kv(Device& d, OpArgs& a) {
   if (s.kv_len < 0 || kc.cols() != W || vc.cols() != W || kc.rows() < s.kv_len + s.T || vc.rows() < s.kv_len + s.T)
     fail("attention: KV caches [{}, {}] and [{}, {}] cannot take rows [{}, {}) of width {}", kc.rows(), kc.cols(),
          vc.rows(), vc.cols(), s.kv_len, s.kv_len + s.T, W);
+  return s;
+}
+
+AttnShape attention_append_kv(Device& d, OpArgs& a) {
+  const AttnShape s = attention_shape(a);
+  const int64_t W = s.n_kv * s.D;
+  const Tensor &k = a.in("k"), &v = a.in("v");
+  Tensor &kc = a.state("k_cache"), &vc = a.state("v_cache");
   struct {
     uint32_t n, start;
   } pc{u32(s.T * W), u32(s.kv_len * W)};

@@ -4,10 +4,12 @@
 
 namespace hl::gpu {
 
-// Checks the shapes and appends k, v at rows [kv_len, kv_len + T) of the caches (attention_append.comp).
+// attention_shape checks the shapes; attention_append_kv checks them and appends k, v at rows [kv_len, kv_len + T) of
+// the caches (attention_append.comp).
 struct AttnShape {
   int64_t T, n_q, n_kv, D, kv_len;
 };
+AttnShape attention_shape(OpArgs& a);
 AttnShape attention_append_kv(Device& d, OpArgs& a);
 // Combines `splits` partial results per query row ([acc (D), max, sum] rows of `part`) into o, times
 // sigmoid(gate) (attention_merge.comp). split_keys > 0: split s holds keys from s * split_keys on, and the splits past a
@@ -28,6 +30,9 @@ struct TiledAttn {
   std::function<uint32_t(const char*)> tune;
   const Tensor* keys_buf = nullptr;    // bound instead of k_cache / v_cache where set (e.g. f16 copies)
   const Tensor* values_buf = nullptr;
+  // The kernel appends k, v itself (the caches bound writable, k and v as bindings 5 and 6; its keys from kv_len on
+  // read from k, v): no attention_append_kv before it.
+  bool appends = false;
 };
 Tensor attention_tiled_run(Device& d, OpArgs& a, const AttnShape& s, const TiledAttn& k);
 

@@ -59,7 +59,8 @@ uint64_t loop_budget_keys(const Device& d, const Shape& t, uint64_t D) {
                         kb * (db * (e + 1) + e) +                         // S
                         passes * (2 * t.keys / lpr + 2 * lpr + 4) +      // softmax
                         db * (3 * e + 3) + kb * (db * (e + 1) + 1) + 8;  // rescale, P V
-  const uint64_t rest = 2 * ((16 * t.nsg + wg - 1) / wg) + db * (2 * e + 2) + 64;
+  const uint64_t append = ((16 * t.nsg + 1) * (D / 4) + wg - 1) / wg;  // tokens x vec4s, G = 1 at most
+  const uint64_t rest = append + 2 * ((16 * t.nsg + wg - 1) / wg) + db * (2 * e + 2) + 64;
   return std::max<uint64_t>(1, (60000 - rest) / tile) * t.keys;
 }
 
@@ -67,12 +68,12 @@ void flash_rows(VariantCtx& c, OpArgs& a) {
   Device& d = c.device();
   if (auto why = unavailable(d); !why.empty())
     fail("attention vulkan:flash_rows cannot run on {}: {}", d.info().name, why);
-  const AttnShape s = attention_append_kv(d, a);
+  const AttnShape s = attention_shape(a);  // the kernel appends k, v itself
   const Shape t = shape(d, s.D);
   const bool emul = emulated(d);
   const uint32_t margin = tune(d, "margin");
   if (margin > 10) fail("attention: flash_rows margin {} > 10 would overflow f16 probabilities", margin);
-  const TiledAttn k{emul ? "attention_flash_rows_cm_emul" : "attention_flash_rows_cm",
+  TiledAttn k{emul ? "attention_flash_rows_cm_emul" : "attention_flash_rows_cm",
                     {{0, t.wg}, {1, u32(s.D)}, {2, t.keys}, {3, t.nsg}, {4, margin}, {5, tune(d, "prefetch") != 0},
                      {6, tune(d, "s_chains") == 2 ? 2u : 1u}},
                     16 * t.nsg,
@@ -80,6 +81,7 @@ void flash_rows(VariantCtx& c, OpArgs& a) {
                     emul && d.info().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? loop_budget_keys(d, t, s.D) : 0,
                     d.info().subgroup_size_control && d.info().compute_full_subgroups,
                     [&](const char* p) { return tune(d, p); }};
+  k.appends = true;
   a.set("o", attention_tiled_run(d, a, s, k));
 }
 
@@ -103,7 +105,7 @@ void register_attention_vulkan_flash_rows(Registry& r) {
   v.tunables = {{"attention.flash_rows.subgroups", 8},         {"attention.flash_rows.keys", 32},
                 {"attention.flash_rows.prefetch", 0},          {"attention.flash_rows.margin", 8},
                 {"attention.flash_rows.max_keys", UINT32_MAX}, {"attention.flash_rows.min_groups", 512},
-                {"attention.flash_rows.split_min_keys", 256},  {"attention.flash_rows.merge_wg", 128},
+                {"attention.flash_rows.split_min_keys", 160},  {"attention.flash_rows.merge_wg", 128},
                 {"attention.flash_rows.s_chains", 1},          {"attention.flash_rows.cm_emulate", 0}};
   r.add_variant(std::move(v));
 }
