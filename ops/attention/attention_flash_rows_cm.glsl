@@ -43,6 +43,13 @@ layout(constant_id = 6) const uint S_CHAINS = 1;  // 2: each S block summed over
 #include "common.glsl"
 #define HL_CM_VEC 4u
 #include "coopmat.glsl"
+// Loops over Q's matrices and O's blocks: unrolled on real matrices (registers), not emulated
+// (lavapipe's compile time).
+#ifdef HL_CM_EMULATE
+#define HL_UNROLL [[dont_unroll]]
+#else
+#define HL_UNROLL [[unroll]]
+#endif
 
 layout(std430, binding = 0) readonly buffer Q { vec4 q[]; };
 layout(std430, binding = 1) buffer KC { vec4 kc[]; };  // the caches: rows < kv_len read, this chunk's rows written
@@ -120,6 +127,17 @@ void store_tile(vec4 xk[SKV], vec4 xv[SKV]) {
   }
 }
 
+#ifndef HL_CM_EMULATE
+// Query rows [r0, r0 + 2 BK) of KV head m (zero past `rows`) into registers, every load in flight at once.
+const uint SQ = (2u * BK * (D / 4u) + WG - 1u) / WG;
+void load_q(uint m, uint r0, uint rows, out vec4 x[SQ]) {
+  [[unroll]] for (uint j = 0u; j < SQ; ++j) {
+    const uint i = gl_LocalInvocationID.x + j * WG, r = i / (D / 4u);
+    x[j] = i < 2u * BK * (D / 4u) && r0 + r < rows ? q[qrow(m, r0 + r) / 4u + i - r * (D / 4u)] : vec4(0.0);
+  }
+}
+#endif
+
 // Keys of the tile [b0, b0 + nb) visible to query row i (of `rows`): keys <= kv_len + its token (causal).
 uint visible(uint i, uint b0, uint nb, uint rows) {
   const uint pos = pc.kv_len + i / pc.group;
@@ -157,24 +175,22 @@ void main() {
 #ifdef HL_CM_EMULATE
   emu_row0 = r0;
   emu_head = m;
-  [[unroll]] for (uint j = 0u; j < DB; ++j) qa[j] = uvec4(HL_CM_ID_q, j * 16u, HL_CM_ROW_MAJOR, D);
+  HL_UNROLL for (uint j = 0u; j < DB; ++j) qa[j] = uvec4(HL_CM_ID_q, j * 16u, HL_CM_ROW_MAJOR, D);
 #else
-  // Q rows as f16 through kvs, 2 BK rows per pass, into the registers of the subgroups that own them.
+  // Q rows as f16 through kvs, 2 BK rows per pass, into the registers of the subgroups that own them; each pass's
+  // loads in flight during the previous pass's matrix loads.
+  vec4 x[SQ];
+  load_q(m, i0, rows, x);
   for (uint p0 = 0u; p0 < BM; p0 += 2u * BK) {  // uniform
-    const uint SQ = (2u * BK * (D / 4u) + WG - 1u) / WG;
-    vec4 x[SQ];
-    [[unroll]] for (uint j = 0u; j < SQ; ++j) {
-      const uint i = lid + j * WG, r = i / (D / 4u);
-      x[j] = i < 2u * BK * (D / 4u) && i0 + p0 + r < rows ? q[qrow(m, i0 + p0 + r) / 4u + i - r * (D / 4u)] : vec4(0.0);
-    }
     barrier();  // the previous pass's rows loaded into registers
     [[unroll]] for (uint j = 0u; j < SQ; ++j) {
       const uint i = lid + j * WG, r = i / (D / 4u);
       if (i < 2u * BK * (D / 4u)) kvs[r * (QP / 4u) + i - r * (D / 4u)] = f16vec4(x[j]);
     }
+    if (p0 + 2u * BK < BM) load_q(m, i0 + p0 + 2u * BK, rows, x);
     barrier();
     if (owns && 16u * sg >= p0 && 16u * sg < p0 + 2u * BK)
-      [[unroll]] for (uint j = 0u; j < DB; ++j)
+      HL_UNROLL for (uint j = 0u; j < DB; ++j)
         HL_CM_LOAD_A(qa[j], kvs, ((16u * sg - p0) * QP + j * 16u) / 4u, HL_CM_ROW_MAJOR, QP / 4u);
   }
 #endif
@@ -183,7 +199,7 @@ void main() {
     rsum[r] = 0.0;
   }
   hl_cm_acc acc[DB];
-  [[unroll]] for (uint j = 0u; j < DB; ++j) acc[j] = hl_cm_fill(0.0);
+  HL_UNROLL for (uint j = 0u; j < DB; ++j) acc[j] = hl_cm_fill(0.0);
 
   vec4 xk[SKV], xv[SKV];
   if (PREFETCH != 0u) load_tile(k0, min(BK, k1 - k0), col4, xk, xv);
@@ -198,7 +214,7 @@ void main() {
       [[unroll]] for (uint cb = 0u; cb < BK / 16u; ++cb) {  // S = Q K^T, 16 x BK
         hl_cm_acc sacc = hl_cm_fill(0.0);
         hl_cm_acc sodd = hl_cm_fill(0.0);
-        [[unroll]] for (uint j = 0u; j < DB; ++j) {
+        HL_UNROLL for (uint j = 0u; j < DB; ++j) {
           hl_cm_b bm;
           HL_CM_LOAD_B(bm, kvs, (cb * 16u * QP + j * 16u) / 4u, HL_CM_COL_MAJOR, QP / 4u);
           if (S_CHAINS == 2u && j % 2u == 1u) sodd = hl_cm_muladd(qa[j], bm, sodd);
@@ -236,7 +252,7 @@ void main() {
       const bool rescale = subgroupAny(moved) && b0 != k0;  // the split's first tile: the accumulators are zero
       subgroupBarrier();  // P and alphas written, S read (ss becomes scratch)
       if (rescale)
-        [[unroll]] for (uint j = 0u; j < DB; ++j) {
+        HL_UNROLL for (uint j = 0u; j < DB; ++j) {
           HL_CM_STORE(ss, sb, acc[j], HL_CM_ROW_MAJOR, 16u);
           subgroupBarrier();
           for (uint e = sl; e < 256u; e += gl_SubgroupSize) ss[sb + e] *= ralpha[16u * sg + e / 16u];
@@ -247,7 +263,7 @@ void main() {
       for (uint c = 0u; c < nb; c += 16u) {  // O += P V
         hl_cm_a pa;
         HL_CM_LOAD_A(pa, ps, (pb + c) / 4u, HL_CM_ROW_MAJOR, PP / 4u);
-        [[unroll]] for (uint j = 0u; j < DB; ++j) {
+        HL_UNROLL for (uint j = 0u; j < DB; ++j) {
           hl_cm_b bm;
           HL_CM_LOAD_B(bm, kvs, KV4 + (c * QP + j * 16u) / 4u, HL_CM_ROW_MAJOR, QP / 4u);
           acc[j] = hl_cm_muladd(pa, bm, acc[j]);
@@ -257,22 +273,29 @@ void main() {
   }
   if (!owns) return;  // subgroup-uniform; no barrier follows
   subgroupBarrier();  // rsum, rmax final (each row's first lane wrote them)
-  [[unroll]] for (uint j = 0u; j < DB; ++j) {
+  // This lane's elements of every 16 x 16 block: e = lane + k * subgroup size (row e / 16, column e % 16), the same
+  // rows in every block, so their output offsets and scales are worked out once.
+  const uint EPL = 256u / gl_SubgroupSize;
+  uint off[32];
+  float scl[32];
+  for (uint k = 0u; k < EPL; ++k) {
+    const uint e = sl + k * gl_SubgroupSize, r = e / 16u, i = min(r0 + r, rows - 1u);
+    const uint t = i / pc.group, n = m * pc.group + i % pc.group;
+    off[k] = pc.splits == 1u ? qrow(m, i) : ((t * pc.n_q + n) * pc.splits + s) * (D + 2u);
+    scl[k] = 1.0 / rsum[16u * sg + r];
+    if (pc.splits > 1u && e % 16u == 0u && r0 + r < rows) {  // the partial's max and sum
+      o[off[k] + D] = rmax[16u * sg + r];
+      o[off[k] + D + 1u] = rsum[16u * sg + r];
+    }
+  }
+  HL_UNROLL for (uint j = 0u; j < DB; ++j) {
     HL_CM_STORE(ss, sb, acc[j], HL_CM_ROW_MAJOR, 16u);
     subgroupBarrier();
-    for (uint e = sl; e < 256u; e += gl_SubgroupSize) {
-      const uint r = e / 16u, d = j * 16u + e % 16u, i = r0 + r;
-      if (i >= rows) continue;
-      const uint qo = qrow(m, i), t = i / pc.group, n = m * pc.group + i % pc.group;
-      const uint base = ((t * pc.n_q + n) * pc.splits + s) * (D + 2u);  // partials (splits > 1)
-      if (pc.splits == 1u) o[qo + d] = ss[sb + e] / rsum[16u * sg + r] / (1.0 + exp(-gate[qo + d]));
-      else {
-        o[base + d] = ss[sb + e];
-        if (d == 0u) {
-          o[base + D] = rmax[16u * sg + r];
-          o[base + D + 1u] = rsum[16u * sg + r];
-        }
-      }
+    for (uint k = 0u; k < EPL; ++k) {
+      const uint e = sl + k * gl_SubgroupSize, d = j * 16u + e % 16u;
+      if (r0 + e / 16u >= rows) continue;
+      if (pc.splits == 1u) o[off[k] + d] = ss[sb + e] * scl[k] / (1.0 + exp(-gate[off[k] + d]));
+      else o[off[k] + d] = ss[sb + e];
     }
     subgroupBarrier();  // read before the next block's store
   }
