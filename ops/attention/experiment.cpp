@@ -13,11 +13,15 @@ Experiment attention_experiment() {
             // the key splits (the longest causal tile walks every key alone unless its keys are split: splits while
             // fewer than min_groups workgroups would run, at least split_min_keys keys each; min_groups 1024 and 4096
             // measured the same), the V tile's loads with the K tile's or after S (early_v), in full runs.
+            // vulkan:flash_rows: subgroups (16 query rows each), and its key splits as flash_coopmat's.
             if (!cx.quick)
               for (Part& p : parts)
                 if (p.group == "prefill")
                   p.sweeps = {{"attention.flash_coopmat.subgroups", {4, 8}}, {"attention.flash_coopmat.early_v", {0, 1}},
-                              {"attention.flash_coopmat.split_min_keys", {128, 256, 512}}};
+                              {"attention.flash_coopmat.split_min_keys", {128, 256, 512}},
+                              {"attention.flash_rows.subgroups", {4, 8}},
+                              {"attention.flash_rows.split_min_keys", {160, 256}},
+                              {"attention.flash_rows.min_groups", {256, 512}}};
             // The decode step fused from the projections on (attention_decode: q/k norms, rope, append, attention).
             for (Part& p : op_parts("attention_decode", cx)) {
               p.sweeps = {{"attention_decode.fused_decode.pv_full", {0, 1}}, {"attention_decode.fused_decode.block", {16, 32, 64}}};

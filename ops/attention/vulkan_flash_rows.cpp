@@ -104,7 +104,7 @@ void register_attention_vulkan_flash_rows(Registry& r) {
   // 8 subgroups (128 query rows per workgroup); at head dim 256 on 48 KB of shared memory (NVIDIA), 16 keys per tile.
   v.tunables = {{"attention.flash_rows.subgroups", 8},         {"attention.flash_rows.keys", 32},
                 {"attention.flash_rows.prefetch", 0},          {"attention.flash_rows.margin", 8},
-                {"attention.flash_rows.max_keys", UINT32_MAX}, {"attention.flash_rows.min_groups", 512},
+                {"attention.flash_rows.max_keys", UINT32_MAX}, {"attention.flash_rows.min_groups", 256},
                 {"attention.flash_rows.split_min_keys", 160},  {"attention.flash_rows.merge_wg", 128},
                 {"attention.flash_rows.s_chains", 1},          {"attention.flash_rows.cm_emulate", 0}};
   r.add_variant(std::move(v));

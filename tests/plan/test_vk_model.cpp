@@ -104,13 +104,13 @@ TEST_CASE("vk model: the cooperative-matrix prefill variants against transformer
   gpu::Device* d = coopmat_device();
   const bool emulate = d == nullptr;
   if (emulate) d = &device();
-  const std::map<std::string, std::string> f16_ops{{"attention", "vulkan:flash_coopmat"},
+  const std::map<std::string, std::string> f16_ops{{"attention", "vulkan:flash_rows"},
                                                    {"moe_experts", "vulkan:route_pack_coopmat"},
                                                    {"shared_expert", "vulkan:fused_coopmat"},
                                                    {"ssm_scan", "vulkan:chunked_coopmat"}};
   std::map<std::string, uint32_t> emul;
   if (emulate)
-    for (const char* k : {"attention.flash_coopmat", "moe_experts.route_pack_coopmat", "ssm_scan.chunked_coopmat"})
+    for (const char* k : {"attention.flash_rows", "moe_experts.route_pack_coopmat", "ssm_scan.chunked_coopmat"})
       emul[std::string(k) + ".cm_emulate"] = 1;
   vk::ScopedTuning s(d->ctx().profile(), emul);
   std::string spec = "*=vulkan";
