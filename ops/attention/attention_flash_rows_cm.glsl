@@ -15,9 +15,8 @@
 //     only where a row's max jumps), P = exp(S * scale - m) rounded to f16 (0 where masked), l = l * alpha + sum P
 //     (of the rounded P); the accumulators rescaled through the scratch where a row's alpha != 1 (never on the
 //     split's first tile: they are still zero); O += P V over the tile's 16-key steps.
-// A row whose keys all lie in split 0 (every row where unsplit): o = O / l * sigmoid(gate). The others: partials
-// [O (D), m, l] per (query row, split) in attention_flash.comp's layout, for attention_merge.comp (which skips the
-// former); none for a split past the tile's last key.
+// One split: o = O / l * sigmoid(gate). Several: partials [O (D), m, l] per (query row, split) in
+// attention_flash.comp's layout, for attention_merge.comp; none for a split past the tile's last key.
 // The host sizes the workgroup as NSG subgroups of the device's largest subgroup size, full subgroups required;
 // subgroups past NSG (a smaller actual size) stage tiles only. Branches around cooperative-matrix operations are
 // subgroup-uniform.
@@ -59,7 +58,6 @@ layout(std430, binding = 3) readonly buffer Gate { float gate[]; };
 layout(std430, binding = 4) writeonly buffer O { float o[]; };
 layout(std430, binding = 5) readonly buffer KN { vec4 kn[]; };  // this chunk's k, v [T, W]: keys kv_len + t
 layout(std430, binding = 6) readonly buffer VN { vec4 vn[]; };
-layout(std430, binding = 7) writeonly buffer OF { float of[]; };  // o: the rows whose keys all lie in split 0
 layout(push_constant) uniform Push {
   uint T, n_q, group;  // tokens; query heads; query heads per KV head (G)
   uint kv_len;         // cached rows before this chunk
@@ -276,20 +274,16 @@ void main() {
   if (!owns) return;  // subgroup-uniform; no barrier follows
   subgroupBarrier();  // rsum, rmax final (each row's first lane wrote them)
   // This lane's elements of every 16 x 16 block: e = lane + k * subgroup size (row e / 16, column e % 16), the same
-  // rows in every block, so their output offsets and scales are worked out once. A row whose keys all lie in split 0
-  // (every row where unsplit) is final here: o (binding 7), gate applied; the others leave partials for the merge.
+  // rows in every block, so their output offsets and scales are worked out once.
   const uint EPL = 256u / gl_SubgroupSize;
   uint off[32];
   float scl[32];
-  uint fin = 0u;  // bit k: row k of this lane is final here
   for (uint k = 0u; k < EPL; ++k) {
     const uint e = sl + k * gl_SubgroupSize, r = e / 16u, i = min(r0 + r, rows - 1u);
     const uint t = i / pc.group, n = m * pc.group + i % pc.group;
-    const bool final_row = pc.kv_len + t < pc.split_keys;  // its last key in split 0 (s is 0 then)
-    fin |= final_row ? 1u << k : 0u;
-    off[k] = final_row ? qrow(m, i) : ((t * pc.n_q + n) * pc.splits + s) * (D + 2u);
+    off[k] = pc.splits == 1u ? qrow(m, i) : ((t * pc.n_q + n) * pc.splits + s) * (D + 2u);
     scl[k] = 1.0 / rsum[16u * sg + r];
-    if (!final_row && e % 16u == 0u && r0 + r < rows) {  // the partial's max and sum
+    if (pc.splits > 1u && e % 16u == 0u && r0 + r < rows) {  // the partial's max and sum
       o[off[k] + D] = rmax[16u * sg + r];
       o[off[k] + D + 1u] = rsum[16u * sg + r];
     }
@@ -300,7 +294,7 @@ void main() {
     for (uint k = 0u; k < EPL; ++k) {
       const uint e = sl + k * gl_SubgroupSize, d = j * 16u + e % 16u;
       if (r0 + e / 16u >= rows) continue;
-      if ((fin >> k & 1u) != 0u) of[off[k] + d] = ss[sb + e] * scl[k] / (1.0 + exp(-gate[off[k] + d]));
+      if (pc.splits == 1u) o[off[k] + d] = ss[sb + e] * scl[k] / (1.0 + exp(-gate[off[k] + d]));
       else o[off[k] + d] = ss[sb + e];
     }
     subgroupBarrier();  // read before the next block's store

@@ -5,8 +5,7 @@
 // online (the running sums rescaled where the max rises). A workgroup takes WG / IPR rows (IPR = ceil(D / PER)
 // invocations per row, at most WG), PER head dims per invocation per pass (strided), so that a short row does not leave
 // most of a workgroup idle. With split_keys > 0, split s holds keys [s split_keys, ...): the splits past a row's last
-// key (kv_len + its token: causal) are empty and never read, so a kernel may leave them unwritten; with `direct` as
-// well, the rows whose keys all lie in split 0 were written to o by the kernel itself and are skipped here.
+// key (kv_len + its token: causal) are empty and never read, so a kernel may leave them unwritten.
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0) in;
@@ -16,7 +15,7 @@ layout(constant_id = 0) const uint WG = 128;
 layout(std430, binding = 0) readonly buffer Part { float part[]; };
 layout(std430, binding = 1) readonly buffer Gate { float gate[]; };
 layout(std430, binding = 2) writeonly buffer O { float o[]; };
-layout(push_constant) uniform Push { uint rows, D, splits, n_q, kv_len, split_keys, direct; } pc;
+layout(push_constant) uniform Push { uint rows, D, splits, n_q, kv_len, split_keys; } pc;
 
 const uint PER = 4u;  // head dims per invocation per pass over the splits
 
@@ -27,7 +26,6 @@ void main() {
   const uint stride = pc.D + 2u, base = row * pc.splits * stride;
   // The splits that hold keys of this row (row = token * n_q + head).
   const uint ns = pc.split_keys == 0u ? pc.splits : min(pc.splits, (pc.kv_len + row / pc.n_q) / pc.split_keys + 1u);
-  if (ns == 1u && pc.direct != 0u && pc.split_keys != 0u) return;  // final already
   for (uint d0 = 0u; d0 < pc.D; d0 += PER * ipr) {
     float gt[PER], acc[PER], M = -1e30, L = 0.0;
     [[unroll]] for (uint j = 0u; j < PER; ++j) {

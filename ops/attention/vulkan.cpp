@@ -44,10 +44,10 @@ AttnShape attention_append_kv(Device& d, OpArgs& a) {
 }
 
 void attention_merge(Device& d, const Tensor& gate, const Tensor& part, Tensor& o, const AttnShape& s, uint32_t splits,
-                     uint32_t wg, uint32_t split_keys, bool direct) {
+                     uint32_t wg, uint32_t split_keys) {
   struct {
-    uint32_t rows, D, splits, n_q, kv_len, split_keys, direct;
-  } mc{u32(s.T * s.n_q), u32(s.D), splits, u32(s.n_q), u32(s.kv_len), split_keys, direct};
+    uint32_t rows, D, splits, n_q, kv_len, split_keys;
+  } mc{u32(s.T * s.n_q), u32(s.D), splits, u32(s.n_q), u32(s.kv_len), split_keys};
   // Rows per workgroup as attention_merge.comp takes them: ceil(D / 4) invocations per row, at most the workgroup.
   const uint32_t ipr = std::min((mc.D + 3) / 4, wg), rpw = wg / ipr;
   const Grid mg = grid((mc.rows + rpw - 1) / rpw);

@@ -13,10 +13,9 @@ AttnShape attention_shape(OpArgs& a);
 AttnShape attention_append_kv(Device& d, OpArgs& a);
 // Combines `splits` partial results per query row ([acc (D), max, sum] rows of `part`) into o, times
 // sigmoid(gate) (attention_merge.comp). split_keys > 0: split s holds keys from s * split_keys on, and the splits past a
-// row's last key are not read (a kernel need not write them); 0: every split is read. direct (with split_keys): the rows
-// whose keys all lie in split 0 are final in o already (the kernel wrote them) and are skipped.
+// row's last key are not read (a kernel need not write them); 0: every split is read.
 void attention_merge(Device& d, const Tensor& gate, const Tensor& part, Tensor& o, const AttnShape& s, uint32_t splits,
-                     uint32_t wg, uint32_t split_keys = 0, bool direct = false);
+                     uint32_t wg, uint32_t split_keys = 0);
 // Prompt chunks on query tiles (attention_tiled.comp's bindings, push constants and work split; vulkan:tiled,
 // vulkan:flash_coopmat): `shader` over n_kv x ceil(T G / rows) row tiles x key splits, the splits merged by
 // attention_merge; returns o. Splits as lavapipe's loop limit (budget_keys, 0: none) and tune("max_keys")
@@ -32,11 +31,8 @@ struct TiledAttn {
   const Tensor* keys_buf = nullptr;    // bound instead of k_cache / v_cache where set (e.g. f16 copies)
   const Tensor* values_buf = nullptr;
   // The kernel appends k, v itself (the caches bound writable, k and v as bindings 5 and 6; its keys from kv_len on
-  // read from k, v): no attention_append_kv before it. o is bound too (binding 7).
+  // read from k, v): no attention_append_kv before it.
   bool appends = false;
-  // (With appends) the kernel writes the rows whose keys all lie in split 0 to o (binding 7) itself, gate applied, and
-  // partials only for the others; the merge skips those rows.
-  bool direct_rows = false;
 };
 Tensor attention_tiled_run(Device& d, OpArgs& a, const AttnShape& s, const TiledAttn& k);
 

@@ -82,7 +82,6 @@ void flash_rows(VariantCtx& c, OpArgs& a) {
                     d.info().subgroup_size_control && d.info().compute_full_subgroups,
                     [&](const char* p) { return tune(d, p); }};
   k.appends = true;
-  k.direct_rows = true;
   a.set("o", attention_tiled_run(d, a, s, k));
 }
 

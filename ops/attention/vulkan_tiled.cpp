@@ -84,19 +84,18 @@ Tensor attention_tiled_run(Device& d, OpArgs& a, const AttnShape& s, const Tiled
     uint32_t T, n_q, group, kv_len, tiles, splits, split_keys;
     float scale;
   } pc{u32(s.T), u32(s.n_q), u32(G), u32(s.kv_len), u32(row_tiles), splits, u32(keys), float(1.0 / std::sqrt(double(s.D)))};
-  const auto& p = d.pipeline(k.shader, k.spec, k.appends ? 8 : 5, sizeof pc, k.full_subgroups);
+  const auto& p = d.pipeline(k.shader, k.spec, k.appends ? 7 : 5, sizeof pc, k.full_subgroups);
   const Grid g = grid(groups * splits);
-  if (k.appends) {  // o bound as well (binding 7: the rows that need no merge; part itself where unsplit)
+  if (k.appends) {
     d.dispatch(p, {a.in("q").buffer(d), a.state("k_cache").buffer_mut(d), a.state("v_cache").buffer_mut(d),
-                   a.in("gate").buffer(d), part.buffer_mut(d), a.in("k").buffer(d), a.in("v").buffer(d),
-                   o.buffer_mut(d)},
+                   a.in("gate").buffer(d), part.buffer_mut(d), a.in("k").buffer(d), a.in("v").buffer(d)},
                pc, g.x, g.y);
   } else {
     const Tensor &kc = k.keys_buf ? *k.keys_buf : a.t.at("k_cache"), &vc = k.values_buf ? *k.values_buf : a.t.at("v_cache");
     d.dispatch(p, {a.in("q").buffer(d), kc.buffer(d), vc.buffer(d), a.in("gate").buffer(d), part.buffer_mut(d)}, pc, g.x,
                g.y);
   }
-  if (splits > 1) attention_merge(d, a.in("gate"), part, o, s, splits, k.tune("merge_wg"), u32(keys), k.direct_rows);
+  if (splits > 1) attention_merge(d, a.in("gate"), part, o, s, splits, k.tune("merge_wg"), u32(keys));
   return o;
 }
 
