@@ -122,8 +122,9 @@ def main():
     m = re.search(r"-> (\S+): ([\d.]+ GB, \d+ tensors \([^)]*\)) in ([\d.]+) s", synth)
     if m:
         w(f"- synthetic file: {m.group(2)}, written in {float(m.group(3)):.0f} s on the GPU machine's CPUs")
+    warm = f"{b['warmup_runs']} warm-up" + (f" (more until {b['warmup_ms']:.0f} ms of them)" if b.get('warmup_ms') else "")
     w(f"- prompt: {b['tokens']}; prefill in chunks of {b['prefill_chunk']} tokens; {b['runs']} timed runs after "
-      f"{b['warmup_runs']} warm-up, median; timing: {b['timing']}")
+      f"{warm}, median; timing: {b['timing']}")
     w(f"- per token (from the GGUF's tensor types): a decode step reads {bytes_tok / 1e9:.3f} GB of weights; the projections "
       f"do {flops_tok / 1e9:.2f} GFLOP ({cost['method']})")
     w(f"- ceilings measured on this device (reports/{dev['slug']}/bandwidth.json): read {read_gbps:.0f} GB/s, f32 FMA "

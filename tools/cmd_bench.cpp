@@ -29,12 +29,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
 
+constexpr int kMaxWarmup = 100;  // untimed runs per test at most, whatever --warmup-ms asks
+
 struct BenchArgs {
   ModelArgs model;
   PlanArgs plan;
   std::string prompts = "512", out = "reports", tag;
   int64_t gen = 128, chunk = 512;
   int runs = 3, warmup = 2;
+  double warmup_ms = 1000;  // and untimed runs until this much wall time has passed in them (at most kMaxWarmup)
   uint64_t token_seed = 1;
   bool no_breakdown = false, no_replay = false;
   bool tag_given = false;
@@ -405,6 +408,7 @@ void cmd_bench(const BenchArgs& a) {
                  {"decode_replay", !a.no_replay && ex.can_capture()},
                  {"runs", a.runs},
                  {"warmup_runs", a.warmup},
+                 {"warmup_ms", a.warmup_ms},
                  {"tokens", fmt::format("synthetic: uniform random ids in [0, vocab) from seed {}, the same every run; decode starts "
                                         "from one random token at position 0 and feeds each step's argmax to the next",
                                         a.token_seed)},
@@ -417,10 +421,11 @@ void cmd_bench(const BenchArgs& a) {
                  {"breakdown_method", "one extra run per test with per-op profiling: Vulkan ops by timestamps around "
                                       "their dispatches, host ops by wall clock; not part of the timed runs; decode steps not replayed"},
                  {"tests", json::array()}};
-  std::printf("hybridlab bench: %s, %d layers; plan %s; device %s%s; prefill chunk %lld; %d runs after %d warm-ups; commit %s\n",
+  std::printf("hybridlab bench: %s, %d layers; plan %s; device %s%s; prefill chunk %lld; %d runs after %d warm-ups (more "
+              "until %.0f ms of them); commit %s\n",
               report["model"]["source"].get<std::string>().c_str(), w.cfg.n_layers, plan.describe().c_str(),
               report["device"]["name"].get<std::string>().c_str(),
-              dev ? (" (" + dev->info().driver_info + ")").c_str() : "", (long long)a.chunk, a.runs, a.warmup,
+              dev ? (" (" + dev->info().driver_info + ")").c_str() : "", (long long)a.chunk, a.runs, a.warmup, a.warmup_ms,
               report["commit"].get<std::string>().c_str());
 
   if (dev) {
@@ -437,11 +442,19 @@ void cmd_bench(const BenchArgs& a) {
     // The memory plan of this test's forward passes: KV caches for every position it reaches, states on the device.
     ex.set_context_capacity(dev ? t.tokens + 1 : 0);
     bench.set_check_finite(true);
+    const auto w0 = Clock::now();
     bench.run(t);  // warm-up: materialises and uploads the weights, compiles the pipelines; checks the logits
     bench.set_check_finite(false);
     // A second, unchecked, exactly as the timed runs go: whatever only they do (pipelines, captured segments) happens
-    // before the clock starts, not in the first timed run.
-    for (int i = 1; i < a.warmup; ++i) bench.run(t);
+    // before the clock starts, not in the first timed run. Then more until warmup_ms have passed since the checked one
+    // ended: a GPU that idled runs its first prefills at under half speed, on the device clock too (the H100 and H200
+    // benches of reports/*/prefill-attention.md).
+    const auto w1 = Clock::now();
+    int warm = 1;
+    for (; warm < a.warmup; ++warm) bench.run(t);
+    while (warm < kMaxWarmup && std::chrono::duration<double, std::milli>(Clock::now() - w1).count() < a.warmup_ms)
+      bench.run(t), ++warm;
+    const double warm_ms = std::chrono::duration<double, std::milli>(Clock::now() - w0).count();
     std::vector<double> tps, dev_tps;
     std::vector<int32_t> generated;
     uint64_t dispatches = 0, submits = 0, replayed = 0, barriers = 0;
@@ -476,7 +489,8 @@ void cmd_bench(const BenchArgs& a) {
                {"barriers_per_token", double(barriers) / double(t.tokens)},
                {"context_capacity", ex.context_capacity()},
                {"submits", submits},
-               {"host_record_ms_per_token", median(record_ms)}};
+               {"host_record_ms_per_token", median(record_ms)},
+               {"warmup", {{"runs", warm}, {"ms", warm_ms}}}};
     if (!dev_tps.empty()) tj["device_tok_per_s"] = {{"median", median(dev_tps)}, {"runs", dev_tps}};
     if (!step_gpu_ms.empty()) {
       tj["gpu_ms_per_token"] = median(step_gpu_ms);
@@ -539,6 +553,10 @@ void add_bench_command(CLI::App& app) {
                 "untimed runs per test before the timed ones (default 2, at least 1: the first checks the logits; more "
                 "where the device's clocks ramp up over the first runs)")
       ->check(CLI::Range(1, 1000));
+  b->add_option("--warmup-ms", a->warmup_ms,
+                "and more untimed runs per test until this many ms have passed in those after the first (default 1000; "
+                "at most 100 runs in all; 0: --warmup alone)")
+      ->check(CLI::Range(0.0, 600000.0));
   b->add_option("--token-seed", a->token_seed, "seed of the synthetic token ids (default 1)")->check(kUnsigned);
   b->add_option("--out", a->out, "reports directory (default reports): writes <out>/<device-slug>/bench-<tag|model>.json");
   auto* tag = b->add_option("--tag", a->tag, "report name: bench-<tag>.json instead of bench-<model>.json");

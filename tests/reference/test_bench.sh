@@ -11,8 +11,9 @@ t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 common=(--model "$tiny" -p 8,13 -n 6 --prefill-chunk 5 --runs 2)
 "$bin" bench "${common[@]}" --ops '*=vulkan' --out "$t/r" --tag vk >"$t/vk.out"
-"$bin" bench "${common[@]}" --out "$t/r" --tag ref --no-breakdown --warmup 3 >"$t/ref.out"
+"$bin" bench "${common[@]}" --out "$t/r" --tag ref --no-breakdown --warmup 3 --warmup-ms 0 >"$t/ref.out"
 grep -q "2 runs after 3 warm-ups" "$t/ref.out"
+! "$bin" bench "${common[@]}" --out "$t/r" --warmup-ms -1 2>/dev/null
 ! "$bin" bench "${common[@]}" --out "$t/r" --warmup 0 2>/dev/null
 # Level scheduling in prefill too (default: decode only; runtime/device.h): fewer prefill barriers, the same decode.
 HYBRIDLAB_TUNE=device.stream.reorder_prefill=1 "$bin" bench "${common[@]}" --ops '*=vulkan' --out "$t/r" --tag vk-reorder \
@@ -35,6 +36,13 @@ assert vk["device"]["driver"] and vk["device"]["slug"] and vk["commit"]
 assert vk["plan"] != "all reference" and ref["plan"] == "all reference", (vk["plan"], ref["plan"])
 assert vk["model"]["layers"] == 4 and vk["prefill_chunk"] == 5 and vk["runs"] == 2
 assert vk["warmup_runs"] == 2 and ref["warmup_runs"] == 3
+assert vk["warmup_ms"] == 1000 and ref["warmup_ms"] == 0
+# Warm-up by time as well as by count: at least the count; the default keeps going until 1000 ms (or 100 runs).
+for t in vk["tests"]:
+    w = t["warmup"]
+    assert w["runs"] >= 2 and (w["ms"] >= 1000 or w["runs"] == 100), t["label"]
+for t in ref["tests"]:
+    assert t["warmup"]["runs"] == 3 and t["warmup"]["ms"] > 0, t["label"]
 assert [t["label"] for t in vk["tests"]] == ["pp8", "pp13", "tg6"]
 for t in vk["tests"]:
     s = t["tok_per_s"]
