@@ -7,6 +7,12 @@
 // writes its routes for step 3. RANK: the K rounds of argmax replaced by one parallel pass after the softmax: every
 // invocation ranks its experts (how many have a larger p, or an equal p and a lower id) and the K of rank < K take
 // their slots: the same routes and weights, without K dependent rounds of subgroup reductions.
+// MB_DOWN (moe_block_experts.comp: the block in two dispatches): each workgroup also runs down's part of its rows. Its
+// ROWS = 32 UPW rows f are those of down's units u0 .. u0 + UPW - 1 (u0 = UPW b for the workgroup's block b, in the
+// units' run order), kept in shared memory as w h; then every output h gets down_e[h] . those values, plus a share
+// of the shared expert's down (sg sdown[h] . hs over a range of the (unit, h) pairs), added into y by float atomics
+// (step 1 zeroes y). Down's K is split over the workgroups that made its inputs, so no dispatch sits between gate/up
+// and down; the sum's order over workgroups is not fixed (not bit-reproducible from run to run).
 #ifndef HL_MOE_BLOCK_GATE_UP_GLSL
 #define HL_MOE_BLOCK_GATE_UP_GLSL
 layout(local_size_x_id = 0) in;
@@ -30,6 +36,11 @@ layout(constant_id = 11) const uint RPS = 1;
 layout(constant_id = 12) const uint SHARED = 0;
 layout(constant_id = 13) const uint TYPE_SG = 12;
 layout(constant_id = 14) const uint TYPE_SU = 12;
+// MB_DOWN: down's and the shared down's types; 1 in EARLY: the workgroup's down units (K-quants) loaded as raw words
+// right after the routes, their round trip under the gate/up products.
+layout(constant_id = 15) const uint TYPE_D = 14;
+layout(constant_id = 16) const uint TYPE_SD = 14;
+layout(constant_id = 17) const uint EARLY = 0;
 #include "common.glsl"
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
@@ -38,6 +49,16 @@ layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };        // [T, H]
 layout(std430, binding = 1) readonly buffer L { float logits[]; };   // [T, E]
 layout(std430, binding = 2) readonly buffer G { uint gq[]; };        // raw rows [E*F, H]
 layout(std430, binding = 3) readonly buffer U { uint uq[]; };        // raw rows [E*F, H]
+#ifdef MB_DOWN
+#extension GL_EXT_shader_atomic_float : require
+layout(std430, binding = 4) readonly buffer D { uint dq[]; };       // raw rows [E*H, F]
+layout(std430, binding = 5) readonly buffer SD { uint sdq[]; };     // raw rows [H, Fs]
+layout(std430, binding = 6) readonly buffer HS { vec4 hs4[]; };     // [T, Fs]: the shared expert's SwiGLU (step 1)
+layout(std430, binding = 7) readonly buffer S { float sg[]; };      // [T]: its gate (step 1)
+layout(std430, binding = 8) buffer Y { float y[]; };                // [T, H]: zeroed by step 1, summed into here
+// Words, not 16-byte units: the decoder reads one word at a time, and a 16-byte load per word measured slower.
+#define HLQ_WORD(buf, i) ((buf) == 0u ? gq[i] : (buf) == 1u ? uq[i] : (buf) == 2u ? dq[i] : sdq[i])
+#else
 layout(std430, binding = 4) writeonly buffer M { float hmid[]; };    // [T*K, F]
 layout(std430, binding = 5) writeonly buffer Ex { int expert[]; };   // [T, K]
 layout(std430, binding = 6) writeonly buffer Wt { float weight[]; }; // [T, K]
@@ -45,10 +66,10 @@ layout(std430, binding = 6) writeonly buffer Wt { float weight[]; }; // [T, K]
 layout(std430, binding = 7) readonly buffer SG { uint sgq[]; };
 layout(std430, binding = 8) readonly buffer SU { uint suq[]; };
 layout(std430, binding = 9) writeonly buffer HS { float hs[]; };
-layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw; } pc;
-
 // Words, not 16-byte units: the decoder reads one word at a time, and a 16-byte load per word measured slower.
 #define HLQ_WORD(buf, i) ((buf) == 0u ? gq[i] : (buf) == 1u ? uq[i] : (buf) == 2u ? sgq[i] : suq[i])
+#endif
+layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw; } pc;
 #include "quant_blocks.glsl"
 #ifdef MB_X16
 // x as 16-bit fixed point (ops/shaders/x16.glsl), staged while subgroup 0 finds the routes; gate and up K-quants.
@@ -197,13 +218,23 @@ void route_ranks() {
   barrier();
 }
 
-// This subgroup's parts of the gate and up dot products with x of its RPS rows: rows base + f0 + gl_SubgroupID + q nsg of
-// the gate (type tg, source bg) and up (tu, bu) rows, clamped to `last` (called with constant types and sources).
+// Row f of the workgroup's r-th row: f0 + r, or (MB_DOWN) the r-th value of its down units' runs (f0 = 32 u0).
+uint mb_row(uint f0, uint r) {
+#ifdef MB_DOWN
+  const uvec2 runs = hlq_unit_runs(TYPE_D, f0 / 32u + r / 32u);
+  return ((r & 16u) == 0u ? runs.x : runs.y) + (r & 15u);
+#else
+  return f0 + r;
+#endif
+}
+
+// This subgroup's parts of the gate and up dot products with x of its RPS rows: rows base + mb_row(f0, gl_SubgroupID + q
+// nsg) of the gate (type tg, source bg) and up (tu, bu) rows, clamped to `last` (called with constant types and sources).
 void swiglu_dots(uint tg, uint tu, uint bg, uint bu, uint rbg, uint rbu, uint base, uint f0, uint last, uint xrow, uint lane,
                  out float ga[RPS], out float ua[RPS]) {
   const uint nsg = hl_num_subgroups();
   [[unroll]] for (uint q = 0u; q < RPS; ++q) {
-    const uint row = base + min(f0 + gl_SubgroupID + q * nsg, last);
+    const uint row = base + mb_row(f0, min(gl_SubgroupID + q * nsg, last - f0));
     ga[q] = 0.0;
     ua[q] = 0.0;
     for (uint i = 0u; i < (UH + SGS - 1u) / SGS; ++i) {  // constant trip count: unrolled, loads issued together
@@ -258,6 +289,35 @@ void stage_x(uint xrow, uint skip) {
 #endif
 }
 
+#ifdef MB_DOWN
+const uint UPW = ROWS / 32u;                      // down's units per workgroup (the host keeps ROWS whole units)
+const uint NRH = (32u * UH + WG - 1u) / WG;       // outputs h per invocation: h = id + i WG
+shared vec4 hm4[ROWS / 4u];                       // w h of the workgroup's rows, in its units' run order
+
+// The row at byte `row` of source buf, unit u, against xv (the unit's 32 activations in run order, xs their run sums):
+// from raw words loaded before (K-quants: `raw`, a constant) or loaded here.
+float down_dot(uint type, uint buf, uint row, uint u, vec4 xv[8], vec2 xs, bool raw, HlqRaw rw) {
+  vec4 q[8], ms;
+  if (raw) {
+    uvec4 lo, hi;
+    float bias;
+    hlq_unit_unpack(type, row, u, rw, lo, hi, ms, bias);
+    for (uint k = 0u; k < 4u; ++k) {
+      q[k] = hlq_bytes(lo[k], bias);
+      q[k + 4u] = hlq_bytes(hi[k], bias);
+    }
+  } else {
+    hlq_unit(type, buf, row, u, q, ms);
+  }
+  return hlq_unit_dot(q, ms, xv, xs);
+}
+
+// The first shared unit of output h in this workgroup's range [lo, hi) of (unit, h) pairs, index unit H + h; US past it.
+uint shared_first(uint h, uint lo, uint hi, uint US) {
+  const uint H = 32u * UH, us = h >= lo ? 0u : (lo - h + H - 1u) / H;
+  return us < US && us * H + h < hi ? us : US;
+}
+#else
 // SHARED: workgroup s of the shared expert's, rows f0 .. f0 + ROWS - 1 of token t, without routes.
 void shared_rows(uint s) {
   const uint sblocks = (pc.Fs + ROWS - 1u) / ROWS, t = s / sblocks, f0 = (s % sblocks) * ROWS, xrow = t * (pc.H >> 2u);
@@ -305,5 +365,72 @@ void main() {
     if (r < ROWS && f0 + r < pc.F && subgroupElect()) hmid[tj * pc.F + f0 + r] = w * (gs / (1.0 + exp(-gs))) * us;
   }
 }
+#endif
 
+#ifdef MB_DOWN
+void main() {
+  const uint g = hl_group_index(), routed = pc.T * K * pc.blocks;
+  if (g >= routed) return;  // uniform per workgroup
+  const uint tj = g / pc.blocks, t = tj / K, j = tj % K, b = g % pc.blocks, f0 = b * ROWS, xrow = t * (pc.H >> 2u);
+  const uint lane = gl_SubgroupInvocationID, id = gl_LocalInvocationID.x, H = 32u * UH, US = pc.Fs / 32u;
+  stage_x(xrow, hl_num_subgroups() > 1u ? gl_SubgroupSize : 0u);
+  if (FIXED != 0u) {
+    if (id < K) sel_e[id] = (31u * id) % EMAX, sel_w[id] = 1.0;
+  } else if (gl_SubgroupID == 0u) route(t, lane, gl_SubgroupSize);
+  barrier();
+  if (RANK != 0u && FIXED == 0u) route_ranks();
+  const uint e = min(sel_e[j], EMAX - 1u);
+  const float w = sel_w[j];
+  // This workgroup's share of the shared expert's down: pairs [lo, hi) of (unit, h), index unit H + h, over the token's
+  // K blocks workgroups (with at least as many workgroups as units, one unit per output at most).
+  const uint nr = K * pc.blocks, r = j * pc.blocks + b, lo = (r * H * US) / nr, hi = ((r + 1u) * H * US) / nr;
+  const bool raw_d = EARLY != 0u && TYPE_D >= HLQ_Q4_K, raw_s = EARLY != 0u && TYPE_SD >= HLQ_Q4_K;
+  HlqRaw rw[raw_d ? NRH * UPW : 1u], rs[raw_s ? NRH : 1u];
+  if (raw_d)
+    [[unroll]] for (uint i = 0u; i < NRH; ++i) {
+      const uint h = min(id + i * WG, H - 1u);
+      [[unroll]] for (uint uu = 0u; uu < UPW; ++uu) hlq_unit_raw(TYPE_D, 2u, (e * H + h) * pc.rb_d, b * UPW + uu, rw[i * UPW + uu]);
+    }
+  if (raw_s)
+    [[unroll]] for (uint i = 0u; i < NRH; ++i) {
+      const uint h = id + i * WG, us = h < H ? shared_first(h, lo, hi, US) : US;
+      rs[i].a = rs[i].b = rs[i].c = uvec4(0u);
+      rs[i].e = uvec2(0u);
+      if (us < US) hlq_unit_raw(TYPE_SD, 3u, h * pc.rb_sd, us, rs[i]);  // most outputs have none
+    }
+  const uint nsg = hl_num_subgroups(), last = f0 + ROWS - 1u;
+  float ga[RPS], ua[RPS];
+  swiglu_dots(TYPE_G, TYPE_U, 0u, 1u, pc.rb_g, pc.rb_u, e * pc.F, f0, last, xrow, lane, ga, ua);
+  [[unroll]] for (uint q = 0u; q < RPS; ++q) {
+    const uint rr = gl_SubgroupID + q * nsg;  // uniform per subgroup
+    const float gs = subgroupAdd(ga[q]), us = subgroupAdd(ua[q]);
+    if (rr < ROWS && subgroupElect()) hm4[rr / 4u][rr % 4u] = w * (gs / (1.0 + exp(-gs))) * us;
+  }
+  barrier();
+  const float sgt = sg[t];
+  [[unroll]] for (uint i = 0u; i < NRH; ++i) {
+    const uint h = id + i * WG;
+    if (h >= H) break;
+    float acc = 0.0;
+    [[unroll]] for (uint uu = 0u; uu < UPW; ++uu) {
+      vec4 xv[8];
+      for (uint k = 0u; k < 8u; ++k) xv[k] = hm4[8u * uu + k];
+      acc += down_dot(TYPE_D, 2u, (e * H + h) * pc.rb_d, b * UPW + uu, xv, hlq_run_sums(xv), raw_d, rw[raw_d ? i * UPW + uu : 0u]);
+    }
+    float sacc = 0.0;
+    const uint us0 = shared_first(h, lo, hi, US);
+    for (uint us = us0; us < US && us * H + h < hi; ++us) {
+      const uvec2 runs = hlq_unit_runs(TYPE_SD, us) >> 2u;
+      vec4 xv[8];
+      for (uint k = 0u; k < 4u; ++k) {
+        xv[k] = hs4[t * (pc.Fs >> 2u) + runs.x + k];
+        xv[k + 4u] = hs4[t * (pc.Fs >> 2u) + runs.y + k];
+      }
+      // The prefetched unit is the first (the only one where the workgroups are at least as many as the units).
+      sacc += down_dot(TYPE_SD, 3u, h * pc.rb_sd, us, xv, hlq_run_sums(xv), raw_s && us == us0, rs[raw_s ? i : 0u]);
+    }
+    atomicAdd(y[t * H + h], acc + sgt * sacc);
+  }
+}
+#endif
 #endif

@@ -29,6 +29,8 @@ layout(constant_id = 10) const uint EARLY = 0;
 // 1: the shared expert's SwiGLU rows are this step's (rows E .. E + Fs - 1, the gate's row after them); 0: step 2's
 // (moe_block_gate_up.glsl's SHARED), this step the router's rows and the gate's only.
 layout(constant_id = 11) const uint SHARED_X = 1;
+// 1: zero y, which the two-step block's second step (moe_block_experts.comp) sums its parts into.
+layout(constant_id = 12) const uint ZERO_Y = 0;
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };    // [T, H]
@@ -47,8 +49,10 @@ layout(std430, binding = 10) writeonly buffer Sum { vec4 s4[]; };    // [T, H]: 
 layout(std430, binding = 11) writeonly buffer N { vec4 n4[]; };      // [T, H]: its rmsnorm, steps 2 and 3's x
 shared vec4 xs[UH * 8u];
 #define XV(i) xs[i]
+layout(std430, binding = 12) writeonly buffer Y { float y[]; };    // [T, H]
 #else
 #define XV(i) x4[xrow + (i)]
+layout(std430, binding = 8) writeonly buffer Y { float y[]; };     // [T, H]
 #endif
 layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw; float eps; } pc;
 
@@ -181,6 +185,8 @@ void main() {
   if (g >= pc.T * pc.blocks) return;  // uniform per workgroup
   const uint t = g / pc.blocks, b = g % pc.blocks, xrow = t * (pc.H >> 2u);
   const uint lane = gl_SubgroupInvocationID;
+  if (ZERO_Y != 0u)
+    for (uint i = g * WG + gl_LocalInvocationID.x; i < pc.T * pc.H; i += pc.T * pc.blocks * WG) y[i] = 0.0;
 #ifdef MB_NORM
   // EARLY: the subgroup's first row loaded before the staging (a subgroup with more rows loads the rest after it).
   const uint r0 = INTERLEAVE != 0u ? b + gl_SubgroupID * pc.blocks : b * ROWS + gl_SubgroupID;

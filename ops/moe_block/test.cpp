@@ -49,6 +49,43 @@ TEST_CASE("vk ops: moe_block under other tunings", "[vk][ops][moe_block]") {
   }
 }
 
+// steps 2 (moe_block_experts.comp): gate/up and down in one dispatch, down's K split over the workgroups and y summed by
+// float atomics, against the reference on every case (f32: the test widths give fewer workgroups per token than shared
+// units, so some outputs take several shared units in one workgroup; q4_K/q6_K at 256 and 512 wide: one or two units
+// per workgroup, down's units loaded early or not, 16-bit x or f32 gate/up products, workgroups of 2 to 128 subgroups
+// on lavapipe). Two dispatches per block where the device has float atomics.
+TEST_CASE("vk ops: moe_block in two steps", "[vk][ops][moe_block]") {
+  auto& prof = device().ctx().profile();
+  const gpu::OpDef& op = gpu::Registry::get().op("moe_block");
+  for (const auto& [units, early, split_wg, x16] : {std::tuple{1u, 1u, 1024u, 1u}, {2u, 0u, 64u, 1u}, {1u, 0u, 16u, 0u}, {2u, 1u, 256u, 0u}}) {
+    const vk::ScopedTuning scope(prof, {{"moe_block.fused_decode.steps", 2}, {"moe_block.fused_decode.split_units", units},
+                                        {"moe_block.fused_decode.early_down", early},
+                                        {"moe_block.fused_decode.split_wg", split_wg}, {"moe_block.fused_decode.x16", x16}});
+    for (const auto& c : op.cases(gpu::Scale::Test)) {
+      INFO("units " << units << ", early " << early << ", split_wg " << split_wg << ", x16 " << x16 << ", " << c.label);
+      std::mt19937_64 g(34);
+      const auto a = c.inputs(g);
+      require_close("moe_block", "vulkan:fused_decode", a, op.tolerance);
+      if (!device().info().float32_atomic_add) continue;
+      gpu::WeightStore ws(&device());
+      gpu::VariantCtx ctx{&device(), &ws};
+      uint64_t count = 0;
+      for (int i = 0; i < 2; ++i) {  // the second call's dispatches: the weights are on the device by then
+        gpu::OpArgs run = a;
+        for (auto& [n, t] : run.t) t = t.clone();
+        device().flush();
+        const uint64_t before = device().stats().dispatches;
+        gpu::Registry::get().variant("moe_block", "vulkan:fused_decode").run(ctx, run);
+        device().flush();
+        count = device().stats().dispatches - before;
+      }
+      // Two unless the widths do not split into the units asked for (then three).
+      const int64_t F = c.shape.at("width");
+      CHECK(count == (F % (32 * units) == 0 ? 2u : 3u));
+    }
+  }
+}
+
 TEST_CASE("vk ops: moe_block refuses widths that are not whole units, and a step for the shared expert it lacks", "[vk][ops][moe_block]") {
   std::mt19937_64 g(32);
   const int64_t E = 4, F = 48, H = 64;

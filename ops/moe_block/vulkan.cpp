@@ -64,7 +64,17 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
   const bool x16 = d.tune(tn + "x16") && d.info().integer_dot_product;
   const bool x16_gate_up = x16 && kquant(gate) && kquant(up) && (shared_step == 1 || (kquant(sgate) && kquant(sup)));
   const bool x16_down = x16 && kquant(down) && kquant(sdown);
-  Tensor logits = Tensor::device(d, T, E), hs = Tensor::device(d, T, Fs), sg = Tensor::device(d, T, 1);
+  // steps 2: the routed experts' gate/up and down in one dispatch, down's K split over its workgroups and y summed by
+  // float atomics (moe_block_experts.comp; step 1 zeroes y), where the device has them and step 1 takes the shared
+  // expert's SwiGLU; else three steps.
+  const uint32_t steps = d.tune(tn + "steps"), su = d.tune(tn + "split_units"), swg = d.tune(tn + "split_wg");
+  if (steps != 2 && steps != 3) fail("{}: {}steps = {} must be 2 or 3", what, tn, steps);
+  if (!su || su > 4) fail("{}: {}split_units = {} must be 1 to 4", what, tn, su);
+  const bool two = steps == 2 && d.info().float32_atomic_add && shared_step == 1 && F % (32 * su) == 0;
+  if (two && (swg % sgs || swg > d.info().max_workgroup_invocations))
+    fail("{}: {}split_wg = {} is not a multiple of the subgroup size {} up to {} invocations", what, tn, swg, sgs,
+         d.info().max_workgroup_invocations);
+  Tensor logits = Tensor::device(d, T, E), hs = Tensor::device(d, T, Fs), sg = Tensor::device(d, T, 1), y = Tensor::device(d, T, H);
   pc.blocks = u32((E + (shared_step == 1 ? Fs : 0) + 1 + rx - 1) / rx);
   std::vector<BufferPtr> bind1{x.buffer(d), w[0].buffer(d), w[4].buffer(d), w[5].buffer(d), w[7].buffer(d), logits.buffer_mut(d),
                                hs.buffer_mut(d), sg.buffer_mut(d)};
@@ -80,13 +90,31 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
     xn = Tensor::device(d, T, H);
     bind1.insert(bind1.end(), {head->a.buffer(d), head->gain.buffer(d), head->s.buffer_mut(d), xn.buffer_mut(d)});
   }
+  bind1.push_back(y.buffer_mut(d));  // zeroed where two steps sum into it
   const auto& p1 = d.pipeline(head ? "moe_block_x_norm" : "moe_block_x",
                               {{0, wg}, {1, rx}, {2, type(router)}, {3, type(sgate)}, {4, type(sup)}, {5, type(gw)},
                                {6, u32(H / 32)}, {7, sg_min}, {8, d.tune(tn + "router16")},
-                               {9, d.tune(tn + "interleave")}, {10, d.tune(tn + "early_x")}, {11, shared_step == 1 ? 1u : 0u}},
+                               {9, d.tune(tn + "interleave")}, {10, d.tune(tn + "early_x")}, {11, shared_step == 1 ? 1u : 0u},
+                               {12, two ? 1u : 0u}},
                               uint32_t(bind1.size()), sizeof pc);
   Grid g = grid(uint64_t(T) * pc.blocks);
   if (!(diag & 1u)) d.dispatch(p1, bind1, pc, g.x, g.y);
+  if (two) {
+    const uint32_t rows = 32 * su;
+    pc.blocks = u32(F / rows);
+    const uint32_t nsg = std::max<uint32_t>(1, swg / std::max<uint32_t>(1, d.info().max_subgroup_size));
+    const auto& p2 = d.pipeline(x16_gate_up ? "moe_block_experts_x16" : "moe_block_experts",
+                                {{0, swg}, {1, rows}, {2, type(gate)}, {3, type(up)}, {4, u32(E)}, {5, u32(k)}, {6, u32(H / 32)},
+                                 {7, sg_min}, {8, d.tune(tn + "rank")}, {9, (diag >> 3) & 1u}, {10, d.tune(tn + "topk_merge")},
+                                 {11, (rows + nsg - 1) / nsg}, {12, 0u}, {13, type(sgate)}, {14, type(sup)}, {15, type(down)},
+                                 {16, type(sdown)}, {17, d.tune(tn + "early_down")}},
+                                9, sizeof pc);
+    g = grid(uint64_t(T * k) * pc.blocks);
+    if (!(diag & 2u))
+      d.dispatch(p2, {xn.buffer(d), logits.buffer(d), w[1].buffer(d), w[2].buffer(d), w[3].buffer(d), w[6].buffer(d),
+                      hs.buffer(d), sg.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
+    return y;
+  }
   Tensor hmid = Tensor::device(d, T * k, F), expert = Tensor::device(d, T, k, Tensor::Type::I32), weight = Tensor::device(d, T, k);
   pc.blocks = u32((F + rg - 1) / rg);
   const auto& p2 = d.pipeline(x16_gate_up ? "moe_block_gate_up_x16" : "moe_block_gate_up",
@@ -98,7 +126,6 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
   if (!(diag & 2u))
     d.dispatch(p2, {xn.buffer(d), logits.buffer(d), w[1].buffer(d), w[2].buffer(d), hmid.buffer_mut(d), expert.buffer_mut(d),
                   weight.buffer_mut(d), w[4].buffer(d), w[5].buffer(d), hs.buffer_mut(d)}, pc, g.x, g.y);
-  Tensor y = Tensor::device(d, T, H);
   pc.blocks = u32((H + rd - 1) / rd);
   std::vector<BufferPtr> bind{hmid.buffer(d), expert.buffer(d), w[3].buffer(d), hs.buffer(d), w[6].buffer(d), sg.buffer(d),
                               y.buffer_mut(d)};
@@ -151,11 +178,18 @@ void register_moe_block_vulkan(Registry& r) {
                 {"moe_block.fused_decode.topk_merge", 0},
                 // 1: x, hmid and hs as 16-bit fixed point, integer dot products (ops/shaders/x16.glsl), where they apply.
                 {"moe_block.fused_decode.x16", 1},
-                // 1 (x16): step 3's weight units loaded before hmid and hs are staged (their round trips overlapped).
+                // 1 (x16): step 3's weight units loaded before hmid and hs are staged (their round trips overlapped); with
+                // steps 2, down's K-quant units loaded right after the routes, before the gate/up products.
                 {"moe_block.fused_decode.early_down", 0},
                 // 1 (with the add and norm in front): step 1's f32 router rows and K-quant shared rows loaded before the
                 // token's row is staged and normed.
-                {"moe_block.fused_decode.early_x", 0}};
+                {"moe_block.fused_decode.early_x", 0},
+                // 2: the routed experts' gate/up and down in one dispatch (down's K split over its workgroups, y summed by
+                // float atomics: not bit-reproducible), where the device has float atomic adds; 3: three dispatches.
+                {"moe_block.fused_decode.steps", 3},
+                // steps 2: down's 32-value units per workgroup (its gate/up rows: 32 per unit) and its threads.
+                {"moe_block.fused_decode.split_units", 1},
+                {"moe_block.fused_decode.split_wg", 1024}};
   v.precision_tolerance = kX16Tolerance;
   r.add_variant(std::move(v));
 }

@@ -282,6 +282,7 @@ std::unique_ptr<Context> Context::create(const ContextOptions& options) {
   std::vector<const char*> extensions;
   if (!v13 && d.subgroup_size_control) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   if (d.cooperative_matrix) extensions.push_back(khr::cooperative_matrix_extension);
+  if (d.float32_atomic_add) extensions.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
   c.push_descriptors_ = d.push_descriptor && options.use_push_descriptors;
   if (c.push_descriptors_) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   if (d.has_extension("VK_KHR_portability_subset")) extensions.push_back("VK_KHR_portability_subset");

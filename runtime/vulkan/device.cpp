@@ -56,9 +56,9 @@ std::string DeviceInfo::summary() const {
   s += fmt::format("  memory: device-local heap {} MiB, storage buffer range {} MiB, allocation {} MiB\n",
                    device_local_heap >> 20, max_storage_buffer_range >> 20, max_allocation_size >> 20);
   s += fmt::format("  timestamps: {} valid bits, {} ns/tick\n", timestamp_valid_bits, timestamp_period);
-  s += fmt::format("  types: f16 {}, i8 {}, i64 {}, f64 {}, 16-bit storage {}, 8-bit storage {}, int dot {}\n",
+  s += fmt::format("  types: f16 {}, i8 {}, i64 {}, f64 {}, 16-bit storage {}, 8-bit storage {}, int dot {}, f32 atomic add {}\n",
                    yn(shader_float16), yn(shader_int8), yn(shader_int64), yn(shader_float64), yn(storage_buffer_16bit),
-                   yn(storage_buffer_8bit), yn(integer_dot_product));
+                   yn(storage_buffer_8bit), yn(integer_dot_product), yn(float32_atomic_add));
   s += fmt::format("  cooperative matrix: {}\n", yn(cooperative_matrix));
   for (const auto& c : cooperative_matrix_configs) s += "    " + c.str() + "\n";
   return s;
@@ -197,7 +197,8 @@ DeviceInfo query_device_info(const Functions& f, VkPhysicalDevice pd, uint32_t i
   X(f12, vulkanMemoryModel, vulkan_memory_model)               \
   X(f12, vulkanMemoryModelDeviceScope, vulkan_memory_model_device_scope) \
   X(f13, shaderIntegerDotProduct, integer_dot_product)         \
-  X(coop, cooperativeMatrix, cooperative_matrix)
+  X(coop, cooperativeMatrix, cooperative_matrix)               \
+  X(atomic_float, shaderBufferFloat32AtomicAdd, float32_atomic_add)
 
 FeatureChain::FeatureChain(const DeviceInfo& d, bool with_cooperative_matrix) {
   const bool v13 = d.api_version >= VK_API_VERSION_1_3;
@@ -208,6 +209,7 @@ FeatureChain::FeatureChain(const DeviceInfo& d, bool with_cooperative_matrix) {
   if (!v13 && d.has_extension(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME))
     *tail = &size_control, tail = &size_control.pNext;
   if (with_cooperative_matrix) *tail = &coop, tail = &coop.pNext;
+  if (d.has_extension(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME)) *tail = &atomic_float, tail = &atomic_float.pNext;
 }
 
 void FeatureChain::read_into(DeviceInfo& d) const {

@@ -60,6 +60,7 @@ struct DeviceInfo {
   // With vulkanMemoryModel enabled, Device-scope barriers and atomics (every cross-workgroup ticket) need it too.
   bool vulkan_memory_model_device_scope = false;
   bool integer_dot_product = false;
+  bool float32_atomic_add = false;  // VK_EXT_shader_atomic_float's shaderBufferFloat32AtomicAdd
   bool push_descriptor = false;
   bool cooperative_matrix = false;
   std::vector<CoopMatrixConfig> cooperative_matrix_configs;
@@ -93,6 +94,7 @@ struct FeatureChain {
       // before 1.3: the EXT's struct
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   khr::PhysicalDeviceCooperativeMatrixFeatures coop;
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomic_float{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
 
   FeatureChain(const DeviceInfo& d, bool with_cooperative_matrix);
   FeatureChain(const FeatureChain&) = delete;  // the chain points into itself
