@@ -45,11 +45,6 @@ layout(constant_id = 17) const uint EARLY = 0;
 // leaves down's part out (each workgroup stores its rows' values only): what `experiment --time-failing` times to see
 // what the second step's atomics and down cost.
 layout(constant_id = 18) const uint DIAG_DOWN = 0;
-// MB_DOWN with one unit per workgroup and K-quant down: > 0 stages down's raw words through shared memory STAGE rows at
-// a time, loaded by consecutive invocations over consecutive words of each row (a load instruction then touches a few
-// rows' cache lines instead of one line per invocation: each workgroup reads a column of units, one per row), each
-// invocation below STAGE then decodes its row from there; 0 loads each row's words itself.
-layout(constant_id = 19) const uint STAGE = 0;
 #include "common.glsl"
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
@@ -327,33 +322,6 @@ uint shared_first(uint h, uint lo, uint hi, uint US) {
   return us < US && us * H + h < hi ? us : US;
 }
 
-// STAGE: hlq_unit_raw's words of a K-quant unit as one list (Q4_K: a, b; Q5_K: a, b, c; Q6_K: a, e.x, b, e.y, c.xyz):
-// their count, the buffer word of list entry w for unit u of the row at byte `row`, and the HlqRaw of a list in dw.
-uint raw_count(uint type) { return type == HLQ_Q6_K ? 13u : type == HLQ_Q5_K ? 12u : 8u; }
-uint raw_word(uint type, uint row, uint u, uint w) {
-  const uint j = u % 8u, b = row + (u / 8u) * hlq_block_bytes(type);
-  if (type == HLQ_Q6_K) {
-    const uint h = j >> 2u, kk = (j >> 1u) & 1u, l0 = 16u * (j & 1u);
-    const uint ql = (b + 64u * h + 32u * kk + l0) >> 2u, qh = (b + 128u + 32u * h + l0) >> 2u;
-    const uint si = (b + 192u + 8u * h + 2u * kk + (l0 >> 4u)) >> 2u;
-    return w < 5u ? ql + w : w < 10u ? qh + w - 5u : w == 10u ? (b + 208u) >> 2u : si + w - 11u;
-  }
-  const uint g = j >> 1u, l0 = 16u * (j & 1u);
-  return w < 4u ? (b >> 2u) + w
-                : w < 8u ? ((b + (type == HLQ_Q5_K ? 48u : 16u) + 32u * g + l0) >> 2u) + w - 4u : ((b + 16u + l0) >> 2u) + w - 8u;
-}
-shared uint dw[STAGE > 0u ? STAGE * 13u : 1u];
-HlqRaw raw_staged(uint type, uint at) {
-  HlqRaw r;
-  r.a = uvec4(dw[at], dw[at + 1u], dw[at + 2u], dw[at + 3u]);
-  const uint o = type == HLQ_Q6_K ? 5u : 4u;
-  r.b = uvec4(dw[at + o], dw[at + o + 1u], dw[at + o + 2u], dw[at + o + 3u]);
-  r.c = type == HLQ_Q6_K ? uvec4(dw[at + 10u], dw[at + 11u], dw[at + 12u], 0u)
-      : type == HLQ_Q5_K ? uvec4(dw[at + 8u], dw[at + 9u], dw[at + 10u], dw[at + 11u]) : uvec4(0u);
-  r.e = type == HLQ_Q6_K ? uvec2(dw[at + 4u], dw[at + 9u]) : uvec2(0u);
-  return r;
-}
-
 // The shared expert's part of output h in this workgroup's range (sg applied by the caller); `raw`, rw: its first unit's
 // words loaded before.
 float shared_part(uint t, uint h, uint lo, uint hi, uint US, bool raw, HlqRaw rw) {
@@ -438,8 +406,7 @@ void main() {
   // This workgroup's share of the shared expert's down: pairs [lo, hi) of (unit, h), index unit H + h, over the token's
   // K blocks workgroups (with at least as many workgroups as units, one unit per output at most).
   const uint nr = K * pc.blocks, r = j * pc.blocks + b, lo = (r * H * US) / nr, hi = ((r + 1u) * H * US) / nr;
-  const bool staged = STAGE > 0u && UPW == 1u && TYPE_D >= HLQ_Q4_K;
-  const bool raw_d = EARLY != 0u && !staged && TYPE_D >= HLQ_Q4_K, raw_s = EARLY != 0u && !staged && TYPE_SD >= HLQ_Q4_K;
+  const bool raw_d = EARLY != 0u && TYPE_D >= HLQ_Q4_K, raw_s = EARLY != 0u && TYPE_SD >= HLQ_Q4_K;
   HlqRaw rw[raw_d ? NRH * UPW : 1u], rs[raw_s ? NRH : 1u];
   if (raw_d)
     [[unroll]] for (uint i = 0u; i < NRH; ++i) {
@@ -467,28 +434,6 @@ void main() {
     return;
   }
   const float sgt = sg[t];
-  if (STAGE > 0u && UPW == 1u && TYPE_D >= HLQ_Q4_K) {  // constant
-    const uint NW = raw_count(TYPE_D), u = b;
-    vec4 xv[8];
-    for (uint k = 0u; k < 8u; ++k) xv[k] = hm4[k];
-    const vec2 xs = hlq_run_sums(xv);
-    for (uint h0 = 0u; h0 < H; h0 += STAGE) {
-      barrier();  // the chunk before consumed
-      [[unroll]] for (uint q = 0u; q < (STAGE * 13u + WG - 1u) / WG; ++q) {
-        const uint i = id + q * WG, row = i / NW;
-        if (i < STAGE * NW && h0 + row < H) dw[i] = HLQ_WORD(2u, raw_word(TYPE_D, (e * H + h0 + row) * pc.rb_d, u, i % NW));
-      }
-      barrier();
-      const uint h = h0 + id;
-      if (id < STAGE && h < H) {
-        const float acc = down_dot(TYPE_D, 2u, (e * H + h) * pc.rb_d, u, xv, xs, true, raw_staged(TYPE_D, id * NW));
-        const float part = acc + sgt * shared_part(t, h, lo, hi, US, false, rs[0]);
-        if ((DIAG_DOWN & 1u) != 0u) y[t * H + h] = part;
-        else atomicAdd(y[t * H + h], part);
-      }
-    }
-    return;
-  }
   [[unroll]] for (uint i = 0u; i < NRH; ++i) {
     const uint h = id + i * WG;
     if (h >= H) break;

@@ -52,21 +52,18 @@ TEST_CASE("vk ops: moe_block under other tunings", "[vk][ops][moe_block]") {
 // steps 2 (moe_block_experts.comp): gate/up and down in one dispatch, down's K split over the workgroups and y summed by
 // float atomics, against the reference on every case (f32: the test widths give fewer workgroups per token than shared
 // units, so some outputs take several shared units in one workgroup; q4_K/q6_K at 256 and 512 wide: one or two units
-// per workgroup, down's units loaded early or not or staged through shared memory (whole and in chunks of rows: 512
-// invocations stage 256 rows at a time in lavapipe's 32 KB), 16-bit x or f32 gate/up products, workgroups of 2 to 128
-// subgroups on lavapipe). Two dispatches per block where the device has float atomics.
+// per workgroup, down's units loaded early or not, 16-bit x or f32 gate/up products, workgroups of 2 to 128 subgroups
+// on lavapipe). Two dispatches per block where the device has float atomics.
 TEST_CASE("vk ops: moe_block in two steps", "[vk][ops][moe_block]") {
   auto& prof = device().ctx().profile();
   const gpu::OpDef& op = gpu::Registry::get().op("moe_block");
-  for (const auto& [units, early, split_wg, x16, stage] :
-       {std::tuple{1u, 1u, 1024u, 1u, 0u}, {2u, 0u, 64u, 1u, 1u}, {1u, 0u, 16u, 0u, 1u}, {2u, 1u, 256u, 0u, 0u}, {1u, 1u, 512u, 1u, 1u}}) {
+  for (const auto& [units, early, split_wg, x16] :
+       {std::tuple{1u, 1u, 1024u, 1u}, {2u, 0u, 64u, 1u}, {1u, 0u, 16u, 0u}, {2u, 1u, 256u, 0u}, {1u, 0u, 512u, 1u}}) {
     const vk::ScopedTuning scope(prof, {{"moe_block.fused_decode.steps", 2}, {"moe_block.fused_decode.split_units", units},
-                                        {"moe_block.fused_decode.split_stage", stage},
                                         {"moe_block.fused_decode.early_down", early},
                                         {"moe_block.fused_decode.split_wg", split_wg}, {"moe_block.fused_decode.x16", x16}});
     for (const auto& c : op.cases(gpu::Scale::Test)) {
-      INFO("units " << units << ", early " << early << ", split_wg " << split_wg << ", x16 " << x16 << ", stage " << stage << ", "
-                    << c.label);
+      INFO("units " << units << ", early " << early << ", split_wg " << split_wg << ", x16 " << x16 << ", " << c.label);
       std::mt19937_64 g(34);
       const auto a = c.inputs(g);
       require_close("moe_block", "vulkan:fused_decode", a, op.tolerance);
