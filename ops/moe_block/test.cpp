@@ -62,10 +62,19 @@ TEST_CASE("vk ops: moe_block in two steps", "[vk][ops][moe_block]") {
     const vk::ScopedTuning scope(prof, {{"moe_block.fused_decode.steps", 2}, {"moe_block.fused_decode.split_units", units},
                                         {"moe_block.fused_decode.early_down", early},
                                         {"moe_block.fused_decode.split_wg", split_wg}, {"moe_block.fused_decode.x16", x16}});
-    for (const auto& c : op.cases(gpu::Scale::Test)) {
-      INFO("units " << units << ", early " << early << ", split_wg " << split_wg << ", x16 " << x16 << ", " << c.label);
+    for (const auto& c : op.cases(gpu::Scale::Test))
+      for (bool q4_down : {false, true}) {  // the GGUF's q6_K down, or q4_K (read 16 bytes at a time)
+      if (q4_down && c.group != "q4_K") continue;
+      INFO("units " << units << ", early " << early << ", split_wg " << split_wg << ", x16 " << x16 << ", " << c.label
+                    << (q4_down ? ", q4_K down" : ""));
       std::mt19937_64 g(34);
-      const auto a = c.inputs(g);
+      auto a = c.inputs(g);
+      if (q4_down) {
+        const auto& d = a.w.at("down");
+        const auto& sd = a.w.at("sdown");
+        a.w.insert_or_assign("down", gpu::random_quantized(g, "down", d.rows, d.cols, quant::Type::Q4_K, 1 / std::sqrt(double(d.cols))));
+        a.w.insert_or_assign("sdown", gpu::random_quantized(g, "sdown", sd.rows, sd.cols, quant::Type::Q4_K, 1 / std::sqrt(double(sd.cols))));
+      }
       require_close("moe_block", "vulkan:fused_decode", a, op.tolerance);
       if (!device().info().float32_atomic_add) continue;
       gpu::WeightStore ws(&device());
