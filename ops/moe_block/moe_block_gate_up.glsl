@@ -60,14 +60,9 @@ layout(std430, binding = 5) readonly buffer SD { uint sdq[]; };     // raw rows 
 layout(std430, binding = 6) readonly buffer HS { vec4 hs4[]; };     // [T, Fs]: the shared expert's SwiGLU (step 1)
 layout(std430, binding = 7) readonly buffer S { float sg[]; };      // [T]: its gate (step 1)
 layout(std430, binding = 8) buffer Y { float y[]; };                // [T, H]: zeroed by step 1, summed into here
-layout(std430, binding = 4) readonly buffer D4 { uvec4 dq4[]; };    // the same, 16 bytes at a time
-layout(std430, binding = 5) readonly buffer SD4 { uvec4 sdq4[]; };
-// Gate and up a word at a time (a 16-byte load per word measured slower there); down's word-aligned fields (Q4_K, Q5_K)
-// 16 bytes at a time: each invocation reads its own row's unit, so a word-by-word read is four load instructions that
-// each touch one cache line per invocation.
+// Words, not 16-byte units: the decoder reads one word at a time, and a 16-byte load per word measured slower (gate and
+// up; down's Q4_K units 16 bytes at a time measured no different in the decode stream, H100).
 #define HLQ_WORD(buf, i) ((buf) == 0u ? gq[i] : (buf) == 1u ? uq[i] : (buf) == 2u ? dq[i] : sdq[i])
-#define HLQ_UVEC4(buf, i) ((buf) == 2u ? dq4[i] : (buf) == 3u ? sdq4[i] \
-                           : uvec4(HLQ_WORD(buf, 4u * (i)), HLQ_WORD(buf, 4u * (i) + 1u), HLQ_WORD(buf, 4u * (i) + 2u), HLQ_WORD(buf, 4u * (i) + 3u)))
 #else
 layout(std430, binding = 4) writeonly buffer M { float hmid[]; };    // [T*K, F]
 layout(std430, binding = 5) writeonly buffer Ex { int expert[]; };   // [T, K]
