@@ -307,10 +307,7 @@ float down_dot(uint type, uint buf, uint row, uint u, vec4 xv[8], vec2 xs, bool 
     uvec4 lo, hi;
     float bias;
     hlq_unit_unpack(type, row, u, rw, lo, hi, ms, bias);
-    for (uint k = 0u; k < 4u; ++k) {
-      q[k] = hlq_bytes(lo[k], bias);
-      q[k + 4u] = hlq_bytes(hi[k], bias);
-    }
+    hlq_unit_bytes(lo, hi, bias, q);
   } else {
     hlq_unit(type, buf, row, u, q, ms);
   }

@@ -143,10 +143,7 @@ float row_dot_early(uint type, uint row, uint xrow, uint lane, uint which) {
       uvec4 lo, hi;
       float bias;
       hlq_unit_unpack(type, row, u, raw_get(8u * i + 4u * (which - 1u)), lo, hi, ms, bias);
-      for (uint k = 0u; k < 4u; ++k) {
-        q[k] = hlq_bytes(lo[k], bias);
-        q[k + 4u] = hlq_bytes(hi[k], bias);
-      }
+      hlq_unit_bytes(lo, hi, bias, q);
     }
     acc += ui < UH ? hlq_unit_dot(q, ms, xv, hlq_run_sums(xv)) : 0.0;
   }

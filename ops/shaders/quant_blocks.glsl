@@ -173,6 +173,14 @@ void hlq_unit_packed(uint type, uint buf, uint row, uint u, out uvec4 lo, out uv
   }
 }
 
+// A packed unit's bytes (hlq_unit_packed, hlq_unit_unpack) as hlq_unit's q: byte - bias, exactly, lo run then hi run.
+void hlq_unit_bytes(uvec4 lo, uvec4 hi, float bias, out vec4 q[8]) {
+  for (uint k = 0u; k < 4u; ++k) {
+    q[k] = hlq_bytes(lo[k], bias);
+    q[k + 4u] = hlq_bytes(hi[k], bias);
+  }
+}
+
 // Unit u of the row starting at byte `row`: q[0..3] the lo run, q[4..7] the hi run, and
 // ms = (mul_lo, sub_lo, mul_hi, sub_hi) with mul and sub formed as ggml forms them (d * sc, dmin * m).
 void hlq_unit(uint type, uint buf, uint row, uint u, out vec4 q[8], out vec4 ms) {
@@ -193,10 +201,7 @@ void hlq_unit(uint type, uint buf, uint row, uint u, out vec4 q[8], out vec4 ms)
   uvec4 lo, hi;
   float bias;
   hlq_unit_packed(type, buf, row, u, lo, hi, ms, bias);
-  for (uint k = 0u; k < 4u; ++k) {
-    q[k] = hlq_bytes(lo[k], bias);
-    q[k + 4u] = hlq_bytes(hi[k], bias);
-  }
+  hlq_unit_bytes(lo, hi, bias, q);
 }
 
 // The 32 dequantized values, bit-exact to reference/quant/blocks.cpp (precise: no fused multiply-add).
