@@ -47,7 +47,8 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
   };
   // Diagnosis only (undeclared, results wrong unless 0): bits 0, 1, 2 leave step 1, 2, 3 out; bit 3: step 2 takes
   // fixed routes instead of finding them; with steps 2, bit 4 stores the second step's parts instead of adding them, bit 5
-  // leaves its down part out. What `experiment moe --chain N --time-failing` times to see which step takes a block's time.
+  // leaves its down part out, bit 6 reads down's units from neighbouring bytes (moe_block_gate_up.glsl's DIAG_DOWN).
+  // What `experiment moe --chain N --time-failing` times to see which step takes a block's time.
   const uint32_t diag = d.profile().get(tn + "diag", 0);
   struct {
     uint32_t T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw;
@@ -107,7 +108,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
                                 {{0, swg}, {1, rows}, {2, type(gate)}, {3, type(up)}, {4, u32(E)}, {5, u32(k)}, {6, u32(H / 32)},
                                  {7, sg_min}, {8, d.tune(tn + "rank")}, {9, (diag >> 3) & 1u}, {10, d.tune(tn + "topk_merge")},
                                  {11, (rows + nsg - 1) / nsg}, {12, 0u}, {13, type(sgate)}, {14, type(sup)}, {15, type(down)},
-                                 {16, type(sdown)}, {17, d.tune(tn + "early_down")}, {18, (diag >> 4) & 3u}},
+                                 {16, type(sdown)}, {17, d.tune(tn + "early_down")}, {18, (diag >> 4) & 7u}},
                                 9, sizeof pc);
     g = grid(uint64_t(T * k) * pc.blocks);
     if (!(diag & 2u))
