@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 namespace hl::gpu {
 
@@ -113,6 +114,34 @@ Tensor WeightStore::device_planar(const WeightRef& w) {
       const int64_t n = std::min(step, w.rows - r0);
       w.read_raw_rows(r0, n, raw.data());
       for (int64_t r = 0; r < n; ++r) quant::planar_row(w.storage_type(), raw.data() + r * rb, o + (r0 + r) * stride, w.cols);
+    }
+    Tensor d = Tensor::resident(*dev_, 1, int64_t(words), Tensor::Type::I32);
+    dev_->upload(d.buffer_mut(*dev_), out.data(), d.bytes());
+    return d;
+  });
+}
+
+Tensor WeightStore::device_chunk_columns(const WeightRef& w, int64_t group) {
+  if (!dev_) fail("weight '{}' is needed on a Vulkan device, but none is open", w.name());
+  const quant::Type t = w.storage_type();
+  if (t != quant::Type::Q4_K && t != quant::Type::Q5_K && t != quant::Type::Q6_K)
+    fail("weight '{}' is {}: chunk columns take K-quant blocks", w.name(), quant::type_name(t));
+  if (group < 1 || w.rows % group) fail("weight '{}' has {} rows, not whole groups of {}", w.name(), w.rows, group);
+  const size_t rb = quant::row_bytes(t, w.cols), bb = quant::row_bytes(t, 256), cb = (bb + 15) / 16;
+  const size_t nb = size_t(w.cols) / 256, gb = size_t(group) * nb * cb * 16;  // bytes per group
+  const size_t words = gb * size_t(w.rows / group) / 4 + 4;
+  return *columns_.get(w, words * 4, [&] {
+    std::vector<uint32_t> out(words, 0u);
+    auto* o = reinterpret_cast<uint8_t*>(out.data());
+    std::vector<uint8_t> raw(size_t(group) * rb);
+    for (int64_t g0 = 0; g0 < w.rows; g0 += group) {  // a group's raw rows at a time
+      w.read_raw_rows(g0, group, raw.data());
+      uint8_t* og = o + size_t(g0 / group) * gb;
+      for (int64_t r = 0; r < group; ++r)
+        for (size_t b = 0; b < nb; ++b)
+          for (size_t c = 0; c < cb; ++c)
+            std::memcpy(og + ((b * cb + c) * size_t(group) + size_t(r)) * 16, raw.data() + size_t(r) * rb + b * bb + c * 16,
+                        std::min<size_t>(16, bb - c * 16));
     }
     Tensor d = Tensor::resident(*dev_, 1, int64_t(words), Tensor::Type::I32);
     dev_->upload(d.buffer_mut(*dev_), out.data(), d.bytes());

@@ -103,6 +103,11 @@ class WeightStore {
   // of a Q6_K row starts on a 16-byte boundary; padded like device_raw. Block types only. Cached likewise.
   Tensor device_planar(const WeightRef& w);
   static size_t planar_row_stride(const WeightRef& w);
+  // The same blocks in chunk columns: rows in groups of `group` (an expert's rows), each block padded to whole 16-byte
+  // chunks, and within a group chunk c of block b of every row back to back (byte ((b chunks + c) group + r) 16 of the
+  // group, chunks = ceil(block bytes / 16)), so that one unit of neighbouring rows lies in neighbouring bytes. K-quant
+  // types; 16 spare bytes. Cached likewise (one group size per weight).
+  Tensor device_chunk_columns(const WeightRef& w, int64_t group);
   Vec<float> host_vec(const WeightRef& w) { return w.to_vec<float>(); }
   // A device tensor [rows, cols] kept under `key` for ops that need the same large scratch on every call
   // (route_pack's dequantized expert stacks, a GiB per layer at full size): one buffer reused, instead of a
@@ -117,7 +122,7 @@ class WeightStore {
 
  private:
   Device* dev_;
-  WeightCache<Tensor> host_, device_, raw_, planar_;
+  WeightCache<Tensor> host_, device_, raw_, planar_, columns_;
   std::map<std::string, Tensor> scratch_;
   std::map<std::string, std::pair<std::string, Tensor>> constant_;  // key -> (version, table)
 };

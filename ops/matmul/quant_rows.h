@@ -10,6 +10,8 @@ bool vk_quant_decodes(const WeightRef& w);
 // Its raw rows on the device, checked: a decodable type, whole 32-value units per row, offsets within 32 bits,
 // bindable as one storage buffer.
 Tensor vk_quant_rows(VariantCtx& c, const WeightRef& w, const std::string& what);
+// Its K-quant blocks in chunk columns of `group` rows (WeightStore::device_chunk_columns), checked likewise.
+Tensor vk_quant_chunk_columns(VariantCtx& c, const WeightRef& w, int64_t group, const std::string& what);
 
 }  // namespace hl::gpu
 

@@ -34,6 +34,21 @@ Tensor vk_quant_rows(VariantCtx& c, const WeightRef& w, const std::string& what)
 }
 
 // Declared in quant_rows.h.
+Tensor vk_quant_chunk_columns(VariantCtx& c, const WeightRef& w, int64_t group, const std::string& what) {
+  const quant::Type t = w.storage_type();
+  if (t != quant::Type::Q4_K && t != quant::Type::Q5_K && t != quant::Type::Q6_K)
+    fail("{}: weight '{}' is {}; chunk columns take q4_K, q5_K or q6_K blocks", what, w.name(), quant::type_name(t));
+  if (group < 1 || w.rows % group)
+    fail("{}: weight '{}' has {} rows, not whole groups of {}", what, w.name(), w.rows, group);
+  Device& d = c.device();
+  Tensor cols = c.weights->device_chunk_columns(w, group);
+  if (cols.bytes() > d.info().max_storage_buffer_range || cols.bytes() > UINT32_MAX)
+    fail("{}: weight '{}' holds {} MiB in chunk columns, beyond this device's storage-buffer range of {} MiB (or 4 GiB)",
+         what, w.name(), cols.bytes() >> 20, d.info().max_storage_buffer_range >> 20);
+  return cols;
+}
+
+// Declared in quant_rows.h.
 const double kX16Tolerance = 2e-4;
 
 // Declared in quant_rows.h.

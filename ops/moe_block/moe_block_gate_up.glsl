@@ -42,11 +42,12 @@ layout(constant_id = 15) const uint TYPE_D = 14;
 layout(constant_id = 16) const uint TYPE_SD = 14;
 layout(constant_id = 17) const uint EARLY = 0;
 // MB_DOWN, diagnosis only (results wrong): bit 0 stores each output's part instead of adding it (no atomics), bit 1
-// leaves down's part out (each workgroup stores its rows' values only), bit 2 reads down's and the shared down's units
-// of neighbouring outputs from neighbouring 16 bytes (row h at byte 16 h of its expert: the same loads on a few cache
-// lines, as a unit-major layout would give them): what `experiment --time-failing` times to see what the second
-// step's atomics, down and its column reads cost.
+// leaves down's part out (each workgroup stores its rows' values only): what `experiment --time-failing` times to see
+// what the second step's atomics and down cost.
 layout(constant_id = 18) const uint DIAG_DOWN = 0;
+// MB_DOWN, 1: down and the shared down (K-quants) in chunk columns of H rows (hlq_unit_raw_columns), so that a
+// workgroup's column of units, one per output, is read from neighbouring bytes rather than one cache line per output.
+layout(constant_id = 19) const uint COLS = 0;
 #include "common.glsl"
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
@@ -299,21 +300,28 @@ void stage_x(uint xrow, uint skip) {
 #ifdef MB_DOWN
 const uint UPW = ROWS / 32u;                      // down's units per workgroup (the host keeps ROWS whole units)
 const uint NRH = (32u * UH + WG - 1u) / WG;       // outputs h per invocation: h = id + i WG
-// The byte where output h's row starts in a down matrix (rb: its row bytes; DIAG_DOWN bit 2: 16 h, above).
-uint down_row(uint base, uint h, uint rb) { return (DIAG_DOWN & 4u) != 0u ? base * rb + 16u * h : (base + h) * rb; }
 shared vec4 hm4[ROWS / 4u];                       // w h of the workgroup's rows, in its units' run order
 
-// The row at byte `row` of source buf, unit u, against xv (the unit's 32 activations in run order, xs their run sums):
-// from raw words loaded before (K-quants: `raw`, a constant) or loaded here.
-float down_dot(uint type, uint buf, uint row, uint u, vec4 xv[8], vec2 xs, bool raw, HlqRaw rw) {
+// Unit u of output h's row in matrix e of a down source (rb: its row bytes; nb: its blocks per row), K-quants: its raw
+// words, from rows as uploaded or (COLS) from chunk columns of H rows per matrix.
+void down_raw(uint type, uint buf, uint e, uint h, uint u, uint rb, uint nb, out HlqRaw r) {
+  const uint H = 32u * UH;
+  if (COLS != 0u) hlq_unit_raw_columns(type, buf, ((e * nb + u / 8u) * hlq_chunks_per_block(type) * H + h) * 16u, 16u * H, u % 8u, r);
+  else hlq_unit_raw(type, buf, (e * H + h) * rb, u, r);
+}
+
+// That unit against xv (the unit's 32 activations in run order, xs their run sums): K-quants from raw words loaded before
+// (`raw`, a constant) or loaded here.
+float down_dot(uint type, uint buf, uint e, uint h, uint u, uint rb, uint nb, vec4 xv[8], vec2 xs, bool raw, HlqRaw rw) {
   vec4 q[8], ms;
-  if (raw) {
+  if (type >= HLQ_Q4_K) {
+    if (!raw) down_raw(type, buf, e, h, u, rb, nb, rw);
     uvec4 lo, hi;
     float bias;
-    hlq_unit_unpack(type, row, u, rw, lo, hi, ms, bias);
+    hlq_unit_unpack(type, COLS != 0u ? 0u : (e * 32u * UH + h) * rb, COLS != 0u ? u % 8u : u, rw, lo, hi, ms, bias);
     hlq_unit_bytes(lo, hi, bias, q);
   } else {
-    hlq_unit(type, buf, row, u, q, ms);
+    hlq_unit(type, buf, (e * 32u * UH + h) * rb, u, q, ms);
   }
   return hlq_unit_dot(q, ms, xv, xs);
 }
@@ -337,7 +345,7 @@ float shared_part(uint t, uint h, uint lo, uint hi, uint US, bool raw, HlqRaw rw
       xv[k + 4u] = hs4[t * (pc.Fs >> 2u) + runs.y + k];
     }
     // The prefetched unit is the first (the only one where the workgroups are at least as many as the units).
-    sacc += down_dot(TYPE_SD, 3u, down_row(0u, h, pc.rb_sd), us, xv, hlq_run_sums(xv), raw && us == us0, rw);
+    sacc += down_dot(TYPE_SD, 3u, 0u, h, us, pc.rb_sd, pc.Fs / 256u, xv, hlq_run_sums(xv), raw && us == us0, rw);
   }
   return sacc;
 }
@@ -413,14 +421,14 @@ void main() {
   if (raw_d)
     [[unroll]] for (uint i = 0u; i < NRH; ++i) {
       const uint h = min(id + i * WG, H - 1u);
-      [[unroll]] for (uint uu = 0u; uu < UPW; ++uu) hlq_unit_raw(TYPE_D, 2u, down_row(e * H, h, pc.rb_d), b * UPW + uu, rw[i * UPW + uu]);
+      [[unroll]] for (uint uu = 0u; uu < UPW; ++uu) down_raw(TYPE_D, 2u, e, h, b * UPW + uu, pc.rb_d, pc.F / 256u, rw[i * UPW + uu]);
     }
   if (raw_s)
     [[unroll]] for (uint i = 0u; i < NRH; ++i) {
       const uint h = id + i * WG, us = h < H ? shared_first(h, lo, hi, US) : US;
       rs[i].a = rs[i].b = rs[i].c = uvec4(0u);
       rs[i].e = uvec2(0u);
-      if (us < US) hlq_unit_raw(TYPE_SD, 3u, down_row(0u, h, pc.rb_sd), us, rs[i]);  // most outputs have none
+      if (us < US) down_raw(TYPE_SD, 3u, 0u, h, us, pc.rb_sd, pc.Fs / 256u, rs[i]);  // most outputs have none
     }
   const uint nsg = hl_num_subgroups(), last = f0 + ROWS - 1u;
   float ga[RPS], ua[RPS];
@@ -443,7 +451,7 @@ void main() {
     [[unroll]] for (uint uu = 0u; uu < UPW; ++uu) {
       vec4 xv[8];
       for (uint k = 0u; k < 8u; ++k) xv[k] = hm4[8u * uu + k];
-      acc += down_dot(TYPE_D, 2u, down_row(e * H, h, pc.rb_d), b * UPW + uu, xv, hlq_run_sums(xv), raw_d, rw[raw_d ? i * UPW + uu : 0u]);
+      acc += down_dot(TYPE_D, 2u, e, h, b * UPW + uu, pc.rb_d, pc.F / 256u, xv, hlq_run_sums(xv), raw_d, rw[raw_d ? i * UPW + uu : 0u]);
     }
     const float part = acc + sgt * shared_part(t, h, lo, hi, US, raw_s, rs[raw_s ? i : 0u]);
     if ((DIAG_DOWN & 1u) != 0u) y[t * H + h] = part;

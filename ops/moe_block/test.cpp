@@ -57,23 +57,27 @@ TEST_CASE("vk ops: moe_block under other tunings", "[vk][ops][moe_block]") {
 TEST_CASE("vk ops: moe_block in two steps", "[vk][ops][moe_block]") {
   auto& prof = device().ctx().profile();
   const gpu::OpDef& op = gpu::Registry::get().op("moe_block");
-  for (const auto& [units, early, split_wg, x16] :
-       {std::tuple{1u, 1u, 1024u, 1u}, {2u, 0u, 64u, 1u}, {1u, 0u, 16u, 0u}, {2u, 1u, 256u, 0u}, {1u, 0u, 512u, 1u}}) {
+  // down_columns: both downs read from chunk columns (K-quants; f32 downs keep their rows).
+  for (const auto& [units, early, split_wg, x16, cols] :
+       {std::tuple{1u, 1u, 1024u, 1u, 1u}, {2u, 0u, 64u, 1u, 0u}, {1u, 0u, 16u, 0u, 1u}, {2u, 1u, 256u, 0u, 0u}, {1u, 0u, 512u, 1u, 1u},
+        {2u, 0u, 128u, 1u, 1u}}) {
     const vk::ScopedTuning scope(prof, {{"moe_block.fused_decode.steps", 2}, {"moe_block.fused_decode.split_units", units},
                                         {"moe_block.fused_decode.early_down", early},
-                                        {"moe_block.fused_decode.split_wg", split_wg}, {"moe_block.fused_decode.x16", x16}});
+                                        {"moe_block.fused_decode.split_wg", split_wg}, {"moe_block.fused_decode.x16", x16},
+                                        {"moe_block.fused_decode.down_columns", cols}});
     for (const auto& c : op.cases(gpu::Scale::Test))
-      for (bool q4_down : {false, true}) {  // the GGUF's q6_K down, or q4_K (read 16 bytes at a time)
-      if (q4_down && c.group != "q4_K") continue;
-      INFO("units " << units << ", early " << early << ", split_wg " << split_wg << ", x16 " << x16 << ", " << c.label
-                    << (q4_down ? ", q4_K down" : ""));
+      // The GGUF's q6_K downs, or q4_K (read 16 bytes at a time), or q5_K (chunk columns only).
+      for (quant::Type down : {quant::Type::Q6_K, quant::Type::Q4_K, quant::Type::Q5_K}) {
+      if (down != quant::Type::Q6_K && (c.group != "q4_K" || (down == quant::Type::Q5_K && !cols))) continue;
+      INFO("units " << units << ", early " << early << ", split_wg " << split_wg << ", x16 " << x16 << ", columns " << cols
+                    << ", " << c.label << ", " << quant::type_name(down) << " down");
       std::mt19937_64 g(34);
       auto a = c.inputs(g);
-      if (q4_down) {
+      if (down != quant::Type::Q6_K) {
         const auto& d = a.w.at("down");
         const auto& sd = a.w.at("sdown");
-        a.w.insert_or_assign("down", gpu::random_quantized(g, "down", d.rows, d.cols, quant::Type::Q4_K, 1 / std::sqrt(double(d.cols))));
-        a.w.insert_or_assign("sdown", gpu::random_quantized(g, "sdown", sd.rows, sd.cols, quant::Type::Q4_K, 1 / std::sqrt(double(sd.cols))));
+        a.w.insert_or_assign("down", gpu::random_quantized(g, "down", d.rows, d.cols, down, 1 / std::sqrt(double(d.cols))));
+        a.w.insert_or_assign("sdown", gpu::random_quantized(g, "sdown", sd.rows, sd.cols, down, 1 / std::sqrt(double(sd.cols))));
       }
       require_close("moe_block", "vulkan:fused_decode", a, op.tolerance);
       if (!device().info().float32_atomic_add) continue;

@@ -47,8 +47,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
   };
   // Diagnosis only (undeclared, results wrong unless 0): bits 0, 1, 2 leave step 1, 2, 3 out; bit 3: step 2 takes
   // fixed routes instead of finding them; with steps 2, bit 4 stores the second step's parts instead of adding them, bit 5
-  // leaves its down part out, bit 6 reads down's units from neighbouring bytes (moe_block_gate_up.glsl's DIAG_DOWN).
-  // What `experiment moe --chain N --time-failing` times to see which step takes a block's time.
+  // leaves its down part out. What `experiment moe --chain N --time-failing` times to see which step takes a block's time.
   const uint32_t diag = d.profile().get(tn + "diag", 0);
   struct {
     uint32_t T, H, E, F, Fs, k, blocks, rb_r, rb_g, rb_u, rb_d, rb_sg, rb_su, rb_sd, rb_gw;
@@ -103,12 +102,16 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
   if (two) {
     const uint32_t rows = 32 * su;
     pc.blocks = u32(F / rows);
+    // down_columns: both downs in chunk columns of H rows (a second copy of them on the device), so each workgroup's
+    // column of units, one per output, comes from neighbouring bytes.
+    const bool cols = d.tune(tn + "down_columns") && kquant(down) && kquant(sdown);
+    if (cols) w[3] = vk_quant_chunk_columns(c, down, H, what), w[6] = vk_quant_chunk_columns(c, sdown, H, what);
     const uint32_t nsg = std::max<uint32_t>(1, swg / std::max<uint32_t>(1, d.info().max_subgroup_size));
     const auto& p2 = d.pipeline(x16_gate_up ? "moe_block_experts_x16" : "moe_block_experts",
                                 {{0, swg}, {1, rows}, {2, type(gate)}, {3, type(up)}, {4, u32(E)}, {5, u32(k)}, {6, u32(H / 32)},
                                  {7, sg_min}, {8, d.tune(tn + "rank")}, {9, (diag >> 3) & 1u}, {10, d.tune(tn + "topk_merge")},
                                  {11, (rows + nsg - 1) / nsg}, {12, 0u}, {13, type(sgate)}, {14, type(sup)}, {15, type(down)},
-                                 {16, type(sdown)}, {17, d.tune(tn + "early_down")}, {18, (diag >> 4) & 7u}},
+                                 {16, type(sdown)}, {17, d.tune(tn + "early_down")}, {18, (diag >> 4) & 3u}, {19, cols ? 1u : 0u}},
                                 9, sizeof pc);
     g = grid(uint64_t(T * k) * pc.blocks);
     if (!(diag & 2u))
@@ -191,7 +194,10 @@ void register_moe_block_vulkan(Registry& r) {
                 {"moe_block.fused_decode.steps", 3, {{"nvidia-hopper", 2}}},
                 // steps 2: down's 32-value units per workgroup (its gate/up rows: 32 per unit) and its threads.
                 {"moe_block.fused_decode.split_units", 1},
-                {"moe_block.fused_decode.split_wg", 1024}};
+                {"moe_block.fused_decode.split_wg", 1024},
+                // 1 (steps 2, K-quant downs): down and the shared down read from chunk columns of H rows (a second copy
+                // on the device, WeightStore::device_chunk_columns) instead of the rows as uploaded.
+                {"moe_block.fused_decode.down_columns", 0}};
   v.precision_tolerance = kX16Tolerance;
   r.add_variant(std::move(v));
 }

@@ -117,6 +117,29 @@ void hlq_unit_raw(uint type, uint buf, uint row, uint u, out HlqRaw r) {
   }
 }
 
+// Chunk columns (WeightStore::device_chunk_columns): a group of rows stored chunk by chunk, each 16-byte chunk of a
+// block (blocks padded to whole chunks) followed by the same chunk of the group's next row, so that neighbouring rows'
+// units lie in neighbouring 16 bytes. hlq_unit_raw's words of K-quant unit j (0..7) of the block whose chunk 0 is at
+// byte `blk` (16-aligned), its chunks `cs` bytes apart; decoded by hlq_unit_unpack(type, 0u, j, ...). Every field of a
+// unit lies within one chunk at its offset in the block (Q6_K: ql in chunks 0-7, qh 8-11, the scales 12, d 13).
+uint hlq_chunks_per_block(uint type) { return (hlq_block_bytes(type) + 15u) / 16u; }
+
+void hlq_unit_raw_columns(uint type, uint buf, uint blk, uint cs, uint j, out HlqRaw r) {
+  r.c = uvec4(0u);
+  r.e = uvec2(0u);  // the fields are aligned: no fifth words
+  if (type == HLQ_Q4_K || type == HLQ_Q5_K) {
+    const uint g = j >> 1u, l = j & 1u;
+    r.a = hlq_load16(type, buf, blk);
+    r.b = hlq_load16(type, buf, blk + ((type == HLQ_Q5_K ? 3u : 1u) + 2u * g + l) * cs);
+    if (type == HLQ_Q5_K) r.c = hlq_load16(type, buf, blk + (1u + l) * cs);
+  } else {  // Q6_K, its chunks 4-aligned here: loaded as a word-aligned type's
+    const uint h = j >> 2u, kk = (j >> 1u) & 1u, l = j & 1u, si = ((blk + 12u * cs) >> 2u) + ((8u * h + 2u * kk + l) >> 2u);
+    r.a = hlq_load16(HLQ_Q4_K, buf, blk + (4u * h + 2u * kk + l) * cs);
+    r.b = hlq_load16(HLQ_Q4_K, buf, blk + (8u + 2u * h + l) * cs);
+    r.c = uvec4(HLQ_WORD(buf, (blk + 13u * cs) >> 2u), HLQ_WORD(buf, si), HLQ_WORD(buf, si + 1u), 0u);
+  }
+}
+
 // 16 bytes from five words w, e read at byte & ~3 (byte 2-aligned).
 uvec4 hlq_align16(uvec4 w, uint e, uint byte) {
   return (byte & 2u) == 0u ? w : (w >> 16u) | (uvec4(w.yzw, e) << 16u);
