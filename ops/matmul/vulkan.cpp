@@ -36,8 +36,10 @@ void rowdot(VariantCtx& c, OpArgs& a) {
   const Tensor w = c.weights->device(a.weight("w"));
   const Dims pc = dims(x, w);
   Tensor y = Tensor::device(d, pc.T, pc.N);
+  // Rows of whole vec4s are read as vec4s at a constant trip count (spec constant 2: K / 4); else a word at a time.
+  const uint32_t kv = pc.K % 4 == 0 ? pc.K / 4 : 0;
   const auto& p = d.pipeline("matmul_rowdot", {{0, d.tune("matmul.rowdot.wg")},
-                                               {1, d.tune("matmul.rowdot.cols")}},
+                                               {1, d.tune("matmul.rowdot.cols")}, {2, kv}},
                              3, sizeof pc);
   const Grid g = grid(pc.N);
   d.dispatch(p, {x.buffer(d), w.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);

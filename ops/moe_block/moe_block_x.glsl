@@ -20,7 +20,9 @@ layout(constant_id = 4) const uint TYPE_SU = 12;
 layout(constant_id = 5) const uint TYPE_GW = 0;
 layout(constant_id = 6) const uint UH = 64;   // 32-value units per row: H / 32
 layout(constant_id = 7) const uint SGS = 32;   // the smallest subgroup size the device may run: the trip counts cover it
-layout(constant_id = 8) const uint ROUTER16 = 1;  // f32 router rows read 16 bytes at a time (0: word by word)
+// f32 router rows: 1 read 16 bytes at a time, a 32-value unit per lane (0: word by word); 2 as consecutive 16-byte
+// words across the lanes (each load instruction 16 x subgroup-size contiguous bytes, a row's x the same vec4s).
+layout(constant_id = 8) const uint ROUTER16 = 1;
 layout(constant_id = 9) const uint INTERLEAVE = 1;  // rows strided by the workgroup count (above); 0: consecutive
 // MB_NORM: 1 loads each subgroup's weight units (f32 router rows 16 bytes at a time, the shared expert's K-quant units as
 // raw words) into registers before the token's x + a is staged and normed, so their round trip overlaps the staging's
@@ -67,6 +69,14 @@ uint FS() { return SHARED_X != 0u ? pc.Fs : 0u; }
 // trip count, so the compiler unrolls it and issues every step's loads before the arithmetic.
 float row_dot(uint type, uint buf, uint row, uint xrow, uint lane) {
   float acc = 0.0;
+  if (type == HLQ_F32 && buf == 0u && ROUTER16 == 2u) {  // rows of whole 128-byte units: 16-byte aligned
+    const uint NV = UH * 8u, base = row / 16u;
+    for (uint i = 0u; i < (NV + SGS - 1u) / SGS; ++i) {
+      const uint ji = lane + i * gl_SubgroupSize, j = min(ji, NV - 1u);  // past the row: clamped, weighted 0
+      acc += ji < NV ? dot(uintBitsToFloat(rq4[base + j]), XV(j)) : 0.0;
+    }
+    return acc;
+  }
   for (uint i = 0u; i < (UH + SGS - 1u) / SGS; ++i) {
     const uint ui = lane + i * gl_SubgroupSize, u = min(ui, UH - 1u);  // past the row: clamped, weighted 0
     const uvec2 runs = hlq_unit_runs(type, u) >> 2u;

@@ -15,7 +15,8 @@ TEST_CASE("vk ops: moe_block under other tunings", "[vk][ops][moe_block]") {
   const auto cs = op.cases(gpu::Scale::Test);
   // One row per workgroup, rows not dividing the widths, more rows than subgroups; the last also reads the f32 router a
   // word at a time and the middle one takes its routes by the ranking pass instead of K argmax rounds, and step 1's
-  // rows consecutive per workgroup instead of strided; the first takes its routes by the merge of sorted lists instead of K
+  // rows consecutive per workgroup instead of strided; the first reads the router's rows as consecutive 16-byte words across
+  // the lanes (router16 2); the first takes its routes by the merge of sorted lists instead of K
   // argmax rounds (topk_merge 1); the fourth, with 16-bit x, several rows per subgroup in steps 2 and 3 (RPS: 3 on
   // lavapipe's 8 subgroups of 8) and rows that do not divide the widths; the first and the fourth load step 3's weights
   // before its staging (early_down); the second and the third compute the shared expert's SwiGLU in step 2
@@ -23,7 +24,7 @@ TEST_CASE("vk ops: moe_block under other tunings", "[vk][ops][moe_block]") {
   for (const auto& [wg, rows] : {std::pair{64u, 1u}, {128u, 3u}, {32u, 16u}, {64u, 20u}}) {
     const vk::ScopedTuning scope(prof, {{"moe_block.fused_decode.wg", wg}, {"moe_block.fused_decode.x_rows", rows},
                                         {"moe_block.fused_decode.gate_up_rows", rows}, {"moe_block.fused_decode.down_rows", rows + 1},
-                                        {"moe_block.fused_decode.router16", rows == 16u ? 0u : 1u},
+                                        {"moe_block.fused_decode.router16", rows == 16u ? 0u : rows == 1u ? 2u : 1u},
                                         {"moe_block.fused_decode.rank", rows == 3u ? 1u : 0u},
                                         {"moe_block.fused_decode.interleave", rows == 3u ? 0u : 1u},
                                         {"moe_block.fused_decode.x16", rows == 16u ? 0u : 1u},
