@@ -16,7 +16,7 @@ TEST_CASE("vk ops: moe_block under other tunings", "[vk][ops][moe_block]") {
   // One row per workgroup, rows not dividing the widths, more rows than subgroups; the last also reads the f32 router a
   // word at a time and the middle one takes its routes by the ranking pass instead of K argmax rounds, and step 1's
   // rows consecutive per workgroup instead of strided; the first reads the router's rows as consecutive 16-byte words across
-  // the lanes (router16 2); the first takes its routes by the merge of sorted lists instead of K
+  // the lanes (router16 2, the default), the middle ones a unit per lane (1); the first takes its routes by the merge of sorted lists instead of K
   // argmax rounds (topk_merge 1); the fourth, with 16-bit x, several rows per subgroup in steps 2 and 3 (RPS: 3 on
   // lavapipe's 8 subgroups of 8) and rows that do not divide the widths; the first and the fourth load step 3's weights
   // before its staging (early_down); the second and the third compute the shared expert's SwiGLU in step 2

@@ -169,8 +169,9 @@ void register_moe_block_vulkan(Registry& r) {
                 {"moe_block.fused_decode.shared_step", 1},
                 {"moe_block.fused_decode.gate_up_rows", 8},
                 {"moe_block.fused_decode.down_rows", 8},
-                // f32 router rows read 16 bytes at a time (0: a word at a time, as the quantized rows).
-                {"moe_block.fused_decode.router16", 1},
+                // f32 router rows: 2 consecutive 16-byte words across the lanes, 1 a 32-value unit per lane 16 bytes at a
+                // time, 0 a word at a time (as the quantized rows).
+                {"moe_block.fused_decode.router16", 2},
                 // 1: step 1's workgroups take rows strided by their count (the f32 router rows spread over all of them).
                 {"moe_block.fused_decode.interleave", 1},
                 // 1: step 2's routes by one ranking pass of the whole workgroup instead of K rounds of a subgroup argmax
