@@ -130,7 +130,7 @@ Tensor WeightStore::device_chunk_columns(const WeightRef& w, int64_t group) {
   const size_t rb = quant::row_bytes(t, w.cols), bb = quant::row_bytes(t, 256), cb = (bb + 15) / 16;
   const size_t nb = size_t(w.cols) / 256, gb = size_t(group) * nb * cb * 16;  // bytes per group
   const size_t words = gb * size_t(w.rows / group) / 4 + 4;
-  return *columns_.get(w, words * 4, [&] {
+  const auto cached = columns_.get(w, words * 4, [&] {
     std::vector<uint32_t> out(words, 0u);
     auto* o = reinterpret_cast<uint8_t*>(out.data());
     std::vector<uint8_t> raw(size_t(group) * rb);
@@ -145,8 +145,12 @@ Tensor WeightStore::device_chunk_columns(const WeightRef& w, int64_t group) {
     }
     Tensor d = Tensor::resident(*dev_, 1, int64_t(words), Tensor::Type::I32);
     dev_->upload(d.buffer_mut(*dev_), out.data(), d.bytes());
-    return d;
+    return std::pair{d, group};
   });
+  // One copy per weight: a kernel asking for other groups would read the cached layout as its own.
+  if (cached->second != group)
+    fail("weight '{}' is on the device in chunk columns of {} rows; asked for groups of {}", w.name(), cached->second, group);
+  return cached->first;
 }
 
 Device& VariantCtx::device() const {

@@ -122,7 +122,8 @@ class WeightStore {
 
  private:
   Device* dev_;
-  WeightCache<Tensor> host_, device_, raw_, planar_, columns_;
+  WeightCache<Tensor> host_, device_, raw_, planar_;
+  WeightCache<std::pair<Tensor, int64_t>> columns_;  // the chunk columns and their group
   std::map<std::string, Tensor> scratch_;
   std::map<std::string, std::pair<std::string, Tensor>> constant_;  // key -> (version, table)
 };

@@ -9,6 +9,8 @@
 // independent across outputs: measured at most 4.5e-7 relative L2 for matmul (any type, K up to 4096), so
 // 1e-6; the experts chain three such products through silu and apply the router weight before down (as the
 // f32 kernels do, ops/moe_experts/test.cpp): measured at most 6.3e-7, so 2e-6 as for f32 experts.
+#include <cstring>
+
 #include "model/quant_source.h"
 #include "variant_check.h"
 
@@ -205,4 +207,25 @@ TEST_CASE("vk ops: quantized variants refuse f32 weights", "[vk][ops][quant]") {
   for (const char* v : {"vulkan:qmatvec", "vulkan:qmatvec_i8_staged", "vulkan:qcols",
                         "vulkan:qmatvec_planar", "vulkan:qmatvec_planar_i8"})
     REQUIRE_THROWS_WITH(gpu::Registry::get().variant("matmul", v).run(ctx, a), Catch::Contains("is f32"));
+}
+
+// Chunk columns (WeightStore::device_chunk_columns, moe_block's down_columns): one copy per weight, in the group it was
+// first asked for; other groups are refused, not served the cached layout. Byte 16 c of a group is chunk c / group of
+// row c % group (within one block): checked against the raw rows.
+TEST_CASE("vk ops: chunk columns keep their group", "[vk][ops][quant]") {
+  std::mt19937_64 g(27);
+  const WeightRef w = qweight("w", randn(g, 8, 256), Type::Q4_K);
+  gpu::WeightStore ws(&device());
+  const Tensor cols = ws.device_chunk_columns(w, 4);
+  const IMat& got = cols.i32();
+  std::vector<uint8_t> raw(8 * 144);
+  w.read_raw_rows(0, 8, raw.data());
+  const auto* b = reinterpret_cast<const uint8_t*>(got.data());
+  for (int grp = 0; grp < 2; ++grp)
+    for (int c = 0; c < 9; ++c)  // 144 bytes: 9 chunks
+      for (int r = 0; r < 4; ++r)
+        CHECK(std::memcmp(b + size_t(grp) * 4 * 9 * 16 + (size_t(c) * 4 + r) * 16, raw.data() + (grp * 4 + r) * 144 + c * 16, 16) == 0);
+  CHECK(ws.device_chunk_columns(w, 4).id() == cols.id());
+  REQUIRE_THROWS_WITH(ws.device_chunk_columns(w, 2), Catch::Contains("chunk columns of 4 rows"));
+  REQUIRE_THROWS_WITH(ws.device_chunk_columns(w, 3), Catch::Contains("not whole groups of 3"));
 }
