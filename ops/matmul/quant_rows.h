@@ -46,6 +46,11 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
                                          const std::string& tune_op, const std::string& what, HeadAddNorm* head = nullptr,
                                          const HeadRmsScale* rms = nullptr);
 
+// Rows per subgroup pass for a qmatvec_direct call over n weight rows: the most, up to `rows`, that still leave at least
+// `min_passes` passes (0: `rows`); at least 1. More rows per pass keep more loads in flight per subgroup; fewer leave
+// more subgroups where the rows are few.
+uint32_t qmatvec_pass_rows(uint32_t rows, uint32_t min_passes, int64_t n);
+
 // The relative L2 held to by kernels that take x as 16-bit fixed point (ops/shaders/x16.glsl; tunables "*.x16"): each x
 // value within 2^-16 of its run's largest, up to ~10x more on a row through K-quants' offsets (mul q - sub: the two
 // terms cancel); measured 1.5e-5 (q4_K) to 3.7e-5 (q6_K) at full shapes.

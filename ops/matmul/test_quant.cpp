@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "model/quant_source.h"
+#include "ops/matmul/quant_rows.h"
 #include "variant_check.h"
 
 using namespace hl;
@@ -228,4 +229,15 @@ TEST_CASE("vk ops: chunk columns keep their group", "[vk][ops][quant]") {
   CHECK(ws.device_chunk_columns(w, 4).id() == cols.id());
   REQUIRE_THROWS_WITH(ws.device_chunk_columns(w, 2), Catch::Contains("chunk columns of 4 rows"));
   REQUIRE_THROWS_WITH(ws.device_chunk_columns(w, 3), Catch::Contains("not whole groups of 3"));
+}
+
+// qmatvec_direct's rows per pass: the most up to `rows` that leave min_passes passes (Hopper's matmul: 2 and 4096).
+TEST_CASE("vk ops: qmatvec_direct's rows per pass by the weight's rows", "[ops][quant]") {
+  CHECK(gpu::qmatvec_pass_rows(2, 4096, 8192) == 2);
+  CHECK(gpu::qmatvec_pass_rows(2, 4096, 8190) == 1);
+  CHECK(gpu::qmatvec_pass_rows(2, 4096, 2048) == 1);
+  CHECK(gpu::qmatvec_pass_rows(3, 4096, 12352) == 3);
+  CHECK(gpu::qmatvec_pass_rows(4, 4096, 8193) == 2);
+  CHECK(gpu::qmatvec_pass_rows(8, 0, 32) == 8);
+  CHECK(gpu::qmatvec_pass_rows(0, 0, 32) == 1);
 }

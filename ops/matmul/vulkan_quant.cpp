@@ -52,6 +52,13 @@ Tensor vk_quant_chunk_columns(VariantCtx& c, const WeightRef& w, int64_t group, 
 const double kX16Tolerance = 2e-4;
 
 // Declared in quant_rows.h.
+uint32_t qmatvec_pass_rows(uint32_t rows, uint32_t min_passes, int64_t n) {
+  uint32_t r = std::max<uint32_t>(rows, 1);
+  while (r > 1 && (n + r - 1) / r < int64_t(min_passes)) --r;
+  return r;
+}
+
+// Declared in quant_rows.h.
 bool head_scale_fits(const WeightRef& w, int64_t dv) {
   const quant::Type t = w.storage_type();
   const int64_t span = t == quant::Type::Q6_K ? 128 : t == quant::Type::Q4_K || t == quant::Type::Q5_K ? 64 : 32;
@@ -74,7 +81,11 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
   if (!x_global && uint64_t(K) * 4 > smem)
     fail("{}: x of {} values does not fit {} bytes of shared memory; use vulkan:qmatvec or x_global", what, K, smem);
   if (K % 4) fail("{}: {} input columns, not a multiple of 4", what, K);
-  const uint32_t wg = d.tune(tn + "wg"), rows = d.tune(tn + "rows"), groups = d.tune(tn + "groups");
+  int64_t n_rows = 0;
+  for (const WeightRef& w : ws) n_rows += w.rows;
+  // min_passes: declared by matmul's and lm_head's variant only (the groups' rows are tuned in the decode stream).
+  const uint32_t wg = d.tune(tn + "wg"), groups = d.tune(tn + "groups");
+  const uint32_t rows = qmatvec_pass_rows(d.tune(tn + "rows"), d.profile().get(tn + "min_passes", 0), n_rows);
   // units 0: a row's units in one step of the subgroup (at most 4 per lane), so its loads issue together.
   uint32_t upl = d.tune(tn + "units");
   if (upl == 0) upl = std::clamp<uint32_t>((K / 32 + d.info().subgroup_size - 1) / d.info().subgroup_size, 1, 4);
@@ -373,10 +384,15 @@ void register_matmul_vulkan_quant(Registry& r) {
                                 [op](VariantCtx& c, OpArgs& a) { qmatvec_direct(c, a, op); });
     md.status = "baseline";
     // Rows per subgroup pass (their loads in flight together), 32-value units per lane per step, workgroups at most
-    // (0: a pass per subgroup, walking rows grid-stride). Hopper's decode projections: a row per pass, so the cold
-    // weights are spread over twice the subgroups (tuned in the decode stream, not on cache-warm chains).
-    const auto rows_by_device = lm ? std::map<std::string, uint32_t>{} : std::map<std::string, uint32_t>{{"nvidia-hopper", 1}};
+    // (0: a pass per subgroup, walking rows grid-stride). min_passes: fewer rows per pass where they would leave a call
+    // fewer subgroup passes than this. Hopper: 2 rows for 8192-row projections, a row per pass for 4096 and fewer (the
+    // decode stream's output projection: its cold weights spread over twice the subgroups); H100, cold, chained: qkv
+    // q4_K 2048->8192 9.7 against 10.6 us at 1 row, out 4096->2048 10.1 against 8.1 at 2 rows
+    // (reports/nvidia-h100-80gb-hbm3/raw/e2e-30368d1/matmul-rows.json).
+    const auto rows_by_device = lm ? std::map<std::string, uint32_t>{} : std::map<std::string, uint32_t>{{"nvidia-hopper", 2}};
+    const auto passes_by_device = lm ? std::map<std::string, uint32_t>{} : std::map<std::string, uint32_t>{{"nvidia-hopper", 4096}};
     md.tunables = {{key("qmatvec_direct", "wg"), 256}, {key("qmatvec_direct", "rows"), lm ? 8u : 2u, rows_by_device},
+                   {key("qmatvec_direct", "min_passes"), 0, passes_by_device},
                    {key("qmatvec_direct", "units"), lm ? 2u : 1u}, {key("qmatvec_direct", "groups"), 0}, {key("qmatvec_direct", "x_global"), 0},
                    {key("qmatvec_direct", "x16"), 1}};
     md.precision_tolerance = kX16Tolerance;
