@@ -200,8 +200,10 @@ static std::map<std::string, std::vector<uint32_t>> part_sweeps(const Part& p, c
   return out;
 }
 
-// The sweep keys that apply to a variant: "op.<suffix>.param" for variant "family:<suffix>", or "op.param"; a key of
-// another op applies to every variant of the part (an op that runs that op's kernels, e.g. add_rmsnorm_moe_block).
+// The sweep keys that apply to a variant: "op.<suffix>.param" for variant "family:<suffix>", "op.param", or a key the
+// variant declares (add_rmsnorm_matmul_group's vulkan:fused_decode reads "add_rmsnorm_matmul_group.qmatvec_direct.*");
+// a key of another op applies to every variant of the part (an op that runs that op's kernels, e.g.
+// add_rmsnorm_moe_block).
 std::vector<std::pair<std::string, std::vector<uint32_t>>> sweeps_for(const Part& p, const gpu::Variant& v, const Options& opt) {
   std::vector<std::pair<std::string, std::vector<uint32_t>>> out;
   const std::string suffix = v.name.substr(v.name.find(':') + 1);
@@ -212,7 +214,8 @@ std::vector<std::pair<std::string, std::vector<uint32_t>>> sweeps_for(const Part
     }
     const std::string rest = key.substr(p.op.size() + 1);
     const auto dot = rest.find('.');
-    if (dot == std::string::npos || rest.substr(0, dot) == suffix) out.emplace_back(key, values);
+    const bool declared = std::any_of(v.tunables.begin(), v.tunables.end(), [&](const gpu::Tunable& t) { return t.key == key; });
+    if (declared || dot == std::string::npos || rest.substr(0, dot) == suffix) out.emplace_back(key, values);
   }
   return out;
 }

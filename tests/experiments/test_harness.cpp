@@ -285,6 +285,32 @@ TEST_CASE("experiments: --sweep replaces the experiment's sweeps with the given 
   fs::remove_all(o.out_dir);
 }
 
+// A key the variant declares under another name than its own (the fused projections read their kernel's keys) is swept
+// for it, not silently left out.
+TEST_CASE("experiments: --sweep reaches keys a variant declares under its kernel's name", "[experiments]") {
+  exp::Options o;
+  o.quick = true;
+  o.runs = 2;
+  o.cases = "^add_rmsnorm_matmul_group gdn T=1 .*qkv q4_K";
+  o.only_variant = "vulkan:fused_decode";
+  o.tag = "declared";
+  o.gpu_only = true;
+  o.out_dir = tmp_reports();
+  const std::string key = "add_rmsnorm_matmul_group.qmatvec_direct.rows";
+  o.sweep = {{key, {1, 3}}};
+  const json j = exp::run_experiment("matmul_group", o);
+  std::set<uint32_t> rows;
+  for (auto& c : j["cases"])
+    for (auto& r : c["results"])
+      if (r["variant"] == "vulkan:fused_decode") {
+        CHECK(r["status"] == "pass");
+        REQUIRE(r["params"].size() == 1);
+        rows.insert(r["params"][key].get<uint32_t>());
+      }
+  CHECK(rows == std::set<uint32_t>{1, 3});
+  fs::remove_all(o.out_dir);
+}
+
 TEST_CASE("experiments: --peers shows the rows measured in the same run instead of the quoted ones", "[experiments]") {
   exp::Options o;
   o.quick = true;
