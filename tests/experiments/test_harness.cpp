@@ -219,16 +219,22 @@ TEST_CASE("experiments: --dispatches times each GPU variant's dispatches by pipe
 }
 
 // The MoE block's decode kernels at QUICK shapes, the add and norm in front (what decode runs), GPU only.
-static exp::Options moe_decode_options(const char* tag) {
+// A quick partial run of one case's vulkan:fused_decode (cases: "op label" regex).
+static exp::Options fused_decode_options(const char* cases, const char* tag) {
   exp::Options o;
   o.quick = true;
   o.runs = 2;
-  o.cases = "^add_rmsnorm_moe_block q4_K T=1 ";  // "op label": moe_block's case of the same label left out
+  o.cases = cases;
   o.only_variant = "vulkan:fused_decode";
   o.tag = tag;
   o.gpu_only = true;
   o.out_dir = tmp_reports();
   return o;
+}
+
+static exp::Options moe_decode_options(const char* tag) {
+  // "op label": moe_block's case of the same label left out
+  return fused_decode_options("^add_rmsnorm_moe_block q4_K T=1 ", tag);
 }
 
 TEST_CASE("experiments: --sweep-axes varies each swept tunable alone, beside the profile's tuning", "[experiments]") {
@@ -288,14 +294,7 @@ TEST_CASE("experiments: --sweep replaces the experiment's sweeps with the given 
 // A key the variant declares under another name than its own (the fused projections read their kernel's keys) is swept
 // for it, not silently left out.
 TEST_CASE("experiments: --sweep reaches keys a variant declares under its kernel's name", "[experiments]") {
-  exp::Options o;
-  o.quick = true;
-  o.runs = 2;
-  o.cases = "^add_rmsnorm_matmul_group gdn T=1 .*qkv q4_K";
-  o.only_variant = "vulkan:fused_decode";
-  o.tag = "declared";
-  o.gpu_only = true;
-  o.out_dir = tmp_reports();
+  exp::Options o = fused_decode_options("^add_rmsnorm_matmul_group gdn T=1 .*qkv q4_K", "declared");
   const std::string key = "add_rmsnorm_matmul_group.qmatvec_direct.rows";
   o.sweep = {{key, {1, 3}}};
   const json j = exp::run_experiment("matmul_group", o);
