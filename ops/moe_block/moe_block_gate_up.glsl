@@ -81,7 +81,12 @@ layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g,
 #include "quant_blocks.glsl"
 #ifdef MB_X16
 // x as 16-bit fixed point (ops/shaders/x16.glsl), staged while subgroup 0 finds the routes; gate and up K-quants.
+// MB_DOWN: after x's runs, the workgroup's w h values (ROWS / 16 runs), down's x where down is a K-quant.
+#ifdef MB_DOWN
+#define HLX_RUNS (UH * 2u + ROWS / 16u)
+#else
 #define HLX_RUNS (UH * 2u)
+#endif
 #include "x16.glsl"
 #endif
 
@@ -310,15 +315,20 @@ void down_raw(uint type, uint buf, uint e, uint h, uint u, uint rb, uint nb, out
   else hlq_unit_raw(type, buf, (e * H + h) * rb, u, r);
 }
 
-// That unit against xv (the unit's 32 activations in run order, xs their run sums): K-quants from raw words loaded before
-// (`raw`, a constant) or loaded here.
+// That unit of a K-quant as hlq_unit_unpack gives it, from raw words loaded before (`raw`, a constant) or loaded here.
+void down_unit(uint type, uint buf, uint e, uint h, uint u, uint rb, uint nb, bool raw, HlqRaw rw, out uvec4 lo, out uvec4 hi,
+               out vec4 ms, out float bias) {
+  if (!raw) down_raw(type, buf, e, h, u, rb, nb, rw);
+  hlq_unit_unpack(type, COLS != 0u ? 0u : (e * 32u * UH + h) * rb, COLS != 0u ? u % 8u : u, rw, lo, hi, ms, bias);
+}
+
+// That unit against xv (the unit's 32 activations in run order, xs their run sums).
 float down_dot(uint type, uint buf, uint e, uint h, uint u, uint rb, uint nb, vec4 xv[8], vec2 xs, bool raw, HlqRaw rw) {
   vec4 q[8], ms;
   if (type >= HLQ_Q4_K) {
-    if (!raw) down_raw(type, buf, e, h, u, rb, nb, rw);
     uvec4 lo, hi;
     float bias;
-    hlq_unit_unpack(type, COLS != 0u ? 0u : (e * 32u * UH + h) * rb, COLS != 0u ? u % 8u : u, rw, lo, hi, ms, bias);
+    down_unit(type, buf, e, h, u, rb, nb, raw, rw, lo, hi, ms, bias);
     hlq_unit_bytes(lo, hi, bias, q);
   } else {
     hlq_unit(type, buf, (e * 32u * UH + h) * rb, u, q, ms);
@@ -443,15 +453,41 @@ void main() {
     if (id < ROWS) y[t * H + f0 + id] = hm4[id / 4u][id % 4u];
     return;
   }
+#ifdef MB_X16
+  // A K-quant down takes w h as 16-bit fixed point too: its runs staged once here (a unit's 32 products then 8 integer dot
+  // products in every invocation instead of 32 conversions and multiply-adds).
+  const bool dx16 = TYPE_D >= HLQ_Q4_K && TYPE_D <= HLQ_Q6_K;
+  if (dx16) {  // uniform
+    if (id < ROWS / 16u) {
+      vec4 v[4];
+      for (uint k = 0u; k < 4u; ++k) v[k] = hm4[4u * id + k];
+      hlx_stage(2u * UH + id, v);
+    }
+    barrier();
+  }
+#else
+  const bool dx16 = false;
+#endif
   const float sgt = sg[t];
   [[unroll]] for (uint i = 0u; i < NRH; ++i) {
     const uint h = id + i * WG;
     if (h >= H) break;
     float acc = 0.0;
     [[unroll]] for (uint uu = 0u; uu < UPW; ++uu) {
-      vec4 xv[8];
-      for (uint k = 0u; k < 8u; ++k) xv[k] = hm4[8u * uu + k];
-      acc += down_dot(TYPE_D, 2u, e, h, b * UPW + uu, pc.rb_d, pc.F / 256u, xv, hlq_run_sums(xv), raw_d, rw[raw_d ? i * UPW + uu : 0u]);
+      const uint u = b * UPW + uu;
+      if (dx16) {
+#ifdef MB_X16
+        uvec4 lo, hi;
+        vec4 ms;
+        float bias;
+        down_unit(TYPE_D, 2u, e, h, u, pc.rb_d, pc.F / 256u, raw_d, rw[raw_d ? i * UPW + uu : 0u], lo, hi, ms, bias);
+        acc += hlx_unit_dot(lo, hi, ms, bias, 2u * UH + 2u * uu, 2u * UH + 2u * uu + 1u);
+#endif
+      } else {
+        vec4 xv[8];
+        for (uint k = 0u; k < 8u; ++k) xv[k] = hm4[8u * uu + k];
+        acc += down_dot(TYPE_D, 2u, e, h, u, pc.rb_d, pc.F / 256u, xv, hlq_run_sums(xv), raw_d, rw[raw_d ? i * UPW + uu : 0u]);
+      }
     }
     const float part = acc + sgt * shared_part(t, h, lo, hi, US, raw_s, rs[raw_s ? i : 0u]);
     if ((DIAG_DOWN & 1u) != 0u) y[t * H + h] = part;
