@@ -8,7 +8,9 @@
 // x is the residual stream, every workgroup stages its token's (x + a) * gain in shared memory and reads it from there,
 // the norm's 1 / rms applied to each row's sum (the sum of squares rides on the staging's barrier), and its token's
 // first workgroup writes x + a and the normed row (steps 2 and 3 read that).
-// Included by moe_block_x.comp and moe_block_x_norm.comp.
+// MB_X16 (moe_block_x{,_norm}_x16.comp): x (or (x + a) * gain) also staged as 16-bit fixed point per run of 16
+// (ops/shaders/x16.glsl) and the shared expert's K-quant rows as integer dot products; the f32 router stays f32.
+// Included by moe_block_x{,_norm}{,_x16}.comp.
 #ifndef HL_MOE_BLOCK_X_GLSL
 #define HL_MOE_BLOCK_X_GLSL
 layout(local_size_x_id = 0) in;
@@ -64,6 +66,11 @@ layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g,
 // The shared expert's rows in this step's row space (0 where step 2 takes them).
 uint FS() { return SHARED_X != 0u ? pc.Fs : 0u; }
 #include "quant_blocks.glsl"
+#ifdef MB_X16
+#define HLX_RUNS (UH * 2u)
+#include "x16.glsl"
+#endif
+bool kquant(uint type) { return type == HLQ_Q4_K || type == HLQ_Q5_K || type == HLQ_Q6_K; }
 
 // This lane's part of (row at byte `row` of source `buf`) . x_t, over units lane, lane + gl_SubgroupSize, ...: a constant
 // trip count, so the compiler unrolls it and issues every step's loads before the arithmetic.
@@ -77,6 +84,20 @@ float row_dot(uint type, uint buf, uint row, uint xrow, uint lane) {
     }
     return acc;
   }
+#ifdef MB_X16
+  if (kquant(type)) {
+    for (uint i = 0u; i < (UH + SGS - 1u) / SGS; ++i) {
+      const uint ui = lane + i * gl_SubgroupSize, u = min(ui, UH - 1u);  // past the row: clamped, weighted 0
+      uvec4 lo, hi;
+      vec4 ms;
+      float bias;
+      hlq_unit_packed(type, buf, row, u, lo, hi, ms, bias);
+      const uvec2 xr = hlq_unit_runs(type, u) >> 4u;
+      acc += ui < UH ? hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y) : 0.0;
+    }
+    return acc;
+  }
+#endif
   for (uint i = 0u; i < (UH + SGS - 1u) / SGS; ++i) {
     const uint ui = lane + i * gl_SubgroupSize, u = min(ui, UH - 1u);  // past the row: clamped, weighted 0
     const uvec2 runs = hlq_unit_runs(type, u) >> 2u;
@@ -100,7 +121,6 @@ float row_dot(uint type, uint buf, uint row, uint xrow, uint lane) {
 // EARLY: which rows load before the staging, and the lane's registers for one row: per unit 8 vec4 of an f32 router row,
 // or the shared gate's and up's raw words (HlqRaw a, b, c, e in 4 slots each).
 const uint UPL = (UH + SGS - 1u) / SGS;  // a lane's units per row
-bool kquant(uint type) { return type == HLQ_Q4_K || type == HLQ_Q5_K || type == HLQ_Q6_K; }
 bool early_router() { return EARLY != 0u && TYPE_R == HLQ_F32 && ROUTER16 == 1u; }
 bool early_shared() { return EARLY != 0u && kquant(TYPE_SG) && kquant(TYPE_SU); }
 uvec4 ew[UPL * 8u];  // the subgroup's early row, this lane's units
@@ -153,6 +173,11 @@ float row_dot_early(uint type, uint row, uint xrow, uint lane, uint which) {
       uvec4 lo, hi;
       float bias;
       hlq_unit_unpack(type, row, u, raw_get(8u * i + 4u * (which - 1u)), lo, hi, ms, bias);
+#ifdef MB_X16
+      const uvec2 xr = hlq_unit_runs(type, u) >> 4u;
+      acc += ui < UH ? hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y) : 0.0;
+      continue;
+#endif
       hlq_unit_bytes(lo, hi, bias, q);
     }
     acc += ui < UH ? hlq_unit_dot(q, ms, xv, hlq_run_sums(xv)) : 0.0;
@@ -166,6 +191,23 @@ const uint NV4 = UH * 8u, VPI = (NV4 + WG - 1u) / WG;
 shared float mb_ss[WG];  // a partial sum of squares per subgroup
 float stage_normed(uint xrow, bool first) {
   float ss = 0.0;
+#ifdef MB_X16
+  // A run of 16 values (4 vec4s) per invocation, staged in f32 and as 16-bit fixed point (the 1 / rms applied later).
+  for (uint j = 0u; j < (UH * 2u + WG - 1u) / WG; ++j) {
+    const uint r = gl_LocalInvocationID.x + j * WG;
+    if (r >= UH * 2u) break;
+    vec4 v[4];
+    for (uint k = 0u; k < 4u; ++k) {
+      const uint i = 4u * r + k;
+      const vec4 w = x4[xrow + i] + a4[xrow + i];
+      ss += dot(w, w);
+      v[k] = w * gain4[i];
+      xs[i] = v[k];
+      if (first) s4[xrow + i] = w;
+    }
+    hlx_stage(r, v);
+  }
+#else
   for (uint j = 0u; j < VPI; ++j) {
     const uint i = gl_LocalInvocationID.x + j * WG;
     const vec4 v = i < NV4 ? x4[xrow + i] + a4[xrow + i] : vec4(0.0);
@@ -175,6 +217,7 @@ float stage_normed(uint xrow, bool first) {
       if (first) s4[xrow + i] = v;
     }
   }
+#endif
   ss = subgroupAdd(ss);
   if (subgroupElect()) mb_ss[gl_SubgroupID] = ss;
   barrier();
@@ -203,6 +246,14 @@ void main() {
   const float scale = stage_normed(xrow, g % pc.blocks == 0u);
 #else
   const float scale = 1.0;
+#ifdef MB_X16
+  for (uint r = gl_LocalInvocationID.x; r < UH * 2u; r += WG) {
+    vec4 v[4];
+    for (uint k = 0u; k < 4u; ++k) v[k] = x4[xrow + 4u * r + k];
+    hlx_stage(r, v);
+  }
+  barrier();
+#endif
 #endif
   for (uint i = gl_SubgroupID; i < ROWS; i += hl_num_subgroups()) {  // uniform per subgroup
     const uint r = INTERLEAVE != 0u ? b + i * pc.blocks : b * ROWS + i;

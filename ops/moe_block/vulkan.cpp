@@ -64,6 +64,8 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
   const bool x16 = d.tune(tn + "x16") && d.info().integer_dot_product;
   const bool x16_gate_up = x16 && kquant(gate) && kquant(up) && (shared_step == 1 || (kquant(sgate) && kquant(sup)));
   const bool x16_down = x16 && kquant(down) && kquant(sdown);
+  // Step 1's shared expert rows (where it takes them), beside the f32 router.
+  const bool x16_x = x16 && shared_step == 1 && kquant(sgate) && kquant(sup);
   // steps 2: the routed experts' gate/up and down in one dispatch, down's K split over its workgroups and y summed by
   // float atomics (moe_block_experts.comp; step 1 zeroes y), where the device has them and step 1 takes the shared
   // expert's SwiGLU; else three steps.
@@ -91,7 +93,7 @@ Tensor moe_block_fused(VariantCtx& c, OpArgs& a, HeadAddNorm* head) {
     bind1.insert(bind1.end(), {head->a.buffer(d), head->gain.buffer(d), head->s.buffer_mut(d), xn.buffer_mut(d)});
   }
   bind1.push_back(y.buffer_mut(d));  // zeroed where two steps sum into it
-  const auto& p1 = d.pipeline(head ? "moe_block_x_norm" : "moe_block_x",
+  const auto& p1 = d.pipeline(std::string(head ? "moe_block_x_norm" : "moe_block_x") + (x16_x ? "_x16" : ""),
                               {{0, wg}, {1, rx}, {2, type(router)}, {3, type(sgate)}, {4, type(sup)}, {5, type(gw)},
                                {6, u32(H / 32)}, {7, sg_min}, {8, d.tune(tn + "router16")},
                                {9, d.tune(tn + "interleave")}, {10, d.tune(tn + "early_x")}, {11, shared_step == 1 ? 1u : 0u},
