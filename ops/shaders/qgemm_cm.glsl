@@ -204,6 +204,7 @@ float hl_cm_read(uint id, uint i) {
 #endif
 
 #define QG_STORE_DIAG ((DIAG & 256u) != 0u)
+#define QG_PERM  // quads staged as values 0, 2, 1, 3 (qgemm_stage.glsl), A and weights alike
 #include "qgemm_stage.glsl"
 
 // A value i of the step at unit u0 (vec4 j of tile row r: the step's units' runs at the weight unit's K offsets);
@@ -222,7 +223,7 @@ uvec2 a_load_h(uint i, uint u0) {
   const uint at = ((j % 8u) < 4u ? runs.x : runs.y) + j % 4u;
   return i < BR * 8u * QG_U && arow[min(r, BR - 1u)] != ROUTE_NONE ? ah[arow[r] + at] : uvec2(0u);
 }
-QG_AT a_stage_h(uvec2 w) { return QG_AT(f16vec4(unpackFloat2x16(w.x), unpackFloat2x16(w.y))); }
+QG_AT a_stage_h(uvec2 w) { return QG_AT(QG_PERM4(f16vec4(unpackFloat2x16(w.x), unpackFloat2x16(w.y)))); }
 
 // Weight run i of the step at units [u0, u0 + QG_U): weight b = i / BN (GATED: 0 gate, 1 up), tile row c = i % BN
 // (neighbouring invocations, neighbouring rows). Zero heads past N.
@@ -395,9 +396,9 @@ void main() {
       // A: BR rows x the step's units, each its two runs of 16 values (at the weight unit's K offsets), f32 -> f16.
       if (PFA) {
         [[unroll]] for (uint q = 0u; q < QG_AREG; ++q)
-          if (q < ASLOTS && lid + q * WG < AV) as[a_slot(lid + q * WG)] = AHF ? a_stage_h(rah[q]) : QG_AT(ra[q]);
+          if (q < ASLOTS && lid + q * WG < AV) as[a_slot(lid + q * WG)] = AHF ? a_stage_h(rah[q]) : QG_AT(QG_PERM4(ra[q]));
       } else {
-        for (uint i = lid; i < AV; i += WG) as[a_slot(i)] = AHF ? a_stage_h(a_load_h(i, u0)) : QG_AT(a_load(i, u0));
+        for (uint i = lid; i < AV; i += WG) as[a_slot(i)] = AHF ? a_stage_h(a_load_h(i, u0)) : QG_AT(QG_PERM4(a_load(i, u0)));
       }
     }
     if ((DIAG & 1u) == 0u || u0 == ub) {

@@ -2,11 +2,18 @@
 // on cooperative matrices (qgemm_cm.glsl: workgroup tiles; route_warp_cm.glsl: a tile per subgroup). Before
 // including, declare the shared tiles ws0, ws1 of QG_WT (GATED: ws1 is up's), HLQ_WORD / HLQ_UVEC4 over the weight
 // buffers, and include quant_blocks.glsl. A unit lands in f16vec4s [at, at + 8) of its tile in its own value order:
-// the low run, then the high run.
+// the low run, then the high run. With QG_PERM defined, each quad's middle values swap (values 0, 2, 1, 3): the Q4_K
+// decode then takes two nibbles 16 bits apart with one mask; A must be staged the same way (QG_PERM4), so the
+// products over K are unchanged.
 #ifndef HL_QGEMM_STAGE_GLSL
 #define HL_QGEMM_STAGE_GLSL
 
 #define QG_UMAX 4  // units of one row run held in registers at most
+#ifdef QG_PERM
+#define QG_PERM4(v) ((v).xzyw)
+#else
+#define QG_PERM4(v) (v)
+#endif
 
 // Quad k of a unit's low half (values 4k..4k+3) and of its high half (16 + 4k..).
 // QG_STORE_DIAG (qgemm_cm.glsl's DIAG 256): at lane-contiguous addresses instead (no bank conflicts, values misplaced).
@@ -45,6 +52,18 @@ void q4k_decode(uint buf, uint u, uvec4 head, uvec4 qs, uint at) {
   const f16vec2 s_lo = f16vec2(dm.x * float(sa.x)), m_lo = f16vec2(dm.y * float(sa.y));
   const f16vec2 s_hi = f16vec2(dm.x * float(sb.x)), m_hi = f16vec2(dm.y * float(sb.y));
   const f16vec2 k1024 = f16vec2(1024.0);
+#ifdef QG_PERM
+  [[unroll]] for (uint k = 0u; k < 4u; ++k) {  // bytes 0 and 2, then 1 and 3, of each nibble half
+    const uint w = qs[k];
+    const f16vec2 l0 = unpackFloat2x16((w & 0x000F000Fu) | 0x64006400u) - k1024;
+    const f16vec2 l1 = unpackFloat2x16(((w >> 8u) & 0x000F000Fu) | 0x64006400u) - k1024;
+    const f16vec2 h0 = unpackFloat2x16(((w >> 4u) & 0x000F000Fu) | 0x64006400u) - k1024;
+    const f16vec2 h1 = unpackFloat2x16(((w >> 12u) & 0x000F000Fu) | 0x64006400u) - k1024;
+    const f16vec4 l = f16vec4(l0 * s_lo - m_lo, l1 * s_lo - m_lo), h = f16vec4(h0 * s_hi - m_hi, h1 * s_hi - m_hi);
+    store_halves(buf, at, k, QG_WT(l), QG_WT(h));
+  }
+  return;
+#endif
   [[unroll]] for (uint k = 0u; k < 4u; ++k) {
     const uint w = qs[k];
     const f16vec2 l0 = unpackFloat2x16((w & 0x0000000Fu) | ((w & 0x00000F00u) << 8u) | 0x64006400u) - k1024;
@@ -70,8 +89,8 @@ void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
     vec4 q[8], ms;
     hlq_unit(type, buf, row, u, q, ms);
     [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-      if (buf == 0u) ws0[at + i] = QG_WT(q[i]);
-      else ws1[at + i] = QG_WT(q[i]);
+      if (buf == 0u) ws0[at + i] = QG_WT(QG_PERM4(q[i]));
+      else ws1[at + i] = QG_WT(QG_PERM4(q[i]));
     }
     return;
   }
@@ -86,7 +105,7 @@ void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
   float bias;
   hlq_unit_packed(type, buf, row, u, lo, hi, ms, bias);
   [[unroll]] for (uint k = 0u; k < 4u; ++k) {
-    const QG_WT l = QG_WT(ms.x * hlq_bytes(lo[k], bias) - ms.y), h = QG_WT(ms.z * hlq_bytes(hi[k], bias) - ms.w);
+    const QG_WT l = QG_WT(QG_PERM4(ms.x * hlq_bytes(lo[k], bias) - ms.y)), h = QG_WT(QG_PERM4(ms.z * hlq_bytes(hi[k], bias) - ms.w));
     store_halves(buf, at, k, l, h);
   }
 }
@@ -99,7 +118,7 @@ void stage_raw(HlqRaw r, uint row, uint u, uint at) {
   float bias;
   hlq_unit_unpack(TYPE0, row, u, r, lo, hi, ms, bias);
   [[unroll]] for (uint k = 0u; k < 4u; ++k) {
-    const QG_WT l = QG_WT(ms.x * hlq_bytes(lo[k], bias) - ms.y), h = QG_WT(ms.z * hlq_bytes(hi[k], bias) - ms.w);
+    const QG_WT l = QG_WT(QG_PERM4(ms.x * hlq_bytes(lo[k], bias) - ms.y)), h = QG_WT(QG_PERM4(ms.z * hlq_bytes(hi[k], bias) - ms.w));
     store_halves(0u, at, k, l, h);
   }
 }
