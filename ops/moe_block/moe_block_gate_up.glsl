@@ -81,10 +81,9 @@ layout(push_constant) uniform Push { uint T, H, E, F, Fs, k, blocks, rb_r, rb_g,
 #include "quant_blocks.glsl"
 #ifdef MB_X16
 // x as 16-bit fixed point (ops/shaders/x16.glsl), staged while subgroup 0 finds the routes; gate and up K-quants.
-// MB_DOWN: after x's runs, the workgroup's w h values (ROWS / 16 runs), down's x where down is a K-quant, then four runs of
-// hs (two units of the shared expert's SwiGLU: a workgroup's share of the shared down spans at most two), its x.
+// MB_DOWN: after x's runs, the workgroup's w h values (ROWS / 16 runs), down's x where down is a K-quant.
 #ifdef MB_DOWN
-#define HLX_RUNS (UH * 2u + ROWS / 16u + 4u)
+#define HLX_RUNS (UH * 2u + ROWS / 16u)
 #else
 #define HLX_RUNS (UH * 2u)
 #endif
@@ -343,38 +342,12 @@ uint shared_first(uint h, uint lo, uint hi, uint US) {
   return us < US && us * H + h < hi ? us : US;
 }
 
-#ifdef MB_X16
-const uint SR0 = UH * 2u + ROWS / 16u;  // the first of hs's staged runs
-
-// x16 (sx16): hs's runs of the shared units lo / H and lo / H + 1 of the workgroup's range [lo, hi), staged by the last
-// four invocations (not subgroup 0's, which routes); zeros past the shared expert's units.
-void stage_hs(uint t, uint lo, uint US) {
-  const uint i = WG - 1u - gl_LocalInvocationID.x, us = lo / (32u * UH) + i / 2u;
-  if (i >= 4u) return;
-  vec4 v[4];
-  const uvec2 runs = us < US ? hlq_unit_runs(TYPE_SD, us) >> 2u : uvec2(0u);
-  for (uint k = 0u; k < 4u; ++k) v[k] = us < US ? hs4[t * (pc.Fs >> 2u) + (i % 2u == 0u ? runs.x : runs.y) + k] : vec4(0.0);
-  hlx_stage(SR0 + i, v);
-}
-#endif
-
 // The shared expert's part of output h in this workgroup's range (sg applied by the caller); `raw`, rw: its first unit's
-// words loaded before; sx16: hs staged by stage_hs, each unit 8 integer dot products.
-float shared_part(uint t, uint h, uint lo, uint hi, uint US, bool raw, HlqRaw rw, bool sx16) {
+// words loaded before.
+float shared_part(uint t, uint h, uint lo, uint hi, uint US, bool raw, HlqRaw rw) {
   float sacc = 0.0;
   const uint H = 32u * UH, us0 = shared_first(h, lo, hi, US);
   for (uint us = us0; us < US && us * H + h < hi; ++us) {
-#ifdef MB_X16
-    if (sx16) {
-      uvec4 ql, qh;
-      vec4 ms;
-      float bias;
-      down_unit(TYPE_SD, 3u, 0u, h, us, pc.rb_sd, pc.Fs / 256u, raw && us == us0, rw, ql, qh, ms, bias);
-      const uint r = SR0 + 2u * (us - lo / H);
-      sacc += hlx_unit_dot(ql, qh, ms, bias, r, r + 1u);
-      continue;
-    }
-#endif
     const uvec2 runs = hlq_unit_runs(TYPE_SD, us) >> 2u;
     vec4 xv[8];
     for (uint k = 0u; k < 4u; ++k) {
@@ -442,17 +415,7 @@ void main() {
   if (g >= routed) return;  // uniform per workgroup
   const uint tj = g / pc.blocks, t = tj / K, j = tj % K, b = g % pc.blocks, f0 = b * ROWS, xrow = t * (pc.H >> 2u);
   const uint lane = gl_SubgroupInvocationID, id = gl_LocalInvocationID.x, H = 32u * UH, US = pc.Fs / 32u;
-  // This workgroup's share of the shared expert's down: pairs [lo, hi) of (unit, h), index unit H + h, over the token's
-  // K blocks workgroups (with at least as many workgroups as units, one unit per output at most).
-  const uint nr = K * pc.blocks, r = j * pc.blocks + b, lo = (r * H * US) / nr, hi = ((r + 1u) * H * US) / nr;
   stage_x(xrow, hl_num_subgroups() > 1u ? gl_SubgroupSize : 0u);
-#ifdef MB_X16
-  // A K-quant shared down takes hs as 16-bit fixed point where the range spans at most two of its units (uniform).
-  const bool sx16 = TYPE_SD >= HLQ_Q4_K && TYPE_SD <= HLQ_Q6_K && US <= nr;
-  if (sx16) stage_hs(t, lo, US);
-#else
-  const bool sx16 = false;
-#endif
   if (FIXED != 0u) {
     if (id < K) sel_e[id] = (31u * id) % EMAX, sel_w[id] = 1.0;
   } else if (gl_SubgroupID == 0u) route(t, lane, gl_SubgroupSize);
@@ -460,6 +423,9 @@ void main() {
   if (RANK != 0u && FIXED == 0u) route_ranks();
   const uint e = min(sel_e[j], EMAX - 1u);
   const float w = sel_w[j];
+  // This workgroup's share of the shared expert's down: pairs [lo, hi) of (unit, h), index unit H + h, over the token's
+  // K blocks workgroups (with at least as many workgroups as units, one unit per output at most).
+  const uint nr = K * pc.blocks, r = j * pc.blocks + b, lo = (r * H * US) / nr, hi = ((r + 1u) * H * US) / nr;
   const bool raw_d = EARLY != 0u && TYPE_D >= HLQ_Q4_K, raw_s = EARLY != 0u && TYPE_SD >= HLQ_Q4_K;
   HlqRaw rw[raw_d ? NRH * UPW : 1u], rs[raw_s ? NRH : 1u];
   if (raw_d)
@@ -523,7 +489,7 @@ void main() {
         acc += down_dot(TYPE_D, 2u, e, h, u, pc.rb_d, pc.F / 256u, xv, hlq_run_sums(xv), raw_d, rw[raw_d ? i * UPW + uu : 0u]);
       }
     }
-    const float part = acc + sgt * shared_part(t, h, lo, hi, US, raw_s, rs[raw_s ? i : 0u], sx16);
+    const float part = acc + sgt * shared_part(t, h, lo, hi, US, raw_s, rs[raw_s ? i : 0u]);
     if ((DIAG_DOWN & 1u) != 0u) y[t * H + h] = part;
     else atomicAdd(y[t * H + h], part);
   }
