@@ -42,7 +42,7 @@ void q4k_raw(uint buf, uint row, uint u, out uvec4 head, out uvec4 qs) {
   qs = hlq_load16(HLQ_Q4_K, buf, b + 16u + 32u * (j >> 1u) + 16u * (j & 1u));
 }
 
-// In packed f16 arithmetic: two nibbles at a time into the halves of a word as f16 1024 + q (exact), minus 1024,
+// In packed f16 arithmetic: two nibbles at a time into the halves of a word as f16 1024 + q or 64 + q (exact), minus that,
 // times the run's scale minus its min: about one instruction per value. The scale and min are rounded to f16 first
 // (within the kernel's f16 tolerance). A zero head decodes to zeros (rows past N).
 void q4k_decode(uint buf, uint u, uvec4 head, uvec4 qs, uint at) {
@@ -53,12 +53,14 @@ void q4k_decode(uint buf, uint u, uvec4 head, uvec4 qs, uint at) {
   const f16vec2 s_hi = f16vec2(dm.x * float(sb.x)), m_hi = f16vec2(dm.y * float(sb.y));
   const f16vec2 k1024 = f16vec2(1024.0);
 #ifdef QG_PERM
+  // A high nibble stays in mantissa bits 4..7 under f16 64's exponent: 64 + q (exact), so one shift serves a word.
+  const f16vec2 k64 = f16vec2(64.0);
   [[unroll]] for (uint k = 0u; k < 4u; ++k) {  // bytes 0 and 2, then 1 and 3, of each nibble half
-    const uint w = qs[k];
+    const uint w = qs[k], w8 = w >> 8u;
     const f16vec2 l0 = unpackFloat2x16((w & 0x000F000Fu) | 0x64006400u) - k1024;
-    const f16vec2 l1 = unpackFloat2x16(((w >> 8u) & 0x000F000Fu) | 0x64006400u) - k1024;
-    const f16vec2 h0 = unpackFloat2x16(((w >> 4u) & 0x000F000Fu) | 0x64006400u) - k1024;
-    const f16vec2 h1 = unpackFloat2x16(((w >> 12u) & 0x000F000Fu) | 0x64006400u) - k1024;
+    const f16vec2 l1 = unpackFloat2x16((w8 & 0x000F000Fu) | 0x64006400u) - k1024;
+    const f16vec2 h0 = unpackFloat2x16((w & 0x00F000F0u) | 0x54005400u) - k64;
+    const f16vec2 h1 = unpackFloat2x16((w8 & 0x00F000F0u) | 0x54005400u) - k64;
     const f16vec4 l = f16vec4(l0 * s_lo - m_lo, l1 * s_lo - m_lo), h = f16vec4(h0 * s_hi - m_hi, h1 * s_hi - m_hi);
     store_halves(buf, at, k, QG_WT(l), QG_WT(h));
   }
@@ -73,6 +75,33 @@ void q4k_decode(uint buf, uint u, uvec4 head, uvec4 qs, uint at) {
     const f16vec4 l = f16vec4(l0 * s_lo - m_lo, l1 * s_lo - m_lo), h = f16vec4(h0 * s_hi - m_hi, h1 * s_hi - m_hi);
     store_halves(buf, at, k, QG_WT(l), QG_WT(h));
   }
+}
+
+// A packed unit's bytes (hlq_unit_packed, hlq_unit_unpack: lo and hi runs, ms = (mul_lo, sub_lo, mul_hi, sub_hi), bias)
+// into f16vec4s [at, at + 8) of tile buf. On matrices, in packed f16 arithmetic: bytes 0 and 2, then 1 and 3, of a word
+// into the halves of one as f16 1024 + q (exact below 1024), minus 1024 + bias, times mul minus sub (both rounded to
+// f16 first, as the Q4_K decode does); the scalar kernels keep f32 (q8_0 and f32 rows stay exact there).
+void stage_bytes(uint buf, uvec4 lo, uvec4 hi, vec4 ms, float bias, uint at) {
+#ifndef QG_SCALAR
+  const f16vec2 kb = f16vec2(1024.0 + bias), ml = f16vec2(ms.x), sl = f16vec2(ms.y), mh = f16vec2(ms.z), sh = f16vec2(ms.w);
+  [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+    const f16vec2 l02 = unpackFloat2x16((lo[k] & 0x00FF00FFu) | 0x64006400u) - kb;
+    const f16vec2 l13 = unpackFloat2x16(((lo[k] >> 8u) & 0x00FF00FFu) | 0x64006400u) - kb;
+    const f16vec2 h02 = unpackFloat2x16((hi[k] & 0x00FF00FFu) | 0x64006400u) - kb;
+    const f16vec2 h13 = unpackFloat2x16(((hi[k] >> 8u) & 0x00FF00FFu) | 0x64006400u) - kb;
+#ifdef QG_PERM
+    const f16vec4 l = f16vec4(l02 * ml - sl, l13 * ml - sl), h = f16vec4(h02 * mh - sh, h13 * mh - sh);
+#else
+    const f16vec4 l = f16vec4(l02 * ml - sl, l13 * ml - sl).xzyw, h = f16vec4(h02 * mh - sh, h13 * mh - sh).xzyw;
+#endif
+    store_halves(buf, at, k, QG_WT(l), QG_WT(h));
+  }
+#else
+  [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+    const QG_WT l = QG_WT(QG_PERM4(ms.x * hlq_bytes(lo[k], bias) - ms.y)), h = QG_WT(QG_PERM4(ms.z * hlq_bytes(hi[k], bias) - ms.w));
+    store_halves(buf, at, k, l, h);
+  }
+#endif
 }
 
 // Unit u of weight row `row` (byte offset) of buffer buf, decoded into f16vec4s [at, at + 8) of its tile in the
@@ -104,10 +133,7 @@ void stage_unit(uint type, uint buf, bool ok, uint row, uint u, uint at) {
   vec4 ms;
   float bias;
   hlq_unit_packed(type, buf, row, u, lo, hi, ms, bias);
-  [[unroll]] for (uint k = 0u; k < 4u; ++k) {
-    const QG_WT l = QG_WT(QG_PERM4(ms.x * hlq_bytes(lo[k], bias) - ms.y)), h = QG_WT(QG_PERM4(ms.z * hlq_bytes(hi[k], bias) - ms.w));
-    store_halves(buf, at, k, l, h);
-  }
+  stage_bytes(buf, lo, hi, ms, bias, at);
 }
 
 // A K-quant unit's raw words (hlq_unit_raw, of weight 0), decoded into f16vec4s [at, at + 8) as stage_unit does (the
@@ -117,10 +143,7 @@ void stage_raw(HlqRaw r, uint row, uint u, uint at) {
   vec4 ms;
   float bias;
   hlq_unit_unpack(TYPE0, row, u, r, lo, hi, ms, bias);
-  [[unroll]] for (uint k = 0u; k < 4u; ++k) {
-    const QG_WT l = QG_WT(QG_PERM4(ms.x * hlq_bytes(lo[k], bias) - ms.y)), h = QG_WT(QG_PERM4(ms.z * hlq_bytes(hi[k], bias) - ms.w));
-    store_halves(0u, at, k, l, h);
-  }
+  stage_bytes(0u, lo, hi, ms, bias, at);
 }
 
 // A Q4_K row run: units [u0, u0 + QG_U) of the weight row at byte `row` of buffer buf, all in one block (QG_U divides
