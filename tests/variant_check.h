@@ -164,13 +164,11 @@ inline void check_qmatvec_direct_tunings(const std::string& op, const std::strin
   auto& prof = device().ctx().profile();
   const gpu::OpDef& def = gpu::Registry::get().op(op);
   const std::string k = op + ".qmatvec_direct.";
-  // prefetch (x16): the first pass's units loaded before x is staged, kept over the tokens (a pass per subgroup) or
-  // reloaded (one workgroup walking every row).
-  for (const auto& [wg, rows, groups, x16, pre] : {std::tuple{32u, 1u, 0u, 1u, 0u}, {128u, 4u, 1u, 1u, 0u}, {64u, 2u, 0u, 0u, 0u},
-                                                   {256u, 3u, 0u, 1u, 0u}, {32u, 1u, 0u, 1u, 1u}, {128u, 4u, 1u, 1u, 1u}}) {
-    const vk::ScopedTuning scope(prof, {{k + "wg", wg}, {k + "rows", rows}, {k + "groups", groups}, {k + "x16", x16}, {k + "prefetch", pre}});
+  for (const auto& [wg, rows, groups, x16] :
+       {std::tuple{32u, 1u, 0u, 1u}, {128u, 4u, 1u, 1u}, {64u, 2u, 0u, 0u}, {256u, 3u, 0u, 1u}}) {
+    const vk::ScopedTuning scope(prof, {{k + "wg", wg}, {k + "rows", rows}, {k + "groups", groups}, {k + "x16", x16}});
     for (const auto& c : def.cases(gpu::Scale::Test)) {
-      INFO("wg " << wg << ", rows " << rows << ", groups " << groups << ", x16 " << x16 << ", prefetch " << pre << ", " << c.label);
+      INFO("wg " << wg << ", rows " << rows << ", groups " << groups << ", x16 " << x16 << ", " << c.label);
       std::mt19937_64 g(seed);
       require_close(op, variant, c.inputs(g), def.tolerance);
     }

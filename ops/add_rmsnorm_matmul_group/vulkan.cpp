@@ -35,7 +35,7 @@ void register_add_rmsnorm_matmul_group_vulkan(Registry& r) {
   v.tunables = {{"add_rmsnorm_matmul_group.qmatvec_direct.wg", 256},
                 {"add_rmsnorm_matmul_group.qmatvec_direct.rows", 2, {{"nvidia-hopper", 3}}},
                 {"add_rmsnorm_matmul_group.qmatvec_direct.units", 1}, {"add_rmsnorm_matmul_group.qmatvec_direct.groups", 0},
-                {"add_rmsnorm_matmul_group.qmatvec_direct.x16", 1}, {"add_rmsnorm_matmul_group.qmatvec_direct.prefetch", 0}};
+                {"add_rmsnorm_matmul_group.qmatvec_direct.x16", 1}};
   v.precision_tolerance = kX16Tolerance;  // x16: the row as 16-bit fixed point
   r.add_variant(std::move(v));
 }

@@ -45,9 +45,6 @@ layout(constant_id = 10) const uint TYPE3 = 12;
 // products (a word of the unit stands in): what the arithmetic costs beside the loads. With x16: 2 skips the staging
 // of x (its loads, the norm, the rounding; the barriers stay), 4 skips the weights' loads (values from the row index).
 layout(constant_id = 11) const uint DIAG = 0;
-// x16 only: 1 loads the words of a subgroup's first pass before x is staged (they do not depend on x), so the weights'
-// round trip overlaps the staging's instead of following its barrier; they serve every token of the call.
-layout(constant_id = 12) const uint PRE = 0;
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };   // [T, K]
@@ -92,19 +89,6 @@ void hlx_zero(uint r) {  // DIAG 2: a run staged as zeros, no loads
   hlx_sd[r] = vec2(0.0);
 }
 shared vec4 xs[1];
-// A pass's K-quant units as loaded (R rows x UPL units x the steps), filled before they are decoded so that every
-// load issues before the first use.
-const uint QMV_STEPS = (XV / 8u + SGS * UPL - 1u) / (SGS * UPL);
-HlqRaw qmv_raw[QMV_STEPS * UPL * R];
-void load_pass(uint seg, uint type, uint r0, uint N, uint row_bytes) {
-  const uint lanes = gl_SubgroupSize, lane = gl_SubgroupInvocationID, units = XV / 8u;
-  for (uint step = 0u; step < QMV_STEPS; ++step)
-    for (uint i = 0u; i < UPL; ++i) {
-      const uint uu = min(lane + step * lanes * UPL + i * lanes, units - 1u);
-      for (uint r = 0u; r < R; ++r)
-        hlq_unit_raw(type, seg, min(r0 + r, N - 1u) * row_bytes, uu, qmv_raw[(step * UPL + i) * R + r]);
-    }
-}
 #else
 shared vec4 xs[XG != 0u ? 1u : XV];
 #endif
@@ -130,18 +114,14 @@ void store(uint seg, uint i, float v) {
 }
 
 // One subgroup pass: rows r0 .. r0 + R - 1 of segment `seg` (of `type`, N rows) for token t.
-// scale: a factor for the whole row's sum (QMV_NORM's 1 / rms; 1 otherwise). loaded (x16): qmv_raw already holds
-// this pass's units.
-void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes, float scale, bool loaded) {
+// scale: a factor for the whole row's sum (QMV_NORM's 1 / rms; 1 otherwise).
+void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes, float scale) {
   // The unit loop's trip count is a constant (units = K / 32 from XV, at least SGS lanes): the compiler unrolls it
   // and issues every step's loads together instead of one dependent round per step.
   const uint lanes = gl_SubgroupSize, lane = gl_SubgroupInvocationID, units = XV / 8u;
   const uint xrow = t * (pc.K / 4u);
   float acc[R];
   for (uint r = 0u; r < R; ++r) acc[r] = 0.0;
-#ifdef QMV_X16
-  if (!loaded && (DIAG & 4u) == 0u) load_pass(seg, type, r0, N, row_bytes);
-#endif
   for (uint step = 0u; step < (units + SGS * UPL - 1u) / (SGS * UPL); ++step) {
     const uint u0 = lane + step * lanes * UPL;  // past the row: clamped loads, weighted 0 below (no branch)
     for (uint i = 0u; i < UPL; ++i) {
@@ -165,7 +145,7 @@ void pass(uint seg, uint type, uint t, uint r0, uint N, uint row_bytes, float sc
           ms = vec4(1e-6);  // small: the stream's later ops stay finite
           bias = 0.0;
         } else {
-          hlq_unit_unpack(type, row * row_bytes, uu, qmv_raw[(step * UPL + i) * R + r], lo, hi, ms, bias);
+          hlq_unit_packed(type, seg, row * row_bytes, uu, lo, hi, ms, bias);
         }
         const float d = hlx_unit_dot(lo, hi, ms, bias, xr.x, xr.y);
         acc[r] += u < units ? hs * d : 0.0;
@@ -241,26 +221,10 @@ float norm_scale() {
 }
 #endif
 
-// The segment a pass starting at row r0 of the dispatch's row space lies in, and its first row there.
-uint segment_of(uint r0) {
-  return NSEG == 1u || r0 < pc.first.y ? 0u : NSEG == 2u || r0 < pc.first.z ? 1u : NSEG == 3u || r0 < pc.first.w ? 2u : 3u;
-}
-
 void main() {
   const uint nsg = hl_num_subgroups();
   const uint first = (hl_group_index() * nsg + gl_SubgroupID) * R;
   const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * nsg * R;
-  // PRE: the first pass's units loaded here, ahead of x; kept for every token where the subgroup has that pass only.
-  const bool pre = PRE != 0u && (DIAG & 4u) == 0u && first < pc.end, kept = pre && first + stride >= pc.end;
-#ifdef QMV_X16
-  if (pre) {
-    const uint s = segment_of(first);
-    if (s == 0u) load_pass(0u, TYPE, first, pc.N.x, pc.row_bytes.x);
-    else if (s == 1u) load_pass(1u, TYPE1, first - pc.first.y, pc.N.y, pc.row_bytes.y);
-    else if (s == 2u) load_pass(2u, TYPE2, first - pc.first.z, pc.N.z, pc.row_bytes.z);
-    else load_pass(3u, TYPE3, first - pc.first.w, pc.N.w, pc.row_bytes.w);
-  }
-#endif
   for (uint t = 0u; t < pc.T; ++t) {
     float scale = 1.0;
 #if defined(QMV_NORM)
@@ -297,12 +261,10 @@ void main() {
     }
 #endif
     for (uint r0 = first; r0 < pc.end; r0 += stride) {  // uniform per subgroup
-      const bool loaded = r0 == first && (kept || (pre && t == 0u));
-      const uint s = segment_of(r0);
-      if (s == 0u) pass(0u, TYPE, t, r0, pc.N.x, pc.row_bytes.x, scale, loaded);
-      else if (s == 1u) pass(1u, TYPE1, t, r0 - pc.first.y, pc.N.y, pc.row_bytes.y, scale, loaded);
-      else if (s == 2u) pass(2u, TYPE2, t, r0 - pc.first.z, pc.N.z, pc.row_bytes.z, scale, loaded);
-      else pass(3u, TYPE3, t, r0 - pc.first.w, pc.N.w, pc.row_bytes.w, scale, loaded);
+      if (NSEG == 1u || r0 < pc.first.y) pass(0u, TYPE, t, r0, pc.N.x, pc.row_bytes.x, scale);
+      else if (NSEG == 2u || r0 < pc.first.z) pass(1u, TYPE1, t, r0 - pc.first.y, pc.N.y, pc.row_bytes.y, scale);
+      else if (NSEG == 3u || r0 < pc.first.w) pass(2u, TYPE2, t, r0 - pc.first.z, pc.N.z, pc.row_bytes.z, scale);
+      else pass(3u, TYPE3, t, r0 - pc.first.w, pc.N.w, pc.row_bytes.w, scale);
     }
   }
 }

@@ -46,13 +46,8 @@ TEST_CASE("vk ops: quantized matmul, qmatvec and auto, every type", "[vk][ops][q
             for (const char* v : {"vulkan:qmatvec", "vulkan:qmatvec_direct"}) require_close(op, v, a, kTol);
           }
           // The default: K-quants with x as 16-bit fixed point (integer dot products), held to kX16Tolerance, and
-          // really rounded (well above f32 rounding); other types keep the f32 products. prefetch: the first pass's
-          // units loaded before x is staged.
+          // really rounded (well above f32 rounding); other types keep the f32 products.
           for (const char* v : {"vulkan:qmatvec_direct", "vulkan:auto"}) require_close(op, v, a, kTol);
-          {
-            const vk::ScopedTuning pre(device().ctx().profile(), {{op + ".qmatvec_direct.prefetch", 1}});
-            require_close(op, "vulkan:qmatvec_direct", a, kTol);
-          }
           const bool x16 = device().info().integer_dot_product && t != Type::Q8_0 && t != Type::F16;
           for (auto& [name, e] : compare_with_reference(op, "vulkan:qmatvec_direct", a))
             CHECK((x16 ? e.rel_l2 > kTol : e.rel_l2 <= kTol));
@@ -136,22 +131,18 @@ TEST_CASE("vk ops: quantized matmul, other tunings", "[vk][ops][quant]") {
   }
   // qmatvec_direct: rows per pass that do not divide N (a last pass past the rows), units per lane per step
   // beyond a row's units (1280 values: 40 units, the last step partly past them), and a capped grid (passes
-  // walked grid-stride, x staged once for several), two tokens (x restaged); with prefetch (x16's K-quants) the first
-  // pass's units loaded ahead of x, reloaded for the second token where a subgroup walks several passes.
+  // walked grid-stride, x staged once for several), two tokens (x restaged).
   for (Type t : {Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::Q8_0}) {
     const gpu::OpArgs d = matmul_args(g, 2, 1280, 37, t);
     for (auto [wg, rows, units, groups] : {std::tuple{64u, 1u, 1u, 0u}, {128u, 3u, 2u, 0u}, {64u, 5u, 4u, 1u},
-                                          {256u, 8u, 3u, 2u}, {32u, 2u, 7u, 3u}})
-      for (uint32_t pre : {0u, 1u}) {
-        INFO(quant::type_name(t) << " wg " << wg << " rows " << rows << " units " << units << " groups " << groups
-                                 << " prefetch " << pre);
-        vk::ScopedTuning s(device().ctx().profile(), {{"matmul.qmatvec_direct.wg", wg},
-                                                      {"matmul.qmatvec_direct.rows", rows},
-                                                      {"matmul.qmatvec_direct.units", units},
-                                                      {"matmul.qmatvec_direct.groups", groups},
-                                                      {"matmul.qmatvec_direct.prefetch", pre}});
-        require_close("matmul", "vulkan:qmatvec_direct", d, kTol);
-      }
+                                          {256u, 8u, 3u, 2u}, {32u, 2u, 7u, 3u}}) {
+      INFO(quant::type_name(t) << " wg " << wg << " rows " << rows << " units " << units << " groups " << groups);
+      vk::ScopedTuning s(device().ctx().profile(), {{"matmul.qmatvec_direct.wg", wg},
+                                                    {"matmul.qmatvec_direct.rows", rows},
+                                                    {"matmul.qmatvec_direct.units", units},
+                                                    {"matmul.qmatvec_direct.groups", groups}});
+      require_close("matmul", "vulkan:qmatvec_direct", d, kTol);
+    }
   }
 }
 

@@ -142,7 +142,7 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
                                  (x16 ? "_x16" : ""),
                              {{0, wg}, {1, type[0]}, {2, rows}, {3, upl}, {4, K / 4}, {5, x_global},
                               {6, d.info().min_subgroup_size}, {7, u32(int64_t(ws.size()))}, {8, type[1]}, {9, type[2]},
-                              {10, type[3]}, {11, d.profile().get(tn + "diag", 0)}, {12, x16 && d.tune(tn + "prefetch") ? 1u : 0u}},
+                              {10, type[3]}, {11, d.profile().get(tn + "diag", 0)}},
                              uint32_t(bind.size()), sizeof pc);
   // A pass per subgroup at the reported subgroup size (the kernel walks passes grid-stride), at most `groups`
   // workgroups when that is set (then each stages x once for more rows).
@@ -394,7 +394,7 @@ void register_matmul_vulkan_quant(Registry& r) {
     md.tunables = {{key("qmatvec_direct", "wg"), 256}, {key("qmatvec_direct", "rows"), lm ? 8u : 2u, rows_by_device},
                    {key("qmatvec_direct", "min_passes"), 0, passes_by_device},
                    {key("qmatvec_direct", "units"), lm ? 2u : 1u}, {key("qmatvec_direct", "groups"), 0}, {key("qmatvec_direct", "x_global"), 0},
-                   {key("qmatvec_direct", "x16"), 1}, {key("qmatvec_direct", "prefetch"), 0}};  // prefetch: x16's PRE
+                   {key("qmatvec_direct", "x16"), 1}};
     md.precision_tolerance = kX16Tolerance;
     Variant mc = vulkan_variant(op, "vulkan:qcols",
                                 "quantized weights (ggml blocks), prompt chunks: dequantized tiles reused by max_cols tokens",

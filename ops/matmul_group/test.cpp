@@ -1,6 +1,6 @@
 // matmul_group's Vulkan variant against its reference (one reference matmul per weight): fresh random x and weights
 // of every block type on every case, 2 to 4 weights, partial passes, T > 1; under other tunings (rows per pass, units
-// per lane, x read from global memory, the first pass prefetched); and the calls it must refuse.
+// per lane, x read from global memory); and the calls it must refuse.
 #include "variant_check.h"
 
 using namespace hl;
@@ -12,16 +12,12 @@ TEST_CASE("vk ops: matmul_group under other tunings", "[vk][ops][matmul_group]")
   auto& prof = device().ctx().profile();
   const gpu::OpDef& op = gpu::Registry::get().op("matmul_group");
   // The last two with f32 products (x16 0: x as it is; the second reads it from global memory), held to f32 rounding.
-  // prefetch: x16's first pass loaded before x is staged (a pass in any segment, kept over T > 1 or reloaded).
-  for (const auto& [rows, units, xg, x16, pre] : {std::tuple{1u, 1u, 0u, 1u, 0u}, {1u, 1u, 0u, 1u, 1u}, {3u, 2u, 0u, 1u, 1u},
-                                                  {3u, 2u, 0u, 0u, 1u}, {8u, 4u, 1u, 0u, 0u}}) {
+  for (const auto& [rows, units, xg, x16] : {std::tuple{1u, 1u, 0u, 1u}, {3u, 2u, 0u, 0u}, {8u, 4u, 1u, 0u}}) {
     const vk::ScopedTuning scope(prof, {{"matmul_group.qmatvec_direct.rows", rows}, {"matmul_group.qmatvec_direct.units", units},
                                         {"matmul_group.qmatvec_direct.x_global", xg}, {"matmul_group.qmatvec_direct.wg", 64},
-                                        {"matmul_group.qmatvec_direct.x16", x16},
-                                        {"matmul_group.qmatvec_direct.prefetch", pre}});
+                                        {"matmul_group.qmatvec_direct.x16", x16}});
     for (const auto& c : op.cases(gpu::Scale::Test)) {
-      INFO("rows " << rows << ", units " << units << ", x_global " << xg << ", x16 " << x16 << ", prefetch " << pre << ", "
-                   << c.label);
+      INFO("rows " << rows << ", units " << units << ", x_global " << xg << ", x16 " << x16 << ", " << c.label);
       if (!x16) {
         std::mt19937_64 g(41);
         for (auto& [name, e] : compare_with_reference("matmul_group", "vulkan:qmatvec_direct", c.inputs(g))) CHECK(e.rel_l2 <= op.tolerance);

@@ -25,11 +25,10 @@ void register_matmul_group_vulkan(Registry& r) {
   v.status = "default";
   // As matmul's vulkan:qmatvec_direct: workgroup size, rows per subgroup pass, 32-value units per lane per step,
   // workgroups at most (0: a pass per subgroup), x read through the caches instead of staged, x as 16-bit fixed point
-  // with integer dot products where every weight is a K-quant, and then a subgroup's first pass loaded before x is staged.
+  // with integer dot products where every weight is a K-quant.
   v.tunables = {{"matmul_group.qmatvec_direct.wg", 256}, {"matmul_group.qmatvec_direct.rows", 2},
                 {"matmul_group.qmatvec_direct.units", 1}, {"matmul_group.qmatvec_direct.groups", 0},
-                {"matmul_group.qmatvec_direct.x_global", 0}, {"matmul_group.qmatvec_direct.x16", 1},
-                {"matmul_group.qmatvec_direct.prefetch", 0}};
+                {"matmul_group.qmatvec_direct.x_global", 0}, {"matmul_group.qmatvec_direct.x16", 1}};
   v.precision_tolerance = kX16Tolerance;
   r.add_variant(std::move(v));
   // What the unfused forward pass runs in decode: matmul's vulkan:auto once per weight (a dispatch each), to time the

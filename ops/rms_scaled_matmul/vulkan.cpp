@@ -40,7 +40,7 @@ void register_rms_scaled_matmul_vulkan(Registry& r) {
   v.tunables = {{"rms_scaled_matmul.qmatvec_direct.wg", 256},
                 {"rms_scaled_matmul.qmatvec_direct.rows", 2, {{"nvidia-hopper", 1}}},
                 {"rms_scaled_matmul.qmatvec_direct.units", 1}, {"rms_scaled_matmul.qmatvec_direct.groups", 0},
-                {"rms_scaled_matmul.qmatvec_direct.x16", 1}, {"rms_scaled_matmul.qmatvec_direct.prefetch", 0}};
+                {"rms_scaled_matmul.qmatvec_direct.x16", 1}};
   v.precision_tolerance = kX16Tolerance;  // x16: x as 16-bit fixed point
   r.add_variant(std::move(v));
 }
