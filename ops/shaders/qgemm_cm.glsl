@@ -58,8 +58,10 @@ layout(constant_id = 9) const uint KS = 1;     // MODE 0: splits of K (1: none);
 // instead of one line per weight row, 32 declares (DIAG >> 16) KB more shared memory per workgroup (the kernel otherwise
 // as built: what a larger shared footprint alone costs), 64 (prefetch of A) loads A's values for the first step only
 // and 128 (prefetch of Q4_K units) the weights' (their global traffic and latency left out, the rest as built), 256
-// stores the decoded Q4_K values at lane-contiguous addresses (no bank conflicts; the values misplaced); what a kernel
-// engineer times to see which part bounds the K loop.
+// stores the decoded Q4_K values at lane-contiguous addresses (no bank conflicts; the values misplaced), 512 (MODE 1)
+// runs only the first (DIAG >> 16) workgroups of the grid (the rest return at once: time against that count shows
+// whether the grid runs in whole waves of resident workgroups); what a kernel engineer times to see which part bounds
+// the K loop.
 layout(constant_id = 7) const uint DIAG = 0;
 // Prefetch into registers (below) of A (bit 0), of the Q4_K weight units (bit 1) and of other K-quant units (bit 2: Q5_K,
 // Q6_K, one unit per step, not gated; their raw words, HlqRaw), where the slots hold a step: each slot is live across
@@ -329,6 +331,7 @@ void main() {
     for (uint r = lid; r < BR; r += WG) arow[r] = p0 + r < p1 ? (p0 + r) * (pc.K / 4u) : ROUTE_NONE;
   } else {
     uint e;
+    if ((DIAG & 512u) != 0u && hl_group_index() >= (DIAG >> 16u)) return;
     if (!route_tile(e, p0, p1, n0)) return;  // uniform per workgroup: past the packed tiles
     wrow0 = (DIAG & 8u) != 0u ? 0u : e * pc.N;
     // route_tile wrote this invocation's arow entries in floats of A; here A is read as vec4.
