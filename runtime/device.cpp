@@ -18,6 +18,7 @@ Device::Device(const vk::ContextOptions& options) : ctx_(vk::Context::create(opt
   flush_every_ = tune("device.stream.flush_dispatches");
   elide_barriers_ = tune("device.stream.elide_barriers") != 0;
   reorder_ = tune("device.stream.reorder") != 0;
+  late_ = tune("device.stream.late") != 0;
 }
 
 Device::~Device() {
@@ -150,11 +151,14 @@ void Device::dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffe
     const vk::Buffer& b = *buffers[i];
     window_ranges_.emplace_back(b);
     hold(buffers[i]);
-    const Access a{b.handle(), 0, b.size(), (written >> i & 1u) != 0, 0};
+    const uint32_t qi = uint32_t(window_.size());
+    const Access a{b.handle(), 0, b.size(), (written >> i & 1u) != 0, 0, qi};
     for (size_t k = 0; k < first_access; ++k) {  // the window's earlier dispatches only
       const Access& x = accesses_[k];
-      if ((x.write || a.write) && x.buffer == a.buffer && x.begin < a.end && a.begin < x.end)
+      if ((x.write || a.write) && x.buffer == a.buffer && x.begin < a.end && a.begin < x.end) {
         q.level = std::max(q.level, x.level + 1u);
+        if (late_) window_edges_.emplace_back(x.q, qi);
+      }
     }
     if (!reorder_) q.level = std::max(q.level, levels_);  // issue order: never below the deepest level
     accesses_.push_back(a);
@@ -184,6 +188,8 @@ std::vector<std::pair<std::string, double>> Device::take_dispatch_times() {
 
 void Device::emit_window() {
   if (window_.empty()) return;
+  if (late_ && reorder_ && elide_barriers_) place_late();
+  window_edges_.clear();
   auto& s = stream();
   std::stable_sort(window_.begin(), window_.end(), [](const Queued& a, const Queued& b) { return a.level < b.level; });
   uint32_t level = window_.front().level;
@@ -201,6 +207,23 @@ void Device::emit_window() {
   window_push_.clear();
   accesses_.clear();
   levels_ = 0;
+}
+
+// Each queued dispatch to the latest level before its earliest-placed dependent (the deepest level where it has
+// none): the edges run from earlier to later dispatches, so walking them backwards finalises a dispatch's level
+// before any edge out of an earlier one reads it. Dispatches on the longest chain keep their levels, so the levels
+// and the barriers between them stay the same.
+void Device::place_late() {
+  std::vector<uint32_t> late(window_.size(), levels_);
+  for (size_t e = window_edges_.size(); e-- > 0;) {
+    const auto [from, to] = window_edges_[e];
+    late[from] = std::min(late[from], late[to] - 1u);
+  }
+  for (size_t i = 0; i < window_.size(); ++i)
+    if (late[i] > window_[i].level) {
+      window_[i].level = late[i];
+      ++stats_.late_moves;
+    }
 }
 
 void Device::barrier_if_pending() {

@@ -12,6 +12,9 @@
 // on what comes before or after it. `device.stream.elide_barriers` 0: every dispatch its own level (a barrier
 // between any two, in issue order). `device.stream.reorder` 0: levels never go down, so dispatches keep their
 // issue order and a barrier comes only before one that conflicts with the dispatches since the last barrier.
+// `device.stream.late` 1 (with reorder): each dispatch recorded at the latest level its dependents in the window allow
+// instead of the earliest (the same levels and barriers), so work that nothing needs soon, a shared expert beside
+// the routed experts' GEMMs, runs beside the long levels and fills their last wave instead of a short early one.
 #pragma once
 #include <functional>
 #include <map>
@@ -34,6 +37,7 @@ struct DeviceStats {
   uint64_t replayed_dispatches = 0;  // dispatches run again by submitting captured segments (not in `dispatches`)
   uint64_t upload_bytes = 0, download_bytes = 0, uploads = 0, downloads = 0;
   uint64_t copies = 0;  // buffer-to-buffer copies recorded (each between two transfer barriers)
+  uint64_t late_moves = 0;  // dispatches recorded at a later level than their earliest (device.stream.late)
 };
 
 class Device {
@@ -191,14 +195,17 @@ class Device {
     VkDeviceSize begin, end;
     bool write;
     uint32_t level;
+    uint32_t q;  // the dispatch's index in window_
   };
   std::vector<Queued> window_;
   std::vector<vk::BufferRange> window_ranges_;
   std::vector<uint8_t> window_push_;
   std::vector<Access> accesses_;
+  std::vector<std::pair<uint32_t, uint32_t>> window_edges_;  // (earlier, later) queued dispatches that conflict
   uint32_t levels_ = 0;  // the deepest level queued
-  bool elide_barriers_ = true, reorder_ = true;
+  bool elide_barriers_ = true, reorder_ = true, late_ = false;
   void emit_window();         // records the window (levels in order, barriers between) and empties it
+  void place_late();          // device.stream.late: each queued dispatch at the latest level its dependents allow
   void barrier_if_pending();  // emit_window(), then a barrier, if anything was queued
   struct Pool;
   std::shared_ptr<Pool> pool_;

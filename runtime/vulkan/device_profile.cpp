@@ -42,6 +42,9 @@ const Table& common() {
       {"device.stream.reorder", 1},
       // ... in prefill steps too (the plan executor sets it per step): off, as prefill ran slower with it.
       {"device.stream.reorder_prefill", 0},
+      // 1: with reorder, each dispatch at the latest level its dependents allow instead of the earliest (the same
+      // barriers; independent work beside the long levels rather than the first ones).
+      {"device.stream.late", 0},
       // A pool miss of at least this many MiB drains the stream first, so that buffers only recorded work held
       // come back.
       {"device.pool.drain_mib", 256},

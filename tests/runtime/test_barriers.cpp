@@ -185,3 +185,37 @@ TEST_CASE("vk: device.stream.reorder 0 keeps the issue order", "[vk][barriers]")
     REQUIRE(B2(0, i) == (B(0, i) + B(0, i)) + B(0, i));
   }
 }
+
+TEST_CASE("vk: device.stream.late records each dispatch at the latest level its dependents allow", "[vk][barriers]") {
+  vk::ContextOptions o;
+  o.tune = "device.stream.late=1";
+  gpu::Device d(o);
+  const int n = 300;
+  std::mt19937_64 g(61);
+  Tensor a = Tensor::from(randn(g, 1, n)), b = Tensor::from(randn(g, 1, n)), c = Tensor::from(randn(g, 1, n));
+  Tensor s1 = Tensor::device(d, 1, n), s2 = Tensor::device(d, 1, n), s3 = Tensor::device(d, 1, n),
+         s4 = Tensor::device(d, 1, n), s5 = Tensor::device(d, 1, n);
+  a.buffer(d), b.buffer(d), c.buffer(d);
+  d.sync();
+  const auto& p = d.pipeline("add", {{0, 64}}, 3, 4);
+  auto add = [&](const Tensor& x, const Tensor& y, Tensor& out) {
+    d.dispatch(p, {x.buffer(d), y.buffer(d), out.buffer_mut(d)}, uint32_t(n), uint32_t((n + 63) / 64));
+  };
+  const uint64_t before = d.stats().barriers, moves = d.stats().late_moves;
+  add(a, b, s1);    // level 1
+  add(c, c, s2);    // level 1 at the earliest; its reader is at 4: recorded at 3
+  add(s1, a, s3);   // 2
+  add(s3, s3, s4);  // 3
+  add(s2, s4, s5);  // 4
+  add(c, a, s1);    // writes s1 after s3 read it: 3 at the earliest, 4 (the deepest) at the latest
+  CHECK(d.stats().barriers == before + 3);  // four levels either way
+  const auto &A = a.f32(), &B = b.f32(), &C = c.f32();
+  const auto &S1 = s1.f32(), &S5 = s5.f32();
+  CHECK(d.stats().late_moves == moves + 2);
+  for (int i = 0; i < n; ++i) {
+    const float r3 = (A(0, i) + B(0, i)) + A(0, i);
+    REQUIRE(S5(0, i) == (C(0, i) + C(0, i)) + (r3 + r3));
+    REQUIRE(S1(0, i) == C(0, i) + A(0, i));
+  }
+  require_no_validation_messages();
+}
