@@ -53,9 +53,10 @@ QgemmPair qgemm_dense_pair(Device& d, const std::string& prefix, const Tensor& x
 // Routed over p (packed in tiles of qgemm_tile(..., Gate).rows rows): gated, h [T k, N] (packed order) =
 // silu(x w0_e^T) * (x w1_e^T) with x's row of each entry's token; else ye [T k, N] (entry order) = a w0_e^T with a
 // the packed rows. K = the weights' columns. half_h (matrix kernels): h in f16, two values per float of its tensor
-// ([T k, N / 2]): gate/up writes it so, down reads its A so.
+// ([T k, N / 2]): gate/up writes it so, down reads its A so. split_k (gated, at least 1): gate/up's K in that many
+// parts (at most steps / 2, each a workgroup), both products' partial sums added and SwiGLU applied by a second pass.
 void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed& p, bool gated, const Tensor& a,
                   const QgemmWeight& w0, const QgemmWeight& w1, Tensor& out, uint32_t K, uint32_t N, bool scalar = false,
-                  bool half_h = false);
+                  bool half_h = false, uint32_t split_k = 1);
 
 }  // namespace hl::gpu

@@ -208,7 +208,7 @@ QgemmPair qgemm_dense_pair(Device& d, const std::string& prefix, const Tensor& x
 
 void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed& p, bool gated, const Tensor& a,
                   const QgemmWeight& w0, const QgemmWeight& w1, Tensor& out, uint32_t K, uint32_t N, bool scalar,
-                  bool half_h) {
+                  bool half_h, uint32_t split_k) {
   const QgemmKernel k = gated ? QgemmKernel::Gate : QgemmKernel::Down;
   if (half_h && (scalar || N % 2 || K % 2)) fail("qgemm: h in f16 needs the matrix kernels and even widths");
   const Shape s = shape(k, scalar, thin(d, prefix, k, scalar));
@@ -220,14 +220,28 @@ void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed
     fail("qgemm: gate ({}) and up ({}) order the values of a unit differently; one pass needs one order",
          quant::type_name(quant::Type(w0.type)), quant::type_name(quant::Type(w1.type)));
   check_loops(d, t, s, K);
-  const Push pc{u32(p.E), K, N, u32(p.k), (N + t.cols - 1) / t.cols, w0.row_bytes, w1.row_bytes, 0};
+  // K parts of gate/up: whole steps, at least 2 each.
+  const uint32_t steps = K / (32 * t.units), ks = gated ? std::max(1u, std::min(split_k, steps / 2)) : 1u;
+  const uint64_t rows = p.rows.cols();
+  const Push pc{u32(p.E), K, N, u32(p.k), (N + t.cols - 1) / t.cols, w0.row_bytes, w1.row_bytes, u32(int64_t(rows))};
   // Row tiles: sum over experts of ceil(rows_e / BR) <= ceil(rows / BR) + (experts with rows).
-  const uint64_t rows = p.rows.cols(), tiles = (rows + t.rows - 1) / t.rows + std::min<uint64_t>(p.E, rows);
-  const Grid g = grid(tiles * pc.ncol);
+  const uint64_t tiles = (rows + t.rows - 1) / t.rows + std::min<uint64_t>(p.E, rows);
+  const Grid g = grid(tiles * pc.ncol * ks);
   const BufferPtr b0 = w0.t.buffer(d), b1 = w1.t.buffer(d);
-  d.dispatch(pipeline(d, prefix, t, s, 1, w0.type, w1.type, 1, 0, half_h ? 1u : 0u),
-             {a.buffer(d), p.rows.buffer(d), p.offsets.buffer(d), p.tiles.buffer(d), b0, b1, out.buffer_mut(d), b0, b1}, pc,
-             g.x, g.y);
+  const auto bind = [&](const BufferPtr& res) {
+    return std::vector<BufferPtr>{a.buffer(d), p.rows.buffer(d), p.offsets.buffer(d), p.tiles.buffer(d), b0, b1, res, b0, b1};
+  };
+  if (ks == 1) {
+    d.dispatch(pipeline(d, prefix, t, s, 1, w0.type, w1.type, 1, 0, half_h ? 1u : 0u), bind(out.buffer_mut(d)), pc, g.x,
+               g.y);
+    return;
+  }
+  Tensor part = Tensor::device(d, 2 * int64_t(ks) * int64_t(rows), N);
+  d.dispatch(pipeline(d, prefix, t, s, 1, w0.type, w1.type, ks, 1), bind(part.buffer_mut(d)), pc, g.x, g.y);
+  const struct { uint32_t n, ks; } sp{u32(int64_t(rows) * N), ks};
+  const Grid gs = grid((uint64_t(sp.n) / (half_h ? 2 : 1) + 255) / 256);
+  d.dispatch(d.pipeline("route_swiglu", {{0, 256}, {1, half_h ? 1u : 0u}}, 2, sizeof sp), {part.buffer(d), out.buffer_mut(d)},
+             sp, gs.x, gs.y);
 }
 
 void register_matmul_vulkan_qgemm_coopmat(Registry& r) {

@@ -399,6 +399,18 @@ TEST_CASE("vk route_pack_coopmat: emulated matrices, stage 4 and the whole varia
     INFO("sub_rows 16, warp_rows " << rows << ", prefetch " << prefetch << ", case " << i);
     CHECK(coopmat_gemm_error(device(), g, cases[i], 5) <= kCoopmatTol);
   }
+  // gate/up's K in parts (split_k), each part's partial sums in its slice, added and SwiGLU applied by
+  // route_swiglu.comp: 2 parts, 3 (uneven: 3 + 3 + 2 steps of 8) and 4, more than the steps allow (capped at 2 steps
+  // each), h in f16 and in f32, small and default tiles; the GGUF mix, q8_0 (6 steps) and f32.
+  for (const auto& [i, ks, half, small] : {std::tuple{size_t(3), 2u, 1u, false}, {size_t(3), 3u, 0u, true},
+                                            {size_t(6), 4u, 1u, true}, {size_t(1), 2u, 0u, false}, {size_t(1), 9u, 1u, true}}) {
+    std::map<std::string, uint32_t> t = small ? kSmallCmTiles : std::map<std::string, uint32_t>{};
+    t["moe_experts.route_pack_coopmat.split_k"] = ks;
+    t["moe_experts.route_pack_coopmat.half_h"] = half;
+    const vk::ScopedTuning tune(device().ctx().profile(), t);
+    INFO("split_k " << ks << ", half_h " << half << (small ? ", small tiles" : "") << ", case " << i);
+    CHECK(coopmat_gemm_error(device(), g, cases[i], 40) <= kCoopmatTol);
+  }
   {
     const vk::ScopedTuning tune(device().ctx().profile(), {{"moe_experts.route_pack_coopmat.sub_rows", 24}});
     CHECK_THROWS_WITH(coopmat_gemm_error(device(), g, cases[3], 5), Catch::Contains("not 16 or 32"));
@@ -407,6 +419,10 @@ TEST_CASE("vk route_pack_coopmat: emulated matrices, stage 4 and the whole varia
   const double e = coopmat_vs_reference(device(), experts_args(g, kShapes[1], 16));
   INFO("whole variant, E 32, T 16: rel L2 " << e);
   CHECK(e <= kCoopmatTol);
+  const vk::ScopedTuning split(device().ctx().profile(), {{"moe_experts.route_pack_coopmat.split_k", 2}});
+  const double es = coopmat_vs_reference(device(), experts_args(g, kShapes[1], 16));
+  INFO("whole variant, split_k 2: rel L2 " << es);
+  CHECK(es <= kCoopmatTol);
 }
 
 // The same kernel on scalar FMAs (qgemm_gate_sc.comp / qgemm_down_sc.comp: A in f32, the weights' units in f16 tiles,

@@ -149,7 +149,7 @@ void gemm(Device& d, const Packed& p, bool gated, const Tensor& a, const Operand
     };
     const bool scalar = kind == Gemm::Qgemm;
     qgemm_routed(d, scalar ? kQgemmTune : kCmTune, p, gated, a, weight(w0), weight(w1), res, u32(K), u32(N), scalar,
-                 half_h);
+                 half_h, scalar ? 1u : d.tune(std::string(kCmTune) + "split_k"));
     return;
   }
   const Tiles s = gemm_shape(d, w0.quant);
@@ -351,8 +351,10 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
   // The grid of subgroups per workgroup: 1 x 2 makes tiles of 32 packed rows (tokens per expert at T = 512 are about
   // 16) by 64 columns of gate and up, or 128 of down; sub_rows 16: each subgroup 16 rows (the thin kernels, 2 x 2
   // subgroups for the same 32-row tiles); half_h: h between gate/up and down in f16 (0: f32); cm_emulate 1: the test
-  // hook.
+  // hook; split_k: gate/up's K in that many parts (neighbouring workgroups; route_swiglu.comp adds them and applies
+  // SwiGLU), for grids whose last wave of resident workgroups would run nearly empty.
   cm.tunables = {{std::string(route_pack::kCmTune) + "warp_rows", 1}, {std::string(route_pack::kCmTune) + "warp_cols", 2},
+                 {std::string(route_pack::kCmTune) + "split_k", 1},
                  {std::string(route_pack::kCmTune) + "sub_rows", 32},
                  {std::string(route_pack::kCmTune) + "k_units", 1}, {std::string(route_pack::kCmTune) + "prefetch", 7},
                  {std::string(route_pack::kCmTune) + "half_h", 1},

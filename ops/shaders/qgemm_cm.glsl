@@ -23,7 +23,9 @@
 // cost the narrowed dense tiles and the routed kernels registers and time).
 // MODE 0 with GATED and PAIR (qgemm_dense_pair): two weights of one input, both products written as they are.
 // MODE 1 (route_pack, GATED 1: gate/up; GATED 0: down): the compact
-// tile list of route_offsets.comp (route_tile in route_gemm.glsl): expert e, packed rows [p0, p1), columns n0..
+// tile list of route_offsets.comp (route_tile in route_gemm.glsl): expert e, packed rows [p0, p1), columns n0..;
+// gate/up with PAIR and KS > 1 (split_k): workgroup g takes K part g % KS of tile g / KS, both products' partial
+// sums written to its slice ([KS, rows, N] of gate's, then of up's; route_swiglu.comp adds them and applies SwiGLU).
 //
 // The host sizes the workgroup as SR SC subgroups of the device's largest subgroup size with full subgroups, so
 // every subgroup block has its subgroup whatever size the device runs (a spare subgroup only stages and writes);
@@ -51,7 +53,7 @@ layout(constant_id = 4) const uint MODE = 0;   // 0: dense rows; 1: route_pack t
 layout(constant_id = 5) const uint TYPE0 = 12; // ggml type ids of w0 and w1 (F32 0, F16 1, Q8_0 8, Q4_K 12, ...)
 layout(constant_id = 6) const uint TYPE1 = 12;
 layout(constant_id = 8) const uint QG_U = 2;   // 32-value units of K per step (the host keeps K a multiple)
-layout(constant_id = 9) const uint KS = 1;     // MODE 0: splits of K (1: none); MODE 1: 1
+layout(constant_id = 9) const uint KS = 1;     // splits of K (1: none; MODE 1: gated with PAIR only)
 // Diagnosis only (tunable <prefix>diag, results wrong): 1 stages the weights once, 2 stages A once, 4 skips the
 // products, 8 (MODE 1) reads expert 0's weights for every expert (a working set the L2 holds: memory-side cost
 // against the SM side), 16 (prefetched Q4_K runs) reads each subgroup's runs from a few neighbouring cache lines
@@ -67,8 +69,9 @@ layout(constant_id = 7) const uint DIAG = 0;
 // Q6_K, one unit per step, not gated; their raw words, HlqRaw), where the slots hold a step: each slot is live across
 // the step's products, so it costs residency; 0 loads a step when it is staged.
 layout(constant_id = 10) const uint PREFETCH = 3;
-// MODE 0, GATED 1: 1 writes both products as they are (no SwiGLU): w0's at res[slice + row N + col], w1's KS T N
-// further on, each split's partial sums in its own slice (the caller's pass adds them up and applies what follows).
+// GATED 1 (MODE 0, or MODE 1 with split K): 1 writes both products as they are (no SwiGLU): w0's at res[slice + row N +
+// col], w1's KS T N further on (MODE 1: T the packed rows), each split's partial sums in its own slice (the caller's
+// pass adds them up and applies what follows).
 layout(constant_id = 11) const uint PAIR = 0;
 // MODE 1: 1 keeps h (gate/up's output, down's A) in f16: gate/up writes it as f16 pairs, down reads them as its A (the
 // values down's staging rounds to f16 anyway: half the bytes written and read, and no conversion at staging).
@@ -278,7 +281,7 @@ void epilogue_block(hl_cm_acc a, hl_cm_acc u, uint s, uint p0, uint p1, uint n, 
     const uint pos = p0 + r + e / 16u, col = n + e % 16u;
     if (pos >= p1 || col >= pc.N) continue;
     float y = scratch[sb + e];
-    if (GATED == 1u && PAIR == 1u) {  // MODE 0: both products, raw
+    if (GATED == 1u && PAIR == 1u) {  // both products, raw
       res[slice + pos * pc.N + col] = y;
       res[KS * pc.T * pc.N + slice + pos * pc.N + col] = scratch[sb + 256u + e];
       continue;
@@ -330,9 +333,13 @@ void main() {
     wrow0 = 0u;
     for (uint r = lid; r < BR; r += WG) arow[r] = p0 + r < p1 ? (p0 + r) * (pc.K / 4u) : ROUTE_NONE;
   } else {
-    uint e;
-    if ((DIAG & 512u) != 0u && hl_group_index() >= (DIAG >> 16u)) return;
-    if (!route_tile(e, p0, p1, n0)) return;  // uniform per workgroup: past the packed tiles
+    uint e, g = hl_group_index();
+    if ((DIAG & 512u) != 0u && g >= (DIAG >> 16u)) return;
+    if (KS > 1u) {  // a tile's K parts in neighbouring workgroups (the working ones stay the grid's first)
+      split = g % KS;
+      g /= KS;
+    }
+    if (!route_tile_at(g, e, p0, p1, n0)) return;  // uniform per workgroup: past the packed tiles
     wrow0 = (DIAG & 8u) != 0u ? 0u : e * pc.N;
     // route_tile wrote this invocation's arow entries in floats of A; here A is read as vec4.
     for (uint r = lid; r < BR; r += WG) arow[r] = arow[r] == ROUTE_NONE ? ROUTE_NONE : arow[r] / 4u;
@@ -503,7 +510,7 @@ void main() {
       if (col >= pc.N) continue;
       float y = acc[i * QG_TN + j];
 #if QG_GATED_ACC
-      if (PAIR == 1u) {  // MODE 0: both products, raw
+      if (PAIR == 1u) {  // both products, raw
         res[slice + orow * pc.N + col] = y;
         res[KS * pc.T * pc.N + slice + orow * pc.N + col] = accu[i * QG_TN + j];
         continue;

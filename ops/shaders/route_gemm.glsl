@@ -8,13 +8,13 @@
 
 const uint ROUTE_NONE = 0xffffffffu;
 
-// Workgroup g takes row tile ti = g / ncol of the compact tile list (route_offsets.comp) and output columns
+// Workgroup g (route_tile: this one) takes row tile ti = g / ncol of the compact tile list (route_offsets.comp) and output columns
 // [n0, n0 + BN), n0 = (g % ncol) * BN. Its expert e is the one whose tile range holds ti (binary search over
 // tiles[]), its rows the packed positions [p0, p1) = [offsets[e] + (ti - tiles[e]) * BM, ...) of that expert;
 // arow[r] is the offset of tile row r in the A operand (ROUTE_NONE past the expert's rows). False (the same
 // for the whole workgroup) past the packed tiles: the workgroup has nothing to do.
-bool route_tile(out uint e, out uint p0, out uint p1, out uint n0) {
-  const uint g = hl_group_index(), ti = g / pc.ncol;
+bool route_tile_at(uint g, out uint e, out uint p0, out uint p1, out uint n0) {
+  const uint ti = g / pc.ncol;
   n0 = (g % pc.ncol) * BN;
   if (ti >= uint(tiles[pc.E])) return false;
   uint lo = 0u, hi = pc.E;  // tiles[lo] <= ti < tiles[hi]
@@ -31,6 +31,7 @@ bool route_tile(out uint e, out uint p0, out uint p1, out uint n0) {
   }
   return true;
 }
+bool route_tile(out uint e, out uint p0, out uint p1, out uint n0) { return route_tile_at(hl_group_index(), e, p0, p1, n0); }
 
 #ifdef ROUTE_STAGE
 // Decodes unit u of the weight row at byte `row` of buffer buf (zeros if !ok) into column c of its tile;
