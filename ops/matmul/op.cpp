@@ -10,6 +10,7 @@ OpDef lm_head_with_cases(OpDef d);  // cases.cpp: its cases, tolerance and golde
 void register_matmul_vulkan(Registry& r);  // vulkan.cpp
 void register_matmul_vulkan_quant(Registry& r);  // vulkan_quant.cpp
 void register_matmul_vulkan_qgemm_coopmat(Registry& r);  // vulkan_qgemm_coopmat.cpp
+void register_matmul_vulkan_qgemm_i8(Registry& r);  // vulkan_qgemm_i8.cpp
 
 void register_matmul(Registry& r) {
   r.add_op(matmul_with_cases({"matmul", "x [T, in], w [out, in] -> y = x w^T [T, out]", {"x"}, {"w"}, {}, {"y"}, {}}));
@@ -21,6 +22,7 @@ void register_matmul(Registry& r) {
   register_matmul_vulkan(r);
   register_matmul_vulkan_quant(r);
   register_matmul_vulkan_qgemm_coopmat(r);
+  register_matmul_vulkan_qgemm_i8(r);
 }
 
 }  // namespace hl::gpu

@@ -51,6 +51,13 @@ std::vector<Tensor> qmatvec_direct_group(VariantCtx& c, const Tensor& x, const s
 // more subgroups where the rows are few.
 uint32_t qmatvec_pass_rows(uint32_t rows, uint32_t min_passes, int64_t n);
 
+// x [T, K] rounded to 8 bits per block of 32 values (quantize_x8.comp), for the integer dot-product kernels: the values
+// q [T, K / 4] (four per word), the block scales d [T, K / 32], and d * sum(q) per 16 values s [T, K / 16].
+struct X8 {
+  Tensor q, d, s;
+};
+X8 quantize_x8(Device& d, const Tensor& x);
+
 // The relative L2 held to by kernels that take x as 16-bit fixed point (ops/shaders/x16.glsl; tunables "*.x16"): each x
 // value within 2^-16 of its run's largest, up to ~10x more on a row through K-quants' offsets (mul q - sub: the two
 // terms cancel); measured 1.5e-5 (q4_K) to 3.7e-5 (q6_K) at full shapes.

@@ -98,6 +98,49 @@ TEST_CASE("vk ops: quantized matmul, qmatvec_i8_staged on every block type", "[v
     REQUIRE_THROWS_WITH(gpu::Registry::get().variant("matmul", v).run(ctx, got), Catch::Contains("is f16"));
 }
 
+// qgemm_i8 rounds x to 8 bits per 32 values as qmatvec_i8_staged does (2e-2, and checked really rounded): every block
+// type, one token to several row tiles, partial row and column tiles, K from one slot step to 4096, on the default tile
+// and on small ones (several row and column tiles, 1 to 4 slots per step, slots not dividing the row's: fewer).
+TEST_CASE("vk ops: quantized matmul, qgemm_i8 on every block type and tile", "[vk][ops][quant]") {
+  if (!device().info().integer_dot_product) {
+    WARN("SKIPPED: no shader integer dot product on " << device().info().name);
+    return;
+  }
+  std::mt19937_64 g(29);
+  for (Type t : {Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::Q8_0})
+    for (auto [T, K, N] : {std::tuple{1, 256, 37}, {70, 512, 300}, {40, 2048, 67}, {9, 4096, 20}}) {
+      const gpu::OpArgs a = matmul_args(g, T, K, N, t);
+      for (auto [rows, cols, slots] : {std::tuple{16u, 16u, 2u}, {2u, 4u, 1u}, {4u, 2u, 4u}, {3u, 5u, 3u}}) {
+        INFO(quant::type_name(t) << " T " << T << " K " << K << " N " << N << " tile " << rows << " x " << cols << " slots " << slots);
+        for (const std::string op : {"matmul", "lm_head"}) {
+          vk::ScopedTuning s(device().ctx().profile(), {{op + ".qgemm_i8.thread_rows", rows},
+                                                        {op + ".qgemm_i8.thread_cols", cols},
+                                                        {op + ".qgemm_i8.slots", slots}});
+          require_close(op, "vulkan:qgemm_i8", a, 2e-2);
+          for (auto& [name, e] : compare_with_reference(op, "vulkan:qgemm_i8", a)) CHECK(e.rel_l2 > 1e-4);
+        }
+      }
+    }
+  std::mt19937_64 g2(30);
+  // vulkan:auto takes it for prompt chunks of the types it reads where asked (i8 1), not for decode or f16 weights.
+  for (const std::string op : {"matmul", "lm_head"}) {
+    const vk::ScopedTuning on(device().ctx().profile(), {{"matmul.auto.i8", 1}, {"matmul.auto.coopmat", 0}, {"matmul.auto.narrow_rows", 0}});
+    for (Type t : {Type::Q4_K, Type::Q6_K, Type::Q8_0, Type::F16})
+      for (int T : {1, 20}) {
+        const gpu::OpArgs a = matmul_args(g2, T, 256, 70, t);
+        const std::string v = resolved(op, "vulkan:auto", a);
+        INFO(op << " " << quant::type_name(t) << " T " << T << ": " << v);
+        CHECK((v == "vulkan:qgemm_i8") == (T > 1 && t != Type::F16));
+        if (v == "vulkan:qgemm_i8") require_close(op, "vulkan:auto", a, 2e-2);
+      }
+  }
+  const gpu::OpArgs f16 = matmul_args(g2, 3, 256, 8, Type::F16);
+  gpu::WeightStore ws(&device());
+  gpu::VariantCtx ctx{&device(), &ws};
+  gpu::OpArgs got = f16;
+  REQUIRE_THROWS_WITH(gpu::Registry::get().variant("matmul", "vulkan:qgemm_i8").run(ctx, got), Catch::Contains("is f16"));
+}
+
 TEST_CASE("vk ops: quantized matmul, qcols over token counts and every type", "[vk][ops][quant]") {
   std::mt19937_64 g(22);
   for (Type t : kTypes)

@@ -197,12 +197,9 @@ void qmatvec_direct(VariantCtx& c, OpArgs& a, const std::string& op) {
   a.set("y", qmatvec_direct_group(c, a.in("x"), {a.weight("w")}, op, op + " vulkan:qmatvec_direct").at(0));
 }
 
-// x rounded to 8 bits per block of 32 values (quantize_x8.comp): the values, the block scales, and
-// scale * sum(q) per 16 values, for the integer dot-product kernels.
-struct X8 {
-  Tensor q, d, s;
-};
+}  // namespace
 
+// Declared in quant_rows.h.
 X8 quantize_x8(Device& d, const Tensor& x) {
   const uint32_t blocks = u32(x.rows() * x.cols() / 32);
   X8 r{Tensor::device(d, x.rows(), x.cols() / 4), Tensor::device(d, x.rows(), x.cols() / 32),
@@ -212,6 +209,8 @@ X8 quantize_x8(Device& d, const Tensor& x) {
   d.dispatch(p, {x.buffer(d), r.q.buffer_mut(d), r.d.buffer_mut(d), r.s.buffer_mut(d)}, blocks, g.x, g.y);
   return r;
 }
+
+namespace {
 
 // The block types the integer dot-product kernels decode.
 void require_i8_type(OpArgs& a, const Operands& o, const std::string& what) {
