@@ -21,7 +21,7 @@ std::vector<Part> parts(const Context& cx) {
         if (p.group.find("q6_K") != std::string::npos)  // planar rows: q6_K only
           for (const char* v : {"vulkan:qmatvec_planar", "vulkan:qmatvec_planar_i8"}) p.variants.push_back(v);
       } else {
-        p.variants = {"reference", "vulkan:auto", "vulkan:qcols", "vulkan:qgemm", "vulkan:qgemm_coopmat", "vulkan:qnarrow"};
+        p.variants = {"reference", "vulkan:auto", "vulkan:qcols", "vulkan:qgemm", "vulkan:qgemm_i8", "vulkan:qgemm_coopmat", "vulkan:qnarrow"};
       }
       // qgemm_coopmat: the tile grid comes from min_groups' narrowing (the 2 x 2 / 4 x 4 sweep at 71ccbc1 found
       // no shape where another grid beat the default by over 1%); swept: units per K step, and how many subgroups to
@@ -30,6 +30,8 @@ std::vector<Part> parts(const Context& cx) {
                   {op + ".qgemm_coopmat.min_subgroups", {0, 1024}}, {op + ".qgemm_coopmat.prefetch", {0, 1, 3, 7}},
                   // qgemm (scalar): its grid of invocations (4 x 8 outputs each), units per step.
                   {op + ".qgemm.thread_rows", {16, 32}}, {op + ".qgemm.thread_cols", {8, 16}}, {op + ".qgemm.k_units", {1, 2}},
+                  // qgemm_i8: its grid of invocations (4 x 8 outputs each), slots per step.
+                  {op + ".qgemm_i8.thread_rows", {8, 16, 32}}, {op + ".qgemm_i8.thread_cols", {8, 16}}, {op + ".qgemm_i8.slots", {1, 2, 4}},
                   // qnarrow: tokens per workgroup (grid against the partial sums' share), its size (K split finer).
                   {op + ".qnarrow.tokens", {2, 4, 8}}, {op + ".qnarrow.wg", {256, 512, 1024}}, {op + ".qnarrow.rows", {32, 64}}};
       if (decode) {
