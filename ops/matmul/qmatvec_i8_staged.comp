@@ -95,7 +95,7 @@ void decode_tile(uint tile) {
           if (s >= pc.slots) break;
           uvec4 q[4];
           vec4 mul, off;
-          hlq_slot(at, s, q, mul, off);
+          hlq_slot(0u, at, s, q, mul, off);
           acc += hlq_slot_dot(q, mul, off, uvec4[4](rq[4u * i], rq[4u * i + 1u], rq[4u * i + 2u], rq[4u * i + 3u]),
                               rd[i], rs[i]);
         }
@@ -103,7 +103,7 @@ void decode_tile(uint tile) {
         for (uint s = cl; s < pc.slots; s += C) {
           uvec4 q[4], xq[4];
           vec4 mul, off, d, sq;
-          hlq_slot(at, s, q, mul, off);
+          hlq_slot(0u, at, s, q, mul, off);
           x_slot(t, s, xq, d, sq);
           acc += hlq_slot_dot(q, mul, off, xq, d, sq);
         }

@@ -26,8 +26,10 @@ Packed pack(Device& d, const Tensor& expert, int64_t E, uint32_t tile_rows = 0);
 // The GEMM: Tiled, route_gemm.comp (f32, or blocks decoded into its tiles; long chunks dequantize the stacks
 // first), exact f32; Coopmat, the quantized GEMM of ops/shaders/qgemm_cm.glsl on cooperative matrices (needs
 // coopmat_unavailable(d) == "" and p packed in tiles of tile_rows(d, Gemm::Coopmat)), A and the weights rounded to
-// f16, f32 accumulation; Qgemm, that GEMM on scalar FMAs (A in f32, the weights rounded to f16).
-enum class Gemm { Tiled, Qgemm, Coopmat };
+// f16, f32 accumulation; Qgemm, that GEMM on scalar FMAs (A in f32, the weights rounded to f16); I8, the GEMM on 8-bit
+// integer dot products (ops/matmul/qgemm_i8.h: x and h rounded to 8 bits per 32 values; q8_0 and K-quant experts, gate
+// and up of one type).
+enum class Gemm { Tiled, Qgemm, Coopmat, I8 };
 Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const WeightRef& gate, const WeightRef& up,
                       const WeightRef& down, Gemm gemm = Gemm::Tiled);
 
@@ -44,6 +46,15 @@ std::string warp_unavailable(const Device& d);
 inline constexpr const char* kCmTune = "moe_experts.route_pack_coopmat.";
 // vulkan:route_pack_qgemm's: the same GEMM on scalar FMAs.
 inline constexpr const char* kQgemmTune = "moe_experts.route_pack_qgemm.";
+// vulkan:route_pack_i8's: the GEMM on 8-bit integer dot products.
+inline constexpr const char* kI8Tune = "moe_experts.route_pack_i8.";
+// Its relative-L2 bound against the f32 reference: x rounded to 8 bits per 32 values (~0.5% of gate's and up's products,
+// ~0.7% of h through SwiGLU), then h rounded so too, whose products of near-Gaussians put a 32-value block's largest at
+// ~5 sigma: a step of 5 sigma / 127, ~1.1% of down's product. Measured 1.16e-2 to 1.2e-2 on lavapipe (q4_K/q6_K,
+// q5_K/q4_K, q8_0; H 192 to 2048): 3e-2.
+inline constexpr double kI8Tolerance = 3e-2;
+// Whether that GEMM takes these experts: types it reads, gate and up of one type.
+bool i8_takes(const WeightRef& gate, const WeightRef& up, const WeightRef& down);
 // Rows per packed tile that a GEMM takes (Tiled: moe_experts.route_pack.rows).
 uint32_t tile_rows(const Device& d, Gemm gemm);
 // Why the scalar qgemm cannot run on d ("" = it can): shaderFloat16.

@@ -22,6 +22,7 @@
 #include <memory>
 #include <tuple>
 #include "model/quant_source.h"
+#include "ops/matmul/qgemm_i8.h"
 #include "ops/moe_experts/expert_mlp.h"
 #include "variant_check.h"
 
@@ -165,7 +166,7 @@ double coopmat_gemm_error(gpu::Device& d, std::mt19937_64& g, const QuantCase& c
   REQUIRE(got.allFinite());
   if (&d == &device()) require_no_validation_messages();
   const double e = rel_l2(got, want);
-  WARN((kind == gpu::route_pack::Gemm::Qgemm ? "scalar qgemm" : "coopmat") << " grouped GEMM rel L2 " << e << " (E " << s.E << ", H " << s.H << ", F " << s.F << ", T " << T << ", "
+  WARN((kind == gpu::route_pack::Gemm::Qgemm ? "scalar qgemm" : kind == gpu::route_pack::Gemm::I8 ? "i8" : "coopmat") << " grouped GEMM rel L2 " << e << " (E " << s.E << ", H " << s.H << ", F " << s.F << ", T " << T << ", "
                                       << quant::type_name(types[0]) << "/" << quant::type_name(types[2]) << ")");
   return e;
 }
@@ -455,6 +456,45 @@ TEST_CASE("vk route_pack_qgemm: stage 4 on scalar FMAs, and the whole variant", 
   INFO("whole variant, q4_K/q6_K, E 8, T 16: rel L2 " << e);
   CHECK(e > 1e-7);  // the weights' f16 rounding is real
   CHECK(e <= kCoopmatTol);
+}
+
+// The GEMM on 8-bit integer dot products (qgemm_i8_gate.comp / qgemm_i8_down.comp): x, then h, rounded to 8 bits per
+// 32 values (kI8Tolerance, derived in route_pack.h), and checked really rounded. The GGUF mix (q4_K gate/up, q6_K down) at small and real widths (H 2048, F 512, 8 of 16 experts per
+// token), q5_K/q4_K, q8_0 throughout; default and small tiles (several column tiles, partial row tiles), 1 to 4 slots
+// per step; mixed gate/up types refused; the whole variant, and route_pack's pick of it where asked.
+TEST_CASE("vk route_pack_i8: stage 4 on integer dot products, and the whole variant", "[vk][ops][quant]") {
+  if (const std::string why = gpu::qgemm_i8_unavailable(device()); !why.empty()) {
+    WARN("SKIPPED: " << why);
+    return;
+  }
+  std::mt19937_64 g(31);
+  const double tol = gpu::route_pack::kI8Tolerance;
+  const std::string p = gpu::route_pack::kI8Tune;
+  const QuantCase cases[] = {{{Type::Q4_K, Type::Q4_K, Type::Q6_K}, {8, 2, 256, 256}},
+                             {{Type::Q5_K, Type::Q5_K, Type::Q4_K}, {6, 3, 512, 256}},
+                             {{Type::Q8_0, Type::Q8_0, Type::Q8_0}, {5, 2, 192, 128}},
+                             {{Type::Q4_K, Type::Q4_K, Type::Q6_K}, {16, 8, 2048, 512}}};
+  const std::tuple<size_t, uint32_t, uint32_t, uint32_t, int> runs[] = {
+      {0, 8, 32, 2, 5}, {0, 2, 8, 1, 64}, {1, 2, 8, 4, 40}, {1, 8, 32, 2, 3}, {2, 8, 32, 2, 40}, {2, 3, 5, 3, 7}, {3, 8, 32, 2, 64}};
+  for (const auto& [i, rows, cols, slots, T] : runs) {
+    const vk::ScopedTuning tune(device().ctx().profile(), {{p + "thread_rows", rows}, {p + "thread_cols", cols}, {p + "slots", slots}});
+    INFO("tile " << rows << " x " << cols << ", slots " << slots);
+    const double e = coopmat_gemm_error(device(), g, cases[i], T, gpu::route_pack::Gemm::I8);
+    CHECK(e > 1e-4);
+    CHECK(e <= tol);
+  }
+  CHECK_THROWS_WITH(coopmat_gemm_error(device(), g, kQuantCases[2], 5, gpu::route_pack::Gemm::I8),
+                    Catch::Contains("gate and up of one type"));
+  const vk::ScopedTuning tune(device().ctx().profile(), {{"moe_experts.route_pack.min_tokens", 1}});
+  const gpu::OpArgs a = experts_args(g, kQuantCases[0].shape, 16, kQuantCases[0].types);
+  const double e = coopmat_vs_reference(device(), a, "vulkan:route_pack_i8");
+  INFO("whole variant, q4_K/q6_K, E 8, T 16: rel L2 " << e);
+  CHECK(e > 1e-4);
+  CHECK(e <= tol);
+  // route_pack hands prompt chunks to it where asked (i8 1, no cooperative matrices), not f32 experts.
+  const vk::ScopedTuning on(device().ctx().profile(), {{"moe_experts.route_pack.i8", 1}, {"moe_experts.route_pack.coopmat", 0}});
+  CHECK(resolved("moe_experts", "vulkan:route_pack", a) == "vulkan:route_pack_i8");
+  CHECK(resolved("moe_experts", "vulkan:route_pack", experts_args(g, kShapes[0], 16)) != "vulkan:route_pack_i8");
 }
 
 TEST_CASE("vk route_pack_coopmat: the whole variant against the reference, and deterministic", "[vk][ops][coopmat]") {

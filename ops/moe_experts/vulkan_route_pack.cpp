@@ -14,11 +14,15 @@
 // vulkan:route_pack_qgemm is the same pipeline with stage 4 on that quantized GEMM's scalar form (A in f32, the
 // weights' units decoded into shared f16 tiles, f32 FMAs); route_pack hands prompt chunks to it on devices without
 // cooperative matrices (tunable moe_experts.route_pack.qgemm; lavapipe keeps the exact f32 GEMM).
+// vulkan:route_pack_i8 is the same pipeline with stage 4 on 8-bit integer dot products (ops/matmul/qgemm_i8.h: x, then
+// h, rounded to 8 bits per 32 values, the experts' blocks staged as bytes); route_pack hands prompt chunks to it on
+// devices without cooperative matrices where moe_experts.route_pack.i8 asks.
 // Every stage is deterministic: the same inputs give bit-identical outputs. Decode (fewer than
 // moe_experts.route_pack.min_tokens tokens) runs the per-token kernels (vulkan:per_token), which spread
 // one token's k experts over more workgroups.
 #include "ops/matmul/quant_rows.h"
 #include "ops/matmul/qgemm_cm.h"
+#include "ops/matmul/qgemm_i8.h"
 #include "ops/moe_experts/route_pack.h"
 
 namespace hl::gpu::route_pack {
@@ -214,6 +218,18 @@ Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const Wei
   const bool raw_gu = (raw(gate) || raw(up)) && vk_quant_decodes(gate) && vk_quant_decodes(up);
   // Long enough chunks: dequantize the stacks on the device and run the f32 GEMM (scalar path only).
   const bool deq = kind == Gemm::Tiled && raw_gu && raw(down) && dequantizes(d, gate, T) && dequantizes(d, up, T) && dequantizes(d, down, T);
+  if (kind == Gemm::I8) {  // x and h rounded to 8 bits per 32 values, each pass on integer dot products
+    if (!i8_takes(gate, up, down))
+      fail("moe_experts vulkan:route_pack_i8: experts gate {}, up {}, down {}: it reads q8_0 or K-quant blocks, gate and "
+           "up of one type", quant::type_name(gate.storage_type()), quant::type_name(up.storage_type()),
+           quant::type_name(down.storage_type()));
+    const auto weight = [&](const WeightRef& w) { return qgemm_weight(c, w, "moe_experts vulkan:route_pack_i8"); };
+    Tensor hmid = Tensor::device(d, N, F), ye = Tensor::device(d, N, H);
+    qgemm_i8_routed(d, kI8Tune, p, true, quantize_x8(d, x), weight(gate), weight(up), hmid, u32(H), u32(F));
+    const QgemmWeight dn = weight(down);
+    qgemm_i8_routed(d, kI8Tune, p, false, quantize_x8(d, hmid), dn, dn, ye, u32(F), u32(H));
+    return ye;
+  }
   // The matrix kernels keep h in f16 (two values per float: the values down's staging rounds to f16 anyway; half_h 0:
   // f32).
   const bool half = kind == Gemm::Coopmat && d.tune(std::string(kCmTune) + "half_h");
@@ -247,12 +263,17 @@ Tensor scatter(Device& d, const Tensor& ye, const Tensor& weight) {
 uint32_t tile_rows(const Device& d, Gemm kind) {
   // The down pass's tiles have as many rows as gate/up's (0: route_pack's own).
   if (kind == Gemm::Tiled) return 0;
+  if (kind == Gemm::I8) return qgemm_i8_tile_rows(d, kI8Tune);
   const bool scalar = kind == Gemm::Qgemm;
   return qgemm_tile(d, scalar ? kQgemmTune : kCmTune, QgemmKernel::Gate, scalar).rows;
 }
 
 std::string coopmat_unavailable(const Device& d) { return qgemm_unavailable(d, route_pack::kCmTune); }
 std::string qgemm_unavailable(const Device& d) { return hl::gpu::qgemm_unavailable(d, route_pack::kQgemmTune, true); }
+
+bool i8_takes(const WeightRef& g, const WeightRef& u, const WeightRef& dn) {
+  return g.storage_type() == u.storage_type() && qgemm_i8_reads(g.storage_type()) && qgemm_i8_reads(dn.storage_type());
+}
 
 bool coopmat_takes(const WeightRef& g, const WeightRef& u, const WeightRef& dn) {
   return g.cols % 64 == 0 && dn.cols % 64 == 0 && vk_quant_decodes(g) && vk_quant_decodes(u) && vk_quant_decodes(dn) &&
@@ -289,6 +310,12 @@ void route_pack_qgemm_experts(VariantCtx& c, OpArgs& a) {
   run_route_pack(c, a, route_pack::Gemm::Qgemm);
 }
 
+void route_pack_i8_experts(VariantCtx& c, OpArgs& a) {
+  if (auto why = qgemm_i8_unavailable(c.device()); !why.empty())
+    fail("moe_experts vulkan:route_pack_i8 cannot run on {}: {}", c.device().info().name, why);
+  run_route_pack(c, a, route_pack::Gemm::I8);
+}
+
 // Decode (fewer than min_tokens tokens): the per-token kernels, which spread each token's few rows over the device.
 std::string decode_to_per_token(VariantCtx& c, const OpArgs& a) {
   return a.in("x").rows() < int64_t(c.device().tune("moe_experts.route_pack.min_tokens")) ? "vulkan:per_token" : "";
@@ -296,9 +323,16 @@ std::string decode_to_per_token(VariantCtx& c, const OpArgs& a) {
 
 // vulkan:route_pack: decode as above; prompt chunks on cooperative matrices where the device has them (tunable
 // moe_experts.route_pack.coopmat: 1 route_pack_coopmat's workgroup tiles, 2 route_pack_warp's subgroup tiles where it
-// runs, else the former), else on the quantized GEMM's scalar form (qgemm, 1; lavapipe 0), else its own
-// f32 grouped GEMM.
+// runs, else the former), else on 8-bit integer dot products where asked (i8, 0), else on the quantized GEMM's scalar
+// form (qgemm, 1; lavapipe 0), else its own f32 grouped GEMM.
 bool coopmat_fits(const OpArgs& a) { return route_pack::coopmat_takes(a.weight("gate"), a.weight("up"), a.weight("down")); }
+bool i8_fits(const OpArgs& a) { return route_pack::i8_takes(a.weight("gate"), a.weight("up"), a.weight("down")); }
+
+// vulkan:route_pack_i8: decode as route_pack; experts its GEMM does not take: route_pack's scalar GEMM.
+std::string route_pack_i8_pick(VariantCtx& c, const OpArgs& a) {
+  if (auto to = decode_to_per_token(c, a); !to.empty()) return to;
+  return i8_fits(a) ? "" : "vulkan:route_pack";
+}
 
 std::string route_pack_pick(VariantCtx& c, const OpArgs& a) {
   if (auto to = decode_to_per_token(c, a); !to.empty()) return to;
@@ -308,6 +342,7 @@ std::string route_pack_pick(VariantCtx& c, const OpArgs& a) {
     return "vulkan:route_pack_warp";
   if (cm >= 1 && d.tune(std::string(route_pack::kCmTune) + "cm_emulate") == 0 && route_pack::coopmat_unavailable(d).empty())
     return "vulkan:route_pack_coopmat";
+  if (d.tune("moe_experts.route_pack.i8") && i8_fits(a) && qgemm_i8_unavailable(d).empty()) return "vulkan:route_pack_i8";
   const bool q = coopmat_fits(a) && d.tune("moe_experts.route_pack.qgemm") && route_pack::qgemm_unavailable(d).empty();
   return q ? "vulkan:route_pack_qgemm" : "";
 }
@@ -338,7 +373,8 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
                  {"moe_experts.route_pack.thread_cols", 4},    {"moe_experts.route_pack.q_thread_rows", 2, {{"nvidia-hopper", 1}}},
                  {"moe_experts.route_pack.q_cols", 32},        {"moe_experts.route_pack.q_thread_cols", 2},
                  {"moe_experts.route_pack.dequant_tokens", 64}, {"moe_experts.route_pack.dequant_wg", 256},
-                 {"moe_experts.route_pack.coopmat", 1},        {"moe_experts.route_pack.qgemm", 1, {{"lavapipe", 0}}}};
+                 {"moe_experts.route_pack.coopmat", 1},        {"moe_experts.route_pack.qgemm", 1, {{"lavapipe", 0}}},
+                 {"moe_experts.route_pack.i8", 0}};
   r.add_variant(std::move(rp));
   Variant cm = vulkan_variant("moe_experts", "vulkan:route_pack_coopmat",
                               "vulkan:route_pack with the grouped GEMM on cooperative matrices (16x16x16 f16 x f16 + "
@@ -373,6 +409,18 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
   const std::string qp = route_pack::kQgemmTune;
   q.tunables = {{qp + "thread_rows", 8}, {qp + "thread_cols", 32}, {qp + "k_units", 2}, {qp + "prefetch", 3}};
   r.add_variant(std::move(q));
+  Variant i8 = vulkan_variant("moe_experts", "vulkan:route_pack_i8",
+                              "vulkan:route_pack with the grouped GEMM on 8-bit integer dot products (x and h rounded to 8 "
+                              "bits per 32 values, the experts' q8_0 / K-quant blocks staged as bytes), for devices without "
+                              "cooperative matrices",
+                              route_pack_i8_experts, false, false, qgemm_i8_unavailable);
+  i8.precision_tolerance = route_pack::kI8Tolerance;
+  i8.delegate = route_pack_i8_pick;
+  // The grid of invocations, each 4 x 4 outputs: 8 x 32 makes tiles of 32 packed rows by 128 columns (of gate and of
+  // up), 256 invocations; 64-value slots per K step (fewer where shared memory needs: gate/up stages two weights).
+  const std::string ip = route_pack::kI8Tune;
+  i8.tunables = {{ip + "thread_rows", 8}, {ip + "thread_cols", 32}, {ip + "slots", 2}};
+  r.add_variant(std::move(i8));
 }
 
 }  // namespace hl::gpu

@@ -1,7 +1,7 @@
 // Slots of quantized weight rows for the 8-bit integer dot-product kernels (qmatvec_i8_staged.comp): a row is cut
 // into slots of 64 values (K-quants: a quarter of a 256-value block; Q8_0: one 32-value block), each slot
 // RUNS runs of 16 values with one multiplier and one offset per run (value = mul * q - off), q as bytes.
-// Include after quant_blocks.glsl (HLQ_WORD(buf, i) defined; weights read from buf 0) with TYPE a constant.
+// Include after quant_blocks.glsl (HLQ_WORD(buf, i) defined) with TYPE a constant.
 #ifndef HL_QUANT_SLOTS_GLSL
 #define HL_QUANT_SLOTS_GLSL
 #include "int_dot.glsl"
@@ -18,14 +18,14 @@ uvec4 hlq_slot_starts(uint s) {
   return 256u * blk + 128u * (j >> 1u) + 16u * (j & 1u) + uvec4(0u, 32u, 64u, 96u);
 }
 
-// Slot s of the row starting at byte `row`: the quantized values of its runs as bytes (q[r]) and each run's
-// multiplier and offset.
-void hlq_slot(uint row, uint s, out uvec4 q[4], out vec4 mul, out vec4 off) {
+// Slot s of the row starting at byte `row` of weight source buf (a constant): the quantized values of its runs as
+// bytes (q[r]) and each run's multiplier and offset.
+void hlq_slot(uint buf, uint row, uint s, out uvec4 q[4], out vec4 mul, out vec4 off) {
   if (TYPE == HLQ_Q8_0) {  // { f16 d; i8 qs[32] }: value d * q, signed bytes as they are
     const uint b = row + 34u * s;
-    const float d = hlq_f16(0u, b);
-    q[0] = hlq_load16(TYPE, 0u, b + 2u);
-    q[1] = hlq_load16(TYPE, 0u, b + 18u);
+    const float d = hlq_f16(buf, b);
+    q[0] = hlq_load16(TYPE, buf, b + 2u);
+    q[1] = hlq_load16(TYPE, buf, b + 18u);
     q[2] = q[3] = uvec4(0u);
     mul = vec4(d);
     off = vec4(0.0);
@@ -37,17 +37,17 @@ void hlq_slot(uint row, uint s, out uvec4 q[4], out vec4 mul, out vec4 off) {
     // the block, sub-block 2j (low nibbles of qs[32j ..]) then 2j + 1 (high nibbles); Q5_K adds bit 2j (2j + 1)
     // of qh[l] as bit 4.
     const uint b = row + (TYPE == HLQ_Q5_K ? 176u : 144u) * blk, w = b >> 2u;
-    const vec2 dm = unpackHalf2x16(HLQ_WORD(0u, w));
-    const uvec3 sc = uvec3(HLQ_WORD(0u, w + 1u), HLQ_WORD(0u, w + 2u), HLQ_WORD(0u, w + 3u));
+    const vec2 dm = unpackHalf2x16(HLQ_WORD(buf, w));
+    const uvec3 sc = uvec3(HLQ_WORD(buf, w + 1u), HLQ_WORD(buf, w + 2u), HLQ_WORD(buf, w + 3u));
     const uvec2 lo = hlq_scale_min_k4(sc, 2u * j), hi = hlq_scale_min_k4(sc, 2u * j + 1u);
-    const uvec4 a = hlq_load16(TYPE, 0u, b + (TYPE == HLQ_Q5_K ? 48u : 16u) + 32u * j);
-    const uvec4 c = hlq_load16(TYPE, 0u, b + (TYPE == HLQ_Q5_K ? 64u : 32u) + 32u * j);
+    const uvec4 a = hlq_load16(TYPE, buf, b + (TYPE == HLQ_Q5_K ? 48u : 16u) + 32u * j);
+    const uvec4 c = hlq_load16(TYPE, buf, b + (TYPE == HLQ_Q5_K ? 64u : 32u) + 32u * j);
     q[0] = a & 0x0F0F0F0Fu;
     q[1] = c & 0x0F0F0F0Fu;
     q[2] = (a >> 4u) & 0x0F0F0F0Fu;
     q[3] = (c >> 4u) & 0x0F0F0F0Fu;
     if (TYPE == HLQ_Q5_K) {
-      const uvec4 h0 = hlq_load16(TYPE, 0u, b + 16u), h1 = hlq_load16(TYPE, 0u, b + 32u);
+      const uvec4 h0 = hlq_load16(TYPE, buf, b + 16u), h1 = hlq_load16(TYPE, buf, b + 32u);
       q[0] |= ((h0 >> (2u * j)) & 0x01010101u) << 4u;
       q[1] |= ((h1 >> (2u * j)) & 0x01010101u) << 4u;
       q[2] |= ((h0 >> (2u * j + 1u)) & 0x01010101u) << 4u;
@@ -61,12 +61,12 @@ void hlq_slot(uint row, uint s, out uvec4 q[4], out vec4 mul, out vec4 off) {
   // q = nibble (k >= 2) of ql[64h + 32(k%2) + l] | bits 2k, 2k+1 of qh[32h + l] as bits 4, 5. Slot j = 2h + (l >= 16):
   // the four runs k = 0..3 of 16 values l .. l + 15.
   const uint b = row + 210u * blk, h = j >> 1u, l0 = 16u * (j & 1u);
-  const uvec4 qa = hlq_load16(TYPE, 0u, b + 64u * h + l0), qb = hlq_load16(TYPE, 0u, b + 64u * h + 32u + l0),
-              qh = hlq_load16(TYPE, 0u, b + 128u + 32u * h + l0);
+  const uvec4 qa = hlq_load16(TYPE, buf, b + 64u * h + l0), qb = hlq_load16(TYPE, buf, b + 64u * h + 32u + l0),
+              qh = hlq_load16(TYPE, buf, b + 128u + 32u * h + l0);
   hlq_q6k_runs(qa, qb, qh, q);
-  const float d = hlq_f16(0u, b + 208u);
+  const float d = hlq_f16(buf, b + 208u);
   const uint si = b + 192u + 8u * h + (j & 1u);
-  for (uint k = 0u; k < 4u; ++k) mul[k] = d * hlq_i8(0u, si + 2u * k);
+  for (uint k = 0u; k < 4u; ++k) mul[k] = d * hlq_i8(buf, si + 2u * k);
   off = 32.0 * mul;
 }
 
