@@ -1,6 +1,8 @@
 // shared_expert: every variant against the reference on the op's cases (cases.cpp), and what is
 // special about its kernels.
 #include "ops/cases.h"
+#include "ops/matmul/qgemm_i8.h"
+#include "ops/moe_experts/route_pack.h"
 #include "variant_check.h"
 
 using namespace hl;
@@ -127,4 +129,38 @@ TEST_CASE("vk ops: shared_expert prompt chunks with gate and up in one pass", "[
           }
           CHECK(dispatches[1] < dispatches[0]);
         }
+}
+
+// vulkan:dense_i8: the three GEMMs on integer dot products (x, then h, rounded to 8 bits per 32 values: route_pack's
+// kI8Tolerance, and really rounded), q4_K gate/up with q6_K or q8_0 down, partial tiles; f32 weights and decode go to
+// vulkan:fused; vulkan:fused hands prompt chunks to it where asked.
+TEST_CASE("vk ops: shared_expert prompt chunks on integer dot products", "[vk][ops][quant]") {
+  if (!gpu::qgemm_i8_unavailable(device()).empty()) {
+    WARN("SKIPPED: no shader integer dot product on " << device().info().name);
+    return;
+  }
+  std::mt19937_64 g(19);
+  for (auto [H, F, T, down] : {std::tuple{256, 256, 37, quant::Type::Q6_K}, {2048, 512, 70, quant::Type::Q6_K}, {512, 256, 9, quant::Type::Q8_0}}) {
+    gpu::OpArgs a{{{"x", Tensor::from(randn(g, T, H))}},
+                  {{"gate", gpu::random_quantized(g, "gate", F, H, quant::Type::Q4_K, 1.0 / std::sqrt(H))},
+                   {"up", gpu::random_quantized(g, "up", F, H, quant::Type::Q4_K, 1.0 / std::sqrt(H))},
+                   {"down", gpu::random_quantized(g, "down", H, F, down, 1.0 / std::sqrt(F))},
+                   {"gate_w", weight("gate_w", randn(g, 1, H, 1.0 / std::sqrt(H)))}},
+                  {}};
+    INFO("H " << H << ", F " << F << ", T " << T << ", down " << quant::type_name(down));
+    CHECK(resolved("shared_expert", "vulkan:dense_i8", a) == "vulkan:dense_i8");
+    for (auto& [name, e] : compare_with_reference("shared_expert", "vulkan:dense_i8", a)) {
+      INFO("rel L2 " << e.rel_l2);
+      CHECK(e.finite);
+      CHECK(e.rel_l2 <= gpu::route_pack::kI8Tolerance);
+      CHECK(e.rel_l2 > 1e-4);
+    }
+    const vk::ScopedTuning on(device().ctx().profile(), {{"shared_expert.fused.i8", 1}, {"shared_expert.fused.coopmat", 0}, {"shared_expert.fused.dense", 0}});
+    CHECK(resolved("shared_expert", "vulkan:fused", a) == "vulkan:dense_i8");
+  }
+  gpu::OpArgs f32{{{"x", Tensor::from(randn(g, 5, 256))}},
+                  {{"gate", weight("gate", randn(g, 64, 256))}, {"up", weight("up", randn(g, 64, 256))},
+                   {"down", weight("down", randn(g, 256, 64))}, {"gate_w", weight("gate_w", randn(g, 1, 256))}},
+                  {}};
+  CHECK(resolved("shared_expert", "vulkan:dense_i8", f32) == "vulkan:fused");
 }

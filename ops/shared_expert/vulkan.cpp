@@ -5,8 +5,10 @@
 // prompt chunks as three dense GEMMs on matmul's qgemm_coopmat (which splits K where its tiles are few) and a SwiGLU
 // pass between them, and vulkan:dense_qgemm, the same on matmul's scalar vulkan:qgemm. vulkan:fused hands prompt
 // chunks to the dense ones (shared_expert.fused.dense), on cooperative matrices where the device has them, else on
-// the scalar GEMMs where route_pack takes those (moe_experts.route_pack.qgemm).
+// the scalar GEMMs where route_pack takes those (moe_experts.route_pack.qgemm), or on 8-bit integer dot products where
+// asked (vulkan:dense_i8, shared_expert.fused.i8: matmul's qgemm_i8 kernel).
 #include "ops/matmul/qgemm_cm.h"
+#include "ops/matmul/qgemm_i8.h"
 #include "ops/moe_experts/route_pack.h"
 #include "ops/moe_experts/swiglu.h"
 
@@ -67,6 +69,15 @@ bool dense_chunk(const Device& d, const OpArgs& a) {
          a.weight("down").cols % 64 == 0;
 }
 
+// The dense variants' shapes: gate and up [F, H], down [H, F] for x [T, H].
+void check_dense(const OpArgs& a) {
+  const Tensor& x = a.in("x");
+  const WeightRef &gw = a.weight("gate"), &uw = a.weight("up"), &dw = a.weight("down");
+  if (gw.cols != x.cols() || uw.cols != x.cols() || uw.rows != gw.rows || dw.rows != x.cols() || dw.cols != gw.rows)
+    fail("shared_expert: gate [{}, {}], up [{}, {}] and down [{}, {}] do not fit x [{}, {}]", gw.rows, gw.cols, uw.rows,
+         uw.cols, dw.rows, dw.cols, x.rows(), x.cols());
+}
+
 // y = down(silu(x gate^T) * (x up^T) * sigma): gate and up as two dense GEMMs, the SwiGLU with the token's gate folded
 // in, down as a third; on cooperative matrices, or (scalar) on vulkan:qgemm's scalar FMAs.
 void dense(VariantCtx& c, OpArgs& a, bool scalar) {
@@ -76,9 +87,7 @@ void dense(VariantCtx& c, OpArgs& a, bool scalar) {
   if (auto why = qgemm_unavailable(d, prefix, scalar); !why.empty()) fail("{} cannot run on {}: {}", what, d.info().name, why);
   const Tensor& x = a.in("x");
   const WeightRef &gw = a.weight("gate"), &uw = a.weight("up"), &dw = a.weight("down");
-  if (gw.cols != x.cols() || uw.cols != x.cols() || uw.rows != gw.rows || dw.rows != x.cols() || dw.cols != gw.rows)
-    fail("shared_expert: gate [{}, {}], up [{}, {}] and down [{}, {}] do not fit x [{}, {}]", gw.rows, gw.cols, uw.rows,
-         uw.cols, dw.rows, dw.cols, x.rows(), x.cols());
+  check_dense(a);
   const auto [expert, sigma] = gate_route(c, a);
   const uint32_t T = u32(x.rows()), F = u32(gw.rows), H = u32(x.cols());
   const QgemmWeight gq = qgemm_weight(c, gw, what), uq = qgemm_weight(c, uw, what);
@@ -103,6 +112,36 @@ void dense(VariantCtx& c, OpArgs& a, bool scalar) {
   a.set("y", qgemm_dense(d, prefix, h, qgemm_weight(c, dw, what), H, scalar));
 }
 
+// Whether vulkan:dense_i8 runs this call: a prompt chunk of weights the integer-dot-product GEMM reads.
+bool i8_chunk(const Device& d, const OpArgs& a) {
+  const auto reads = [&](const char* w) { return qgemm_i8_reads(a.weight(w).storage_type()); };
+  return a.in("x").rows() >= int64_t(d.tune("shared_expert.fused.gemm_tokens")) && reads("gate") && reads("up") && reads("down");
+}
+
+// The same three GEMMs on 8-bit integer dot products (matmul's qgemm_i8 kernel, its tunables matmul.qgemm_i8.*): x
+// rounded to 8 bits once for gate and up, h rounded so for down.
+void dense_i8(VariantCtx& c, OpArgs& a) {
+  Device& d = c.device();
+  const std::string what = "shared_expert vulkan:dense_i8", prefix = "matmul.qgemm_i8.";
+  if (auto why = qgemm_i8_unavailable(d); !why.empty()) fail("{} cannot run on {}: {}", what, d.info().name, why);
+  const Tensor& x = a.in("x");
+  const WeightRef &gw = a.weight("gate"), &uw = a.weight("up"), &dw = a.weight("down");
+  check_dense(a);
+  const auto [expert, sigma] = gate_route(c, a);
+  const uint32_t T = u32(x.rows()), F = u32(gw.rows), H = u32(x.cols());
+  const X8 x8 = quantize_x8(d, x);
+  const Tensor g = qgemm_i8_dense(d, prefix, x8, qgemm_weight(c, gw, what), F, H);
+  const Tensor u = qgemm_i8_dense(d, prefix, x8, qgemm_weight(c, uw, what), F, H);
+  Tensor h = Tensor::device(d, T, F);
+  const struct {
+    uint32_t n, F, ks, uoff;
+  } pc{T * F, F, 1, 0};
+  const Grid gr = grid((uint64_t(T) * F + 255) / 256);
+  d.dispatch(d.pipeline("shared_expert_swiglu", {{0, 256}}, 4, sizeof pc),
+             {g.buffer(d), u.buffer(d), sigma.buffer(d), h.buffer_mut(d)}, pc, gr.x, gr.y);
+  a.set("y", qgemm_i8_dense(d, prefix, quantize_x8(d, h), qgemm_weight(c, dw, what), H, F));
+}
+
 }  // namespace
 
 void register_shared_expert_vulkan(Registry& r) {
@@ -116,7 +155,9 @@ void register_shared_expert_vulkan(Registry& r) {
     const bool cm = d.tune("shared_expert.fused.coopmat") && coopmat_chunk(d, a) &&
                     d.tune(std::string(route_pack::kCmTune) + "cm_emulate") == 0 && route_pack::coopmat_unavailable(d).empty();
     if (cm) return "vulkan:fused_coopmat";
-    // Without cooperative matrices: the same choice on the scalar GEMMs (where route_pack takes them).
+    // Without cooperative matrices: on integer dot products where asked, else the same choice on the scalar GEMMs (where
+    // route_pack takes them).
+    if (d.tune("shared_expert.fused.i8") && i8_chunk(d, a) && qgemm_i8_unavailable(d).empty()) return "vulkan:dense_i8";
     if (!d.tune("moe_experts.route_pack.qgemm") || route_pack::qgemm_unavailable(d) != "") return "";
     if (d.tune("shared_expert.fused.dense") && dense_chunk(d, a)) return "vulkan:dense_qgemm";
     return coopmat_chunk(d, a) ? "vulkan:fused_qgemm" : "";
@@ -125,9 +166,9 @@ void register_shared_expert_vulkan(Registry& r) {
   // coopmat: prompt chunks to vulkan:fused_coopmat where the device has cooperative matrices; dense: prompt chunks
   // to vulkan:dense_coopmat instead (three dense GEMMs with many tiles beat one expert's route-packed tiles). Without
   // cooperative matrices, prompt chunks to vulkan:fused_qgemm as moe_experts' route_pack goes to route_pack_qgemm
-  // (moe_experts.route_pack.qgemm).
+  // (moe_experts.route_pack.qgemm), or to vulkan:dense_i8 where i8 asks.
   v.tunables = {{"shared_expert.fused.rows", 8}, {"shared_expert.fused.gemm_tokens", 2}, {"shared_expert.fused.coopmat", 1},
-                {"shared_expert.fused.dense", 1}};
+                {"shared_expert.fused.dense", 1}, {"shared_expert.fused.i8", 0}};
   r.add_variant(std::move(v));
   Variant cm = vulkan_variant("shared_expert", "vulkan:fused_coopmat",
                               "vulkan:fused with prompt chunks on route_pack_coopmat's GEMM (f16 inputs, f32 accumulation; "
@@ -177,6 +218,13 @@ void register_shared_expert_vulkan(Registry& r) {
   ds.status = "experimental";
   ds.delegate = [](VariantCtx& c, const OpArgs& a) -> std::string { return dense_chunk(c.device(), a) ? "" : "vulkan:fused"; };
   r.add_variant(std::move(ds));
+  Variant di = vulkan_variant("shared_expert", "vulkan:dense_i8",
+                              "prompt chunks as dense GEMMs on matmul's qgemm_i8 (x and h rounded to 8 bits per 32 values, "
+                              "integer dot products; tiles: matmul.qgemm_i8.*), for devices without cooperative matrices",
+                              dense_i8, false, false, qgemm_i8_unavailable);
+  di.precision_tolerance = route_pack::kI8Tolerance;  // x, then h, rounded: as route_pack_i8
+  di.delegate = [](VariantCtx& c, const OpArgs& a) -> std::string { return i8_chunk(c.device(), a) ? "" : "vulkan:fused"; };
+  r.add_variant(std::move(di));
 }
 
 }  // namespace hl::gpu
