@@ -150,11 +150,11 @@ void main() {
               if (RPG == 2u) d += hlq_dot16(b1, a1[i]);
 #if QI_GATED
               if (b == 1u) {
-                accu[i * TN + j] = fma(m * ad[i], float(d), fma(-o, as_[i], accu[i * TN + j]));
+                accu[i * TN + j] = fma(m * ad[i], hl_small_int_float(d), fma(-o, as_[i], accu[i * TN + j]));
                 continue;
               }
 #endif
-              acc[i * TN + j] = fma(m * ad[i], float(d), fma(-o, as_[i], acc[i * TN + j]));
+              acc[i * TN + j] = fma(m * ad[i], hl_small_int_float(d), fma(-o, as_[i], acc[i * TN + j]));
             }
           }
         }
