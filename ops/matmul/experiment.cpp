@@ -32,6 +32,7 @@ std::vector<Part> parts(const Context& cx) {
                   {op + ".qgemm.thread_rows", {16, 32}}, {op + ".qgemm.thread_cols", {8, 16}}, {op + ".qgemm.k_units", {1, 2}},
                   // qgemm_i8: its grid of invocations (4 x 8 outputs each), slots per step.
                   {op + ".qgemm_i8.thread_rows", {8, 16, 32}}, {op + ".qgemm_i8.thread_cols", {8, 16}}, {op + ".qgemm_i8.slots", {1, 2, 4}},
+                  {op + ".qgemm_i8.prefetch", {0, 1}},
                   // qnarrow: tokens per workgroup (grid against the partial sums' share), its size (K split finer).
                   {op + ".qnarrow.tokens", {2, 4, 8}}, {op + ".qnarrow.wg", {256, 512, 1024}}, {op + ".qnarrow.rows", {32, 64}}};
       if (decode) {

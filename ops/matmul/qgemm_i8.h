@@ -3,7 +3,8 @@
 // moe_experts' vulkan:route_pack_i8 over route-packed rows (qgemm_i8_gate.comp: 4 x 4 of gate and of up, SwiGLU in the
 // epilogue; qgemm_i8_down.comp: 4 x 4). A is rounded to 8 bits per 32 values first (quantize_x8). Tunables
 // <prefix>thread_rows, thread_cols (the grid of invocations), slots (64-value slots, q8_0 32, per K step: fewer where the
-// row's slots or shared memory need).
+// row's slots or shared memory need), prefetch (1: the next step's A and Q4_K / Q5_K words in registers during the
+// products).
 #pragma once
 #include "ops/matmul/qgemm_cm.h"
 #include "ops/matmul/quant_rows.h"

@@ -46,9 +46,10 @@ struct Push {
   uint32_t E, K, N, k, ncol, row_bytes, T;
 };
 
-const vk::Pipeline& pipeline(Device& d, const Tile& t, uint32_t mode, uint32_t type) {
+const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const Tile& t, uint32_t mode, uint32_t type) {
   const char* shader = !mode ? "qgemm_i8" : t.gated ? "qgemm_i8_gate" : "qgemm_i8_down";
-  return d.pipeline(shader, {{0, t.sr * t.sc}, {1, t.sr}, {2, t.sc}, {3, type}, {4, t.slots}, {5, mode}}, 9, sizeof(Push));
+  return d.pipeline(shader, {{0, t.sr * t.sc}, {1, t.sr}, {2, t.sc}, {3, type}, {4, t.slots}, {5, mode}, {6, d.tune(prefix + "prefetch")}},
+                    9, sizeof(Push));
 }
 
 }  // namespace
@@ -71,7 +72,7 @@ Tensor qgemm_i8_dense(Device& d, const std::string& prefix, const X8& x, const Q
   Tensor y = Tensor::device(d, T, N);
   const BufferPtr b = w.t.buffer(d);
   const Grid g = grid(uint64_t((T + t.rows() - 1) / t.rows()) * pc.ncol);
-  d.dispatch(pipeline(d, t, 0, w.type), {x.q.buffer(d), x.d.buffer(d), x.s.buffer(d), b, b, y.buffer_mut(d), b, b, b}, pc,
+  d.dispatch(pipeline(d, prefix, t, 0, w.type), {x.q.buffer(d), x.d.buffer(d), x.s.buffer(d), b, b, y.buffer_mut(d), b, b, b}, pc,
              g.x, g.y);
   return y;
 }
@@ -91,7 +92,7 @@ void qgemm_i8_routed(Device& d, const std::string& prefix, const route_pack::Pac
   // Row tiles: sum over experts of ceil(rows_e / BR) <= ceil(rows / BR) + (experts with rows).
   const uint64_t tiles = (rows + t.rows() - 1) / t.rows() + std::min<uint64_t>(p.E, rows);
   const Grid g = grid(tiles * pc.ncol);
-  d.dispatch(pipeline(d, t, 1, w0.type),
+  d.dispatch(pipeline(d, prefix, t, 1, w0.type),
              {a.q.buffer(d), a.d.buffer(d), a.s.buffer(d), w0.t.buffer(d), w1.t.buffer(d), out.buffer_mut(d), p.rows.buffer(d),
               p.offsets.buffer(d), p.tiles.buffer(d)},
              pc, g.x, g.y);
@@ -116,8 +117,9 @@ void register_matmul_vulkan_qgemm_i8(Registry& r) {
           a.set("y", qgemm_i8_dense(d, prefix, quantize_x8(d, x), qgemm_weight(c, w, what), u32(w.rows), u32(w.cols)));
         },
         false, false, qgemm_i8_unavailable);
-    // Invocation rows and columns (a tile of 4 thread_rows x 8 thread_cols), slots (64 values; q8_0: 32) per K step.
-    v.tunables = {{prefix + "thread_rows", 16}, {prefix + "thread_cols", 16}, {prefix + "slots", 2}};
+    // Invocation rows and columns (a tile of 4 thread_rows x 8 thread_cols), slots (64 values; q8_0: 32) per K step,
+    // prefetch 1: the next step's A and Q4_K / Q5_K weight words in registers during this step's products.
+    v.tunables = {{prefix + "thread_rows", 16}, {prefix + "thread_cols", 16}, {prefix + "slots", 2}, {prefix + "prefetch", 1}};
     v.precision_tolerance = kQgemmI8Tolerance;
     v.quantized_weights_only = true;
     v.weight_types = {quant::Type::Q8_0, quant::Type::Q4_K, quant::Type::Q5_K, quant::Type::Q6_K};

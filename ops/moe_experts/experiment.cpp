@@ -32,7 +32,8 @@ Experiment moe_experiment() {
                               // On integer dot products: the grid of invocations (4 x 4 outputs each), slots per step.
                               {"moe_experts.route_pack_i8.thread_rows", {4, 8}},
                               {"moe_experts.route_pack_i8.thread_cols", {16, 32, 64}},
-                              {"moe_experts.route_pack_i8.slots", {1, 2}}};
+                              {"moe_experts.route_pack_i8.slots", {1, 2}},
+                              {"moe_experts.route_pack_i8.prefetch", {0, 1}}};
                 // Rows per workgroup of each step, workgroup size, the early weight loads; add_rmsnorm_moe_block (what
                 // decode runs) runs moe_block's kernels, at moe_block's tunables.
                 if (std::string(op) == "moe_block" || std::string(op) == "add_rmsnorm_moe_block")

@@ -461,7 +461,7 @@ TEST_CASE("vk route_pack_qgemm: stage 4 on scalar FMAs, and the whole variant", 
 // The GEMM on 8-bit integer dot products (qgemm_i8_gate.comp / qgemm_i8_down.comp): x, then h, rounded to 8 bits per
 // 32 values (kI8Tolerance, derived in route_pack.h), and checked really rounded. The GGUF mix (q4_K gate/up, q6_K down) at small and real widths (H 2048, F 512, 8 of 16 experts per
 // token), q5_K/q4_K, q8_0 throughout; default and small tiles (several column tiles, partial row tiles), 1 to 4 slots
-// per step; mixed gate/up types refused; the whole variant, and route_pack's pick of it where asked.
+// per step, prefetch on and off; mixed gate/up types refused; the whole variant, and route_pack's pick of it where asked.
 TEST_CASE("vk route_pack_i8: stage 4 on integer dot products, and the whole variant", "[vk][ops][quant]") {
   if (const std::string why = gpu::qgemm_i8_unavailable(device()); !why.empty()) {
     WARN("SKIPPED: " << why);
@@ -474,11 +474,13 @@ TEST_CASE("vk route_pack_i8: stage 4 on integer dot products, and the whole vari
                              {{Type::Q5_K, Type::Q5_K, Type::Q4_K}, {6, 3, 512, 256}},
                              {{Type::Q8_0, Type::Q8_0, Type::Q8_0}, {5, 2, 192, 128}},
                              {{Type::Q4_K, Type::Q4_K, Type::Q6_K}, {16, 8, 2048, 512}}};
-  const std::tuple<size_t, uint32_t, uint32_t, uint32_t, int> runs[] = {
-      {0, 8, 32, 2, 5}, {0, 2, 8, 1, 64}, {1, 2, 8, 4, 40}, {1, 8, 32, 2, 3}, {2, 8, 32, 2, 40}, {2, 3, 5, 3, 7}, {3, 8, 32, 2, 64}};
-  for (const auto& [i, rows, cols, slots, T] : runs) {
-    const vk::ScopedTuning tune(device().ctx().profile(), {{p + "thread_rows", rows}, {p + "thread_cols", cols}, {p + "slots", slots}});
-    INFO("tile " << rows << " x " << cols << ", slots " << slots);
+  const std::tuple<size_t, uint32_t, uint32_t, uint32_t, uint32_t, int> runs[] = {
+      {0, 8, 32, 2, 1, 5}, {0, 8, 32, 2, 0, 5}, {0, 2, 8, 1, 1, 64}, {1, 2, 8, 4, 0, 40}, {1, 8, 32, 2, 1, 3},
+      {2, 8, 32, 2, 1, 40}, {2, 3, 5, 3, 1, 7}, {3, 8, 32, 2, 1, 64}, {3, 4, 16, 1, 0, 20}};
+  for (const auto& [i, rows, cols, slots, prefetch, T] : runs) {
+    const vk::ScopedTuning tune(device().ctx().profile(),
+                                {{p + "thread_rows", rows}, {p + "thread_cols", cols}, {p + "slots", slots}, {p + "prefetch", prefetch}});
+    INFO("tile " << rows << " x " << cols << ", slots " << slots << ", prefetch " << prefetch);
     const double e = coopmat_gemm_error(device(), g, cases[i], T, gpu::route_pack::Gemm::I8);
     CHECK(e > 1e-4);
     CHECK(e <= tol);

@@ -417,9 +417,10 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
   i8.precision_tolerance = route_pack::kI8Tolerance;
   i8.delegate = route_pack_i8_pick;
   // The grid of invocations, each 4 x 4 outputs: 8 x 32 makes tiles of 32 packed rows by 128 columns (of gate and of
-  // up), 256 invocations; 64-value slots per K step (fewer where shared memory needs: gate/up stages two weights).
+  // up), 256 invocations; 64-value slots per K step (fewer where shared memory needs: gate/up stages two weights); the
+  // next step's words in registers during the products (prefetch 1).
   const std::string ip = route_pack::kI8Tune;
-  i8.tunables = {{ip + "thread_rows", 8}, {ip + "thread_cols", 32}, {ip + "slots", 2}};
+  i8.tunables = {{ip + "thread_rows", 8}, {ip + "thread_cols", 32}, {ip + "slots", 2}, {ip + "prefetch", 1}};
   r.add_variant(std::move(i8));
 }
 

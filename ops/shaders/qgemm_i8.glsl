@@ -25,6 +25,16 @@ layout(constant_id = 2) const uint SC = 16;    // invocation columns
 layout(constant_id = 3) const uint TYPE = 12;  // ggml type id of the weights (gate and up alike): Q8_0 8, Q4_K 12, Q5_K 13, Q6_K 14
 layout(constant_id = 4) const uint S = 2;      // slots per K step (the host keeps the row's slots a multiple)
 layout(constant_id = 5) const uint MODE = 0;   // 0: dense rows; 1: route_pack tiles
+// 1: the next step's A runs and Q4_K / Q5_K weight words (raw, HlqSlotRaw) loaded into registers before this step's
+// products and staged after them (their latency behind the products), where they fit QI_AREG / QI_WREG items per
+// invocation; 0: each step loads and stages in turn.
+layout(constant_id = 6) const uint PREFETCH = 0;
+#ifndef QI_AREG
+#define QI_AREG 4
+#endif
+#ifndef QI_WREG
+#define QI_WREG 2
+#endif
 const uint TM = QI_TM, TN = QI_TN, BR = TM * SR, BN = TN * SC, GATED = QI_GATED;
 #define BM BR  // route_gemm.glsl's name for the rows per tile
 #include "common.glsl"
@@ -64,20 +74,59 @@ shared vec4 ws_m[(GATED + 1u) * BN * S], ws_o[(GATED + 1u) * BN * S];  // per sl
 shared uint arow[BR];  // the A row of each tile row, ROUTE_NONE past the tile's rows
 #include "route_gemm.glsl"
 
-// Weight row c of the tile (b: 0, or 1 for up), slot s0 + ss staged; zeros past N.
-void stage_weight(uint b, uint c, uint ss, uint s0, uint n0, uint wrow0) {
-  uvec4 q[4] = uvec4[4](uvec4(0u), uvec4(0u), uvec4(0u), uvec4(0u));
-  vec4 mul = vec4(0.0), off = vec4(0.0);
-  const uint n = n0 + c;
-  if (n < pc.N) {
-    if (b == 0u) hlq_slot(0u, (wrow0 + n) * pc.row_bytes, s0 + ss, q, mul, off);
-    else hlq_slot(1u, (wrow0 + n) * pc.row_bytes, s0 + ss, q, mul, off);
+const uint AV = BR * S * 4u, WV = BN * S;  // A items (row, slot, run) and weight items (row, slot) of a step
+
+// A item i of the step at slot s0: the run's 16 values at the weight's K offsets and, for a group's first run, the
+// block scale and the group's scale * sum (zeros past the tile's rows and for i past the step).
+void a_load(uint i, uint s0, out uvec4 q, out vec2 ds) {
+  const uint r = min(i / (4u * S), BR - 1u), ss = (i / 4u) % S, k = i % 4u, t = i < AV ? arow[r] : ROUTE_NONE;
+  const bool ok = t != ROUTE_NONE && k < HLQ_RUNS;
+  const uint at = (ok ? t : 0u) * (pc.K / 16u) + hlq_slot_starts(s0 + ss)[k] / 16u;
+  q = ok ? xq4[at] : uvec4(0u);
+  ds = ok && k % RPG == 0u ? vec2(xd[at / 2u], RPG == 2u ? xs[at] + xs[at + 1u] : xs[at]) : vec2(0.0);
+}
+void a_store(uint i, uvec4 q, vec2 ds) {
+  if (i >= AV) return;
+  const uint r = i / (4u * S), ss = (i / 4u) % S, k = i % 4u;
+  xs_q[r * RP + 4u * ss + k] = q;
+  if (k % RPG == 0u) {
+    xs_d[r * S + ss][k / RPG] = ds.x;
+    xs_s[r * S + ss][k / RPG] = ds.y;
   }
-  const uint r = b * BN + c;
+}
+
+// Weight item i (tile row i / S, slot s0 + i % S; b: 0, or 1 for up) decoded into shared memory, zeros past N.
+void w_store(uint b, uint i, uvec4 q[4], vec4 mul, vec4 off) {
+  if (i >= WV) return;
+  const uint r = b * BN + i / S, ss = i % S;
   [[unroll]] for (uint k = 0u; k < 4u; ++k) ws_q[r * RP + 4u * ss + k] = q[k];
   // Per group: the multiplier and offset of its first run (the same for every run of the group).
   ws_m[r * S + ss] = RPG == 2u ? vec4(mul.x, mul.z, 0.0, 0.0) : mul;
   ws_o[r * S + ss] = RPG == 2u ? vec4(off.x, off.z, 0.0, 0.0) : off;
+}
+void w_stage(uint b, uint i, uint s0, uint n0, uint wrow0) {
+  uvec4 q[4] = uvec4[4](uvec4(0u), uvec4(0u), uvec4(0u), uvec4(0u));
+  vec4 mul = vec4(0.0), off = vec4(0.0);
+  const uint n = n0 + i / S, row = (wrow0 + n) * pc.row_bytes, s = s0 + i % S;
+  if (i < WV && n < pc.N) {
+    if (b == 0u) hlq_slot(0u, row, s, q, mul, off);
+    else hlq_slot(1u, row, s, q, mul, off);
+  }
+  w_store(b, i, q, mul, off);
+}
+// The same in two halves (PREFETCH, Q4_K / Q5_K): the raw words (zeros past N), then their decode.
+void w_raw(uint b, uint i, uint s0, uint n0, uint wrow0, out HlqSlotRaw r) {
+  r.head = r.a = r.c = r.h0 = r.h1 = uvec4(0u);
+  const uint n = n0 + i / S, row = (wrow0 + n) * pc.row_bytes, s = s0 + i % S;
+  if (i >= WV || n >= pc.N) return;
+  if (b == 0u) hlq_slot_raw(0u, row, s, r);
+  else hlq_slot_raw(1u, row, s, r);
+}
+void w_unpack(uint b, uint i, uint s0, HlqSlotRaw r) {
+  uvec4 q[4];
+  vec4 mul, off;
+  hlq_slot_unpack(r, s0 + i % S, q, mul, off);  // zero words decode to zero multipliers, offsets and values
+  w_store(b, i, q, mul, off);
 }
 
 void main() {
@@ -98,7 +147,7 @@ void main() {
     // route_tile wrote each row's offset in values of A; here rows are counted.
     for (uint r = lid; r < BR; r += WG) arow[r] = arow[r] == ROUTE_NONE ? ROUTE_NONE : arow[r] / pc.K;
   }
-  const uint tr = lid / SC, tc = lid % SC, K16 = pc.K / 16u;
+  const uint tr = lid / SC, tc = lid % SC;
 
   float acc[TM * TN];
   [[unroll]] for (uint i = 0u; i < TM * TN; ++i) acc[i] = 0.0;
@@ -107,26 +156,48 @@ void main() {
   [[unroll]] for (uint i = 0u; i < TM * TN; ++i) accu[i] = 0.0;
 #endif
 
+  // Next step's A items and weight words in registers (see PREFETCH). (Plain locals: glslang mis-emits these
+  // specialization-constant expressions as constants; the driver folds them.)
+  uint pf = PREFETCH;
+  bool PFA = pf != 0u && AV <= uint(QI_AREG) * WG;
+  bool PFW = pf != 0u && WV <= uint(QI_WREG) * WG && (TYPE == HLQ_Q4_K || TYPE == HLQ_Q5_K);
+  uvec4 ra[QI_AREG];
+  vec2 rd[QI_AREG];
+  HlqSlotRaw rw[QI_WREG * (QI_GATED + 1)];
+  barrier();  // arow written
+  if (PFA) [[unroll]] for (uint q = 0u; q < QI_AREG; ++q) a_load(lid + q * WG, 0u, ra[q], rd[q]);
+  if (PFW)
+    [[unroll]] for (uint q = 0u; q < QI_WREG; ++q)
+      [[unroll]] for (uint b = 0u; b <= GATED; ++b) w_raw(b, lid + q * WG, 0u, n0, wrow0, rw[b * QI_WREG + q]);
   for (uint s0 = 0u; s0 < slots; s0 += S) {
-    barrier();  // the previous step consumed (the first time: arow written)
-    // A: (row, slot, run) per item, the run's 16 values at the weight's K offsets; zeros past the tile's rows.
-    for (uint i = lid; i < BR * S * 4u; i += WG) {
-      const uint r = i / (4u * S), ss = (i / 4u) % S, k = i % 4u, t = arow[r];
-      const bool ok = t != ROUTE_NONE && k < HLQ_RUNS;
-      const uint at = (ok ? t : 0u) * K16 + hlq_slot_starts(s0 + ss)[k] / 16u;
-      xs_q[r * RP + 4u * ss + k] = ok ? xq4[at] : uvec4(0u);
-      if (k % RPG == 0u) {  // the group's first run: its block scale and the group's scale * sum
-        const uint gi = k / RPG;
-        xs_d[r * S + ss][gi] = ok ? xd[at / 2u] : 0.0;
-        xs_s[r * S + ss][gi] = ok ? (RPG == 2u ? xs[at] + xs[at + 1u] : xs[at]) : 0.0;
+    barrier();  // the previous step consumed
+    if (PFA) {
+      [[unroll]] for (uint q = 0u; q < QI_AREG; ++q) a_store(lid + q * WG, ra[q], rd[q]);
+    } else {
+      for (uint i = lid; i < AV; i += WG) {
+        uvec4 q;
+        vec2 ds;
+        a_load(i, s0, q, ds);
+        a_store(i, q, ds);
       }
     }
-    // Weights: (row, slot) per item, neighbouring invocations neighbouring slots of a row.
-    for (uint i = lid; i < BN * S; i += WG) {
-      stage_weight(0u, i / S, i % S, s0, n0, wrow0);
-      if (GATED == 1u) stage_weight(1u, i / S, i % S, s0, n0, wrow0);
+    if (PFW) {
+      [[unroll]] for (uint q = 0u; q < QI_WREG; ++q)
+        [[unroll]] for (uint b = 0u; b <= GATED; ++b) w_unpack(b, lid + q * WG, s0, rw[b * QI_WREG + q]);
+    } else {
+      // Neighbouring invocations, neighbouring slots of a row.
+      for (uint i = lid; i < WV; i += WG) {
+        w_stage(0u, i, s0, n0, wrow0);
+        if (GATED == 1u) w_stage(1u, i, s0, n0, wrow0);
+      }
     }
     barrier();  // the step is staged
+    if (s0 + S < slots) {
+      if (PFA) [[unroll]] for (uint q = 0u; q < QI_AREG; ++q) a_load(lid + q * WG, s0 + S, ra[q], rd[q]);
+      if (PFW)
+        [[unroll]] for (uint q = 0u; q < QI_WREG; ++q)
+          [[unroll]] for (uint b = 0u; b <= GATED; ++b) w_raw(b, lid + q * WG, s0 + S, n0, wrow0, rw[b * QI_WREG + q]);
+    }
 
     [[unroll]] for (uint ss = 0u; ss < S; ++ss)
       [[unroll]] for (uint gi = 0u; gi < G; ++gi) {

@@ -18,6 +18,43 @@ uvec4 hlq_slot_starts(uint s) {
   return 256u * blk + 128u * (j >> 1u) + 16u * (j & 1u) + uvec4(0u, 32u, 64u, 96u);
 }
 
+// A Q4_K / Q5_K slot's words as loaded, nothing decoded (hlq_slot_raw), and their decode (hlq_slot_unpack): a kernel
+// can load the next step's slots while it computes on this one. Block { f16 d, dmin; u8 scales[12]; (Q5_K: u8 qh[32];)
+// u8 qs[128] }: slot j of a block holds values 64j .. 64j + 63, sub-block 2j (low nibbles of qs[32j ..]) then 2j + 1
+// (high nibbles); Q5_K adds bit 2j (2j + 1) of qh[l] as bit 4. head: d, dmin and the scales; a, c: the slot's 32 qs
+// bytes; h0, h1: Q5_K's qh.
+struct HlqSlotRaw { uvec4 head, a, c, h0, h1; };
+
+void hlq_slot_raw(uint buf, uint row, uint s, out HlqSlotRaw r) {
+  const uint b = row + (TYPE == HLQ_Q5_K ? 176u : 144u) * (s >> 2u), j = s & 3u;
+  r.head = hlq_load16(TYPE, buf, b);
+  r.a = hlq_load16(TYPE, buf, b + (TYPE == HLQ_Q5_K ? 48u : 16u) + 32u * j);
+  r.c = hlq_load16(TYPE, buf, b + (TYPE == HLQ_Q5_K ? 64u : 32u) + 32u * j);
+  r.h0 = r.h1 = uvec4(0u);
+  if (TYPE == HLQ_Q5_K) {
+    r.h0 = hlq_load16(TYPE, buf, b + 16u);
+    r.h1 = hlq_load16(TYPE, buf, b + 32u);
+  }
+}
+
+void hlq_slot_unpack(HlqSlotRaw r, uint s, out uvec4 q[4], out vec4 mul, out vec4 off) {
+  const uint j = s & 3u;
+  const vec2 dm = unpackHalf2x16(r.head.x);
+  const uvec2 lo = hlq_scale_min_k4(r.head.yzw, 2u * j), hi = hlq_scale_min_k4(r.head.yzw, 2u * j + 1u);
+  q[0] = r.a & 0x0F0F0F0Fu;
+  q[1] = r.c & 0x0F0F0F0Fu;
+  q[2] = (r.a >> 4u) & 0x0F0F0F0Fu;
+  q[3] = (r.c >> 4u) & 0x0F0F0F0Fu;
+  if (TYPE == HLQ_Q5_K) {
+    q[0] |= ((r.h0 >> (2u * j)) & 0x01010101u) << 4u;
+    q[1] |= ((r.h1 >> (2u * j)) & 0x01010101u) << 4u;
+    q[2] |= ((r.h0 >> (2u * j + 1u)) & 0x01010101u) << 4u;
+    q[3] |= ((r.h1 >> (2u * j + 1u)) & 0x01010101u) << 4u;
+  }
+  mul = vec4(dm.x * float(lo.x), dm.x * float(lo.x), dm.x * float(hi.x), dm.x * float(hi.x));
+  off = vec4(dm.y * float(lo.y), dm.y * float(lo.y), dm.y * float(hi.y), dm.y * float(hi.y));
+}
+
 // Slot s of the row starting at byte `row` of weight source buf (a constant): the quantized values of its runs as
 // bytes (q[r]) and each run's multiplier and offset.
 void hlq_slot(uint buf, uint row, uint s, out uvec4 q[4], out vec4 mul, out vec4 off) {
@@ -33,28 +70,9 @@ void hlq_slot(uint buf, uint row, uint s, out uvec4 q[4], out vec4 mul, out vec4
   }
   const uint blk = s >> 2u, j = s & 3u;
   if (TYPE == HLQ_Q4_K || TYPE == HLQ_Q5_K) {
-    // { f16 d, dmin; u8 scales[12]; (Q5_K: u8 qh[32];) u8 qs[128] }: slot j holds values 64j .. 64j + 63 of
-    // the block, sub-block 2j (low nibbles of qs[32j ..]) then 2j + 1 (high nibbles); Q5_K adds bit 2j (2j + 1)
-    // of qh[l] as bit 4.
-    const uint b = row + (TYPE == HLQ_Q5_K ? 176u : 144u) * blk, w = b >> 2u;
-    const vec2 dm = unpackHalf2x16(HLQ_WORD(buf, w));
-    const uvec3 sc = uvec3(HLQ_WORD(buf, w + 1u), HLQ_WORD(buf, w + 2u), HLQ_WORD(buf, w + 3u));
-    const uvec2 lo = hlq_scale_min_k4(sc, 2u * j), hi = hlq_scale_min_k4(sc, 2u * j + 1u);
-    const uvec4 a = hlq_load16(TYPE, buf, b + (TYPE == HLQ_Q5_K ? 48u : 16u) + 32u * j);
-    const uvec4 c = hlq_load16(TYPE, buf, b + (TYPE == HLQ_Q5_K ? 64u : 32u) + 32u * j);
-    q[0] = a & 0x0F0F0F0Fu;
-    q[1] = c & 0x0F0F0F0Fu;
-    q[2] = (a >> 4u) & 0x0F0F0F0Fu;
-    q[3] = (c >> 4u) & 0x0F0F0F0Fu;
-    if (TYPE == HLQ_Q5_K) {
-      const uvec4 h0 = hlq_load16(TYPE, buf, b + 16u), h1 = hlq_load16(TYPE, buf, b + 32u);
-      q[0] |= ((h0 >> (2u * j)) & 0x01010101u) << 4u;
-      q[1] |= ((h1 >> (2u * j)) & 0x01010101u) << 4u;
-      q[2] |= ((h0 >> (2u * j + 1u)) & 0x01010101u) << 4u;
-      q[3] |= ((h1 >> (2u * j + 1u)) & 0x01010101u) << 4u;
-    }
-    mul = vec4(dm.x * float(lo.x), dm.x * float(lo.x), dm.x * float(hi.x), dm.x * float(hi.x));
-    off = vec4(dm.y * float(lo.y), dm.y * float(lo.y), dm.y * float(hi.y), dm.y * float(hi.y));
+    HlqSlotRaw r;
+    hlq_slot_raw(buf, row, s, r);
+    hlq_slot_unpack(r, s, q, mul, off);
     return;
   }
   // Q6_K { u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d }: value 128h + 32k + l = d * sc[8h + 2k + l/16] * (q - 32),
