@@ -60,7 +60,8 @@ std::string pick(const std::string& op, VariantCtx& c, const OpArgs& a) {
       const std::string cm = op + ".qgemm_coopmat.";
       const bool coopmat = d.tune("matmul.auto.coopmat") && d.tune(cm + "cm_emulate") == 0 && qgemm_unavailable(d, cm).empty();
       if (coopmat) return "vulkan:qgemm_coopmat";
-      // Else, where asked (i8 1), 8-bit integer dot products on x rounded to 8 bits, for the block types they read.
+      // Else 8-bit integer dot products on x rounded to 8 bits (i8 1; lavapipe 0, whose goldens expect exact f32), for
+      // the block types they read.
       const quant::Type t = w.storage_type();
       const bool i8_type = t == quant::Type::Q4_K || t == quant::Type::Q5_K || t == quant::Type::Q6_K || t == quant::Type::Q8_0;
       if (d.tune("matmul.auto.i8") && i8_type && d.info().integer_dot_product) return "vulkan:qgemm_i8";
@@ -101,7 +102,7 @@ void register_matmul_vulkan(Registry& r) {
     r.add_variant(std::move(rd));
     Variant au = vulkan_variant(op, "vulkan:auto",
                                 "picks per call: f32 weights: rowdot for up to 8 tokens, qgemm_coopmat (or qgemm, or tiled) above; quantized weights: qmatvec_planar "
-                                "(large q6_K), qmatvec_direct (or qmatvec) for decode, qgemm_coopmat (or qgemm_i8 where asked, or qgemm, or qcols) for prompt chunks; "
+                                "(large q6_K), qmatvec_direct (or qmatvec) for decode, qgemm_coopmat (or qgemm_i8 for q8_0 and K-quants, or qgemm, or qcols) for prompt chunks; "
                                 "qnarrow for prompt chunks of at most 64 rows",
                                 {}, true);
     au.delegate = [op](VariantCtx& c, const OpArgs& a) { return pick(op, c, a); };
@@ -114,7 +115,7 @@ void register_matmul_vulkan(Registry& r) {
     // kernels its model goldens were written with.
     au.tunables = {{"matmul.auto.rowdot_tokens", 8}, {"matmul.auto.qmatvec_tokens", 1},
                    {"matmul.auto.decode_planar_rows", 65536}, {"matmul.auto.decode_direct", 1},
-                   {"matmul.auto.coopmat", 1}, {"matmul.auto.i8", 0}, {"matmul.auto.qgemm", 1, {{"lavapipe", 0}}},
+                   {"matmul.auto.coopmat", 1}, {"matmul.auto.i8", 1, {{"lavapipe", 0}}}, {"matmul.auto.qgemm", 1, {{"lavapipe", 0}}},
                    {"matmul.auto.narrow_rows", 64, {{"lavapipe", 0}}}, {"matmul.auto.f32_qgemm", 1, {{"lavapipe", 0}}},
                    {"matmul.auto.f32_coopmat", 1}};
     au.precision_tolerance = kX16Tolerance;  // its decode pick, qmatvec_direct, takes x as 16-bit fixed point

@@ -119,7 +119,7 @@ void register_matmul_vulkan_qgemm_i8(Registry& r) {
         false, false, qgemm_i8_unavailable);
     // Invocation rows and columns (a tile of 4 thread_rows x 8 thread_cols), slots (64 values; q8_0: 32) per K step,
     // prefetch 1: the next step's A and Q4_K / Q5_K weight words in registers during this step's products.
-    v.tunables = {{prefix + "thread_rows", 16}, {prefix + "thread_cols", 16}, {prefix + "slots", 2}, {prefix + "prefetch", 1}};
+    v.tunables = {{prefix + "thread_rows", 16}, {prefix + "thread_cols", 16}, {prefix + "slots", 1}, {prefix + "prefetch", 1}};
     v.precision_tolerance = kQgemmI8Tolerance;
     v.quantized_weights_only = true;
     v.weight_types = {quant::Type::Q8_0, quant::Type::Q4_K, quant::Type::Q5_K, quant::Type::Q6_K};

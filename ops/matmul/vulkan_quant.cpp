@@ -204,8 +204,8 @@ X8 quantize_x8(Device& d, const Tensor& x) {
   const uint32_t blocks = u32(x.rows() * x.cols() / 32);
   X8 r{Tensor::device(d, x.rows(), x.cols() / 4), Tensor::device(d, x.rows(), x.cols() / 32),
        Tensor::device(d, x.rows(), x.cols() / 16)};
-  const auto& p = d.pipeline("quantize_x8", {{0, 64}}, 4, sizeof blocks);
-  const Grid g = grid((blocks + 63) / 64);
+  const auto& p = d.pipeline("quantize_x8", {{0, 256}}, 4, sizeof blocks);
+  const Grid g = grid((uint64_t(blocks) * 8 + 255) / 256);  // eight invocations per block
   d.dispatch(p, {x.buffer(d), r.q.buffer_mut(d), r.d.buffer_mut(d), r.s.buffer_mut(d)}, blocks, g.x, g.y);
   return r;
 }

@@ -16,7 +16,7 @@
 // cooperative matrices (tunable moe_experts.route_pack.qgemm; lavapipe keeps the exact f32 GEMM).
 // vulkan:route_pack_i8 is the same pipeline with stage 4 on 8-bit integer dot products (ops/matmul/qgemm_i8.h: x, then
 // h, rounded to 8 bits per 32 values, the experts' blocks staged as bytes); route_pack hands prompt chunks to it on
-// devices without cooperative matrices where moe_experts.route_pack.i8 asks.
+// devices without cooperative matrices (moe_experts.route_pack.i8; lavapipe keeps the exact f32 GEMM).
 // Every stage is deterministic: the same inputs give bit-identical outputs. Decode (fewer than
 // moe_experts.route_pack.min_tokens tokens) runs the per-token kernels (vulkan:per_token), which spread
 // one token's k experts over more workgroups.
@@ -323,7 +323,7 @@ std::string decode_to_per_token(VariantCtx& c, const OpArgs& a) {
 
 // vulkan:route_pack: decode as above; prompt chunks on cooperative matrices where the device has them (tunable
 // moe_experts.route_pack.coopmat: 1 route_pack_coopmat's workgroup tiles, 2 route_pack_warp's subgroup tiles where it
-// runs, else the former), else on 8-bit integer dot products where asked (i8, 0), else on the quantized GEMM's scalar
+// runs, else the former), else on 8-bit integer dot products (i8, 1; lavapipe 0), else on the quantized GEMM's scalar
 // form (qgemm, 1; lavapipe 0), else its own f32 grouped GEMM.
 bool coopmat_fits(const OpArgs& a) { return route_pack::coopmat_takes(a.weight("gate"), a.weight("up"), a.weight("down")); }
 bool i8_fits(const OpArgs& a) { return route_pack::i8_takes(a.weight("gate"), a.weight("up"), a.weight("down")); }
@@ -374,7 +374,7 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
                  {"moe_experts.route_pack.q_cols", 32},        {"moe_experts.route_pack.q_thread_cols", 2},
                  {"moe_experts.route_pack.dequant_tokens", 64}, {"moe_experts.route_pack.dequant_wg", 256},
                  {"moe_experts.route_pack.coopmat", 1},        {"moe_experts.route_pack.qgemm", 1, {{"lavapipe", 0}}},
-                 {"moe_experts.route_pack.i8", 0}};
+                 {"moe_experts.route_pack.i8", 1, {{"lavapipe", 0}}}};
   r.add_variant(std::move(rp));
   Variant cm = vulkan_variant("moe_experts", "vulkan:route_pack_coopmat",
                               "vulkan:route_pack with the grouped GEMM on cooperative matrices (16x16x16 f16 x f16 + "

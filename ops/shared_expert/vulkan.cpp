@@ -166,9 +166,9 @@ void register_shared_expert_vulkan(Registry& r) {
   // coopmat: prompt chunks to vulkan:fused_coopmat where the device has cooperative matrices; dense: prompt chunks
   // to vulkan:dense_coopmat instead (three dense GEMMs with many tiles beat one expert's route-packed tiles). Without
   // cooperative matrices, prompt chunks to vulkan:fused_qgemm as moe_experts' route_pack goes to route_pack_qgemm
-  // (moe_experts.route_pack.qgemm), or to vulkan:dense_i8 where i8 asks.
+  // (moe_experts.route_pack.qgemm), or first to vulkan:dense_i8 (i8 1; lavapipe 0, whose goldens expect exact f32).
   v.tunables = {{"shared_expert.fused.rows", 8}, {"shared_expert.fused.gemm_tokens", 2}, {"shared_expert.fused.coopmat", 1},
-                {"shared_expert.fused.dense", 1}, {"shared_expert.fused.i8", 0}};
+                {"shared_expert.fused.dense", 1}, {"shared_expert.fused.i8", 1, {{"lavapipe", 0}}}};
   r.add_variant(std::move(v));
   Variant cm = vulkan_variant("shared_expert", "vulkan:fused_coopmat",
                               "vulkan:fused with prompt chunks on route_pack_coopmat's GEMM (f16 inputs, f32 accumulation; "
