@@ -125,6 +125,15 @@ TEST_CASE("vk ops: quantized matmul, qgemm_i8 on every block type and tile", "[v
         }
       }
     }
+  // min_groups: rows per tile halved down to 4 (one invocation row) while the grid is smaller than asked.
+  for (Type t : {Type::Q4_K, Type::Q6_K}) {
+    const gpu::OpArgs a = matmul_args(g, 70, 512, 300, t);
+    for (uint32_t min_groups : {8u, 1u << 20}) {
+      INFO(quant::type_name(t) << " min_groups " << min_groups);
+      vk::ScopedTuning s(device().ctx().profile(), {{"matmul.qgemm_i8.min_groups", min_groups}});
+      require_close("matmul", "vulkan:qgemm_i8", a, 2e-2);
+    }
+  }
   std::mt19937_64 g2(30);
   // vulkan:auto takes it for prompt chunks of the types it reads where asked (i8 1), not for decode or f16 weights.
   for (const std::string op : {"matmul", "lm_head"}) {

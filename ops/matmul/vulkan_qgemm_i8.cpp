@@ -66,8 +66,12 @@ uint32_t qgemm_i8_tile_rows(const Device& d, const std::string& prefix) { return
 
 Tensor qgemm_i8_dense(Device& d, const std::string& prefix, const X8& x, const QgemmWeight& w, uint32_t N, uint32_t K) {
   check(w, K);
-  const Tile t = tile(d, prefix, false, false, K, w.type);
   const uint32_t T = u32(x.q.rows());
+  Tile t = tile(d, prefix, false, false, K, w.type);
+  // Fewer rows per tile while the grid would be smaller than min_groups workgroups (a narrow output, few tokens).
+  const uint32_t min_groups = d.tune(prefix + "min_groups");
+  const auto groups = [&](const Tile& u) { return uint64_t((T + u.rows() - 1) / u.rows()) * ((N + u.cols() - 1) / u.cols()); };
+  while (t.sr > 1 && groups(t) < min_groups) t.sr /= 2;
   const Push pc{0, K, N, 0, (N + t.cols() - 1) / t.cols(), w.row_bytes, T};
   Tensor y = Tensor::device(d, T, N);
   const BufferPtr b = w.t.buffer(d);
@@ -119,7 +123,9 @@ void register_matmul_vulkan_qgemm_i8(Registry& r) {
         false, false, qgemm_i8_unavailable);
     // Invocation rows and columns (a tile of 4 thread_rows x 8 thread_cols), slots (64 values; q8_0: 32) per K step,
     // prefetch 1: the next step's A and Q4_K / Q5_K weight words in registers during this step's products.
-    v.tunables = {{prefix + "thread_rows", 16}, {prefix + "thread_cols", 16}, {prefix + "slots", 1}, {prefix + "prefetch", 1}};
+    // min_groups: halve thread_rows while the grid would have fewer workgroups (0: never).
+    v.tunables = {{prefix + "thread_rows", 16}, {prefix + "thread_cols", 16}, {prefix + "slots", 1}, {prefix + "prefetch", 1},
+                  {prefix + "min_groups", 0}};
     v.precision_tolerance = kQgemmI8Tolerance;
     v.quantized_weights_only = true;
     v.weight_types = {quant::Type::Q8_0, quant::Type::Q4_K, quant::Type::Q5_K, quant::Type::Q6_K};
