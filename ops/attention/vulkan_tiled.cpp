@@ -121,8 +121,9 @@ void register_attention_vulkan_tiled(Registry& r) {
   // of two <= wg); keys one workgroup walks before the range is split; split keys while fewer workgroups than
   // min_groups would run, keeping at least split_min_keys keys per split; coopmat: prompt chunks on cooperative
   // matrices where the device has them, 2 vulkan:flash_rows (H100, 512 queries: 75.7 us against 108.1), 1
-  // vulkan:flash_coopmat, 0 neither.
-  v.tunables = {{"attention.tiled.rows", 32},        {"attention.tiled.keys", 8},
+  // vulkan:flash_coopmat, 0 neither. Hopper: 16 keys per tile (H100, 512 queries without matrix units: 1012 us against
+  // 1304 at 8, 1040 at 32; reports/nvidia-h100-80gb-hbm3/scalar-i8.md).
+  v.tunables = {{"attention.tiled.rows", 32},        {"attention.tiled.keys", 8, {{"nvidia-hopper", 16}}},
                 {"attention.tiled.max_keys", UINT32_MAX}, {"attention.tiled.min_groups", 256},
                 {"attention.tiled.split_min_keys", 512}, {"attention.tiled.coopmat", 2}};
   r.add_variant(std::move(v));

@@ -420,7 +420,7 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
   // up), 256 invocations; 64-value slots per K step (fewer where shared memory needs: gate/up stages two weights); the
   // next step's words in registers during the products (prefetch 1).
   const std::string ip = route_pack::kI8Tune;
-  i8.tunables = {{ip + "thread_rows", 8}, {ip + "thread_cols", 32}, {ip + "slots", 2}, {ip + "prefetch", 1}};
+  i8.tunables = {{ip + "thread_rows", 8}, {ip + "thread_cols", 32}, {ip + "slots", 1}, {ip + "prefetch", 1}};
   r.add_variant(std::move(i8));
 }
 
