@@ -29,6 +29,7 @@ layout(constant_id = 5) const uint MODE = 0;   // 0: dense rows; 1: route_pack t
 // products and staged after them (their latency behind the products), where they fit QI_AREG / QI_WREG items per
 // invocation; 0: each step loads and stages in turn.
 layout(constant_id = 6) const uint PREFETCH = 0;
+layout(constant_id = 7) const uint SKIP_ROWS = 1;  // 1: products of rows past the tile's end skipped (0: computed on zeros)
 #ifndef QI_AREG
 #define QI_AREG 4
 #endif
@@ -73,6 +74,12 @@ shared vec4 xs_d[BR * S], xs_s[BR * S];                    // per slot: A's bloc
 shared vec4 ws_m[(GATED + 1u) * BN * S], ws_o[(GATED + 1u) * BN * S];  // per slot: multiplier and offset per group
 shared uint arow[BR];  // the A row of each tile row, ROUTE_NONE past the tile's rows
 #include "route_gemm.glsl"
+
+// This invocation's outputs (module scope: products() adds to them).
+float acc[TM * TN];
+#if QI_GATED
+float accu[TM * TN];
+#endif
 
 const uint AV = BR * S * 4u, WV = BN * S;  // A items (row, slot, run) and weight items (row, slot) of a step
 
@@ -129,6 +136,40 @@ void w_unpack(uint b, uint i, uint s0, HlqSlotRaw r) {
   w_store(b, i, q, mul, off);
 }
 
+// The step's products of group gi of slot ss for this invocation's rows tr + SR i (i < live) and columns tc + SC j.
+void products(uint ss, uint gi, uint tr, uint tc, uint live) {
+  uvec4 a0[TM], a1[TM];
+  float ad[TM], as_[TM];
+  [[unroll]] for (uint i = 0u; i < TM; ++i) {
+    if (i >= live) continue;
+    const uint r = tr + SR * i;
+    a0[i] = xs_q[r * RP + 4u * ss + RPG * gi];
+    if (RPG == 2u) a1[i] = xs_q[r * RP + 4u * ss + RPG * gi + 1u];
+    ad[i] = xs_d[r * S + ss][gi];
+    as_[i] = xs_s[r * S + ss][gi];
+  }
+  [[unroll]] for (uint j = 0u; j < TN; ++j) {
+    [[unroll]] for (uint b = 0u; b <= GATED; ++b) {
+      const uint c = b * BN + tc + SC * j;
+      const uvec4 b0 = ws_q[c * RP + 4u * ss + RPG * gi];
+      const uvec4 b1 = RPG == 2u ? ws_q[c * RP + 4u * ss + RPG * gi + 1u] : uvec4(0u);
+      const float m = ws_m[c * S + ss][gi], o = ws_o[c * S + ss][gi];
+      [[unroll]] for (uint i = 0u; i < TM; ++i) {
+        if (i >= live) continue;
+        int d = hlq_dot16(b0, a0[i]);
+        if (RPG == 2u) d += hlq_dot16(b1, a1[i]);
+#if QI_GATED
+        if (b == 1u) {
+          accu[i * TN + j] = fma(m * ad[i], hl_small_int_float(d), fma(-o, as_[i], accu[i * TN + j]));
+          continue;
+        }
+#endif
+        acc[i * TN + j] = fma(m * ad[i], hl_small_int_float(d), fma(-o, as_[i], acc[i * TN + j]));
+      }
+    }
+  }
+}
+
 void main() {
   const uint lid = gl_LocalInvocationID.x, slots = hlq_slots(pc.K);
   uint p0, p1, n0, wrow0;  // tile rows [p0, p1) (A rows in MODE 0, packed entries in MODE 1), first column, expert row
@@ -149,12 +190,14 @@ void main() {
   }
   const uint tr = lid / SC, tc = lid % SC;
 
-  float acc[TM * TN];
   [[unroll]] for (uint i = 0u; i < TM * TN; ++i) acc[i] = 0.0;
 #if QI_GATED
-  float accu[TM * TN];
   [[unroll]] for (uint i = 0u; i < TM * TN; ++i) accu[i] = 0.0;
 #endif
+  // This invocation's rows inside the tile (rows tr + SR i, i < live): a route-packed tile is often half full (about 16
+  // tokens per expert in 32-row tiles), and the products of its empty rows are skipped. Uniform within a subgroup
+  // where SC is at least its size.
+  const uint nv = p1 - p0, live = SKIP_ROWS == 0u ? TM : nv > tr ? min(TM, (nv - tr + SR - 1u) / SR) : 0u;
 
   // Next step's A items and weight words in registers (see PREFETCH). (Plain locals: glslang mis-emits these
   // specialization-constant expressions as constants; the driver folds them.)
@@ -199,36 +242,11 @@ void main() {
           [[unroll]] for (uint b = 0u; b <= GATED; ++b) w_raw(b, lid + q * WG, s0 + S, n0, wrow0, rw[b * QI_WREG + q]);
     }
 
+    // Constant live on the full tiles' path: its row checks fold away.
     [[unroll]] for (uint ss = 0u; ss < S; ++ss)
       [[unroll]] for (uint gi = 0u; gi < G; ++gi) {
-        uvec4 a0[TM], a1[TM];
-        float ad[TM], as_[TM];
-        [[unroll]] for (uint i = 0u; i < TM; ++i) {
-          const uint r = tr + SR * i;
-          a0[i] = xs_q[r * RP + 4u * ss + RPG * gi];
-          if (RPG == 2u) a1[i] = xs_q[r * RP + 4u * ss + RPG * gi + 1u];
-          ad[i] = xs_d[r * S + ss][gi];
-          as_[i] = xs_s[r * S + ss][gi];
-        }
-        [[unroll]] for (uint j = 0u; j < TN; ++j) {
-          [[unroll]] for (uint b = 0u; b <= GATED; ++b) {
-            const uint c = b * BN + tc + SC * j;
-            const uvec4 b0 = ws_q[c * RP + 4u * ss + RPG * gi];
-            const uvec4 b1 = RPG == 2u ? ws_q[c * RP + 4u * ss + RPG * gi + 1u] : uvec4(0u);
-            const float m = ws_m[c * S + ss][gi], o = ws_o[c * S + ss][gi];
-            [[unroll]] for (uint i = 0u; i < TM; ++i) {
-              int d = hlq_dot16(b0, a0[i]);
-              if (RPG == 2u) d += hlq_dot16(b1, a1[i]);
-#if QI_GATED
-              if (b == 1u) {
-                accu[i * TN + j] = fma(m * ad[i], hl_small_int_float(d), fma(-o, as_[i], accu[i * TN + j]));
-                continue;
-              }
-#endif
-              acc[i * TN + j] = fma(m * ad[i], hl_small_int_float(d), fma(-o, as_[i], acc[i * TN + j]));
-            }
-          }
-        }
+        if (live == TM) products(ss, gi, tr, tc, TM);
+        else products(ss, gi, tr, tc, live);
       }
   }
 
