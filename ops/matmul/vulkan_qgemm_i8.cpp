@@ -49,7 +49,7 @@ struct Push {
 const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const Tile& t, uint32_t mode, uint32_t type) {
   const char* shader = !mode ? "qgemm_i8" : t.gated ? "qgemm_i8_gate" : "qgemm_i8_down";
   return d.pipeline(shader, {{0, t.sr * t.sc}, {1, t.sr}, {2, t.sc}, {3, type}, {4, t.slots}, {5, mode}, {6, d.tune(prefix + "prefetch")},
-                     {7, d.profile().get(prefix + "skip_rows", 1)}},
+                     {7, d.profile().get(prefix + "skip_rows", 0)}},
                     9, sizeof(Push));
 }
 

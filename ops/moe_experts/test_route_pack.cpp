@@ -461,7 +461,7 @@ TEST_CASE("vk route_pack_qgemm: stage 4 on scalar FMAs, and the whole variant", 
 // The GEMM on 8-bit integer dot products (qgemm_i8_gate.comp / qgemm_i8_down.comp): x, then h, rounded to 8 bits per
 // 32 values (kI8Tolerance, derived in route_pack.h), and checked really rounded. The GGUF mix (q4_K gate/up, q6_K down) at small and real widths (H 2048, F 512, 8 of 16 experts per
 // token), q5_K/q4_K, q8_0 throughout; default and small tiles (several column tiles, partial row tiles), 1 to 4 slots
-// per step, prefetch on and off; mixed gate/up types refused; the whole variant, and route_pack's pick of it where asked.
+// per step, prefetch (and skipped empty rows) on and off; mixed gate/up types refused; the whole variant, and route_pack's pick of it where asked.
 TEST_CASE("vk route_pack_i8: stage 4 on integer dot products, and the whole variant", "[vk][ops][quant]") {
   if (const std::string why = gpu::qgemm_i8_unavailable(device()); !why.empty()) {
     WARN("SKIPPED: " << why);
@@ -478,9 +478,10 @@ TEST_CASE("vk route_pack_i8: stage 4 on integer dot products, and the whole vari
       {0, 8, 32, 2, 1, 5}, {0, 8, 32, 2, 0, 5}, {0, 2, 8, 1, 1, 64}, {1, 2, 8, 4, 0, 40}, {1, 8, 32, 2, 1, 3},
       {2, 8, 32, 2, 1, 40}, {2, 3, 5, 3, 1, 7}, {3, 8, 32, 2, 1, 64}, {3, 4, 16, 1, 0, 20}};
   for (const auto& [i, rows, cols, slots, prefetch, T] : runs) {
-    const vk::ScopedTuning tune(device().ctx().profile(),
-                                {{p + "thread_rows", rows}, {p + "thread_cols", cols}, {p + "slots", slots}, {p + "prefetch", prefetch}});
-    INFO("tile " << rows << " x " << cols << ", slots " << slots << ", prefetch " << prefetch);
+    // skip_rows with prefetch: both ways on each case.
+    const vk::ScopedTuning tune(device().ctx().profile(), {{p + "thread_rows", rows}, {p + "thread_cols", cols}, {p + "slots", slots},
+                                                           {p + "prefetch", prefetch}, {p + "skip_rows", prefetch}});
+    INFO("tile " << rows << " x " << cols << ", slots " << slots << ", prefetch and skip_rows " << prefetch);
     const double e = coopmat_gemm_error(device(), g, cases[i], T, gpu::route_pack::Gemm::I8);
     CHECK(e > 1e-4);
     CHECK(e <= tol);

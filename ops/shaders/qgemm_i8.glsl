@@ -29,7 +29,7 @@ layout(constant_id = 5) const uint MODE = 0;   // 0: dense rows; 1: route_pack t
 // products and staged after them (their latency behind the products), where they fit QI_AREG / QI_WREG items per
 // invocation; 0: each step loads and stages in turn.
 layout(constant_id = 6) const uint PREFETCH = 0;
-layout(constant_id = 7) const uint SKIP_ROWS = 1;  // 1: products of rows past the tile's end skipped (0: computed on zeros)
+layout(constant_id = 7) const uint SKIP_ROWS = 0;  // 1: products of rows past the tile's end skipped (0: computed on zeros)
 #ifndef QI_AREG
 #define QI_AREG 4
 #endif
