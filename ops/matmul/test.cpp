@@ -64,14 +64,16 @@ TEST_CASE("vk ops: qgemm_coopmat with emulated matrices, every weight type", "[v
   for (const char* op : {"matmul", "lm_head"}) {
     const std::string p = std::string(op) + ".qgemm_coopmat.";
     // "no prefetch": the defaults with nothing held in registers across a step's products (prefetch 0); "raw prefetch":
-    // Q5_K and Q6_K units' raw words held too (prefetch 7, one unit per step).
-    for (const char* config : {"default", "small", "narrowed", "no prefetch", "raw prefetch"}) {
+    // Q5_K and Q6_K units' raw words held too (prefetch 7, one unit per step); "early prefetch": those loads issued
+    // before the staging barrier (prefetch 15).
+    for (const char* config : {"default", "small", "narrowed", "no prefetch", "raw prefetch", "early prefetch"}) {
       std::map<std::string, uint32_t> t{{p + "cm_emulate", 1}};
       if (config == std::string("small")) t.insert({{p + "warp_rows", 1}, {p + "warp_cols", 1}});
-      if (config == std::string("no prefetch") || config == std::string("raw prefetch")) {
+      const bool raw = config == std::string("raw prefetch"), early = config == std::string("early prefetch");
+      if (config == std::string("no prefetch") || raw || early) {
         if (op != std::string("matmul")) continue;  // the same kernel: once is enough for CI's time
-        t.insert({p + "prefetch", config == std::string("raw prefetch") ? 7u : 0u});
-        if (config == std::string("raw prefetch")) t.insert({p + "k_units", 1});  // raw words: one unit per step
+        t.insert({p + "prefetch", early ? 15u : raw ? 7u : 0u});
+        if (raw || early) t.insert({p + "k_units", 1});  // raw words: one unit per step
       }
       if (config == std::string("narrowed")) {
         if (op != std::string("matmul")) continue;  // the same kernel: once is enough for CI's time

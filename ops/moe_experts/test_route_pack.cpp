@@ -375,12 +375,13 @@ TEST_CASE("vk route_pack_coopmat: emulated matrices, stage 4 and the whole varia
   // values within a unit (every model's gate and up share a type): q5_K gate beside a q8_0 up is refused, clearly.
   // Prefetch 0 and 1: nothing held in registers across the products, and A alone (the weights loaded when staged).
   // Two and four units per step: each weight row's run of units prefetched behind one block head. Prefetch 7: the
-  // q6_K and q5_K down units' raw words too.
+  // q6_K and q5_K down units' raw words too; 15 and 11: the loads issued before the staging barrier.
   const std::tuple<size_t, bool, uint32_t, uint32_t> runs[] = {{1, true, 3, 1},  {1, false, 3, 1}, {3, true, 3, 1},
                                                                {6, true, 3, 1},  {1, false, 0, 1}, {1, false, 1, 1},
                                                                {3, false, 3, 2}, {1, true, 3, 4},  {3, false, 3, 4},
                                                                {7, false, 3, 1}, {7, false, 3, 4}, {3, true, 7, 1},
-                                                               {8, false, 7, 1}};
+                                                               {8, false, 7, 1}, {3, true, 15, 1}, {8, false, 15, 1},
+                                                               {1, false, 11, 2}};
   for (const auto& [i, small, prefetch, units] : runs) {
     std::map<std::string, uint32_t> t = small ? kSmallCmTiles : std::map<std::string, uint32_t>{};
     t["moe_experts.route_pack_coopmat.prefetch"] = prefetch;
@@ -475,10 +476,10 @@ TEST_CASE("vk route_pack_i8: stage 4 on integer dot products, and the whole vari
                              {{Type::Q8_0, Type::Q8_0, Type::Q8_0}, {5, 2, 192, 128}},
                              {{Type::Q4_K, Type::Q4_K, Type::Q6_K}, {16, 8, 2048, 512}}};
   const std::tuple<size_t, uint32_t, uint32_t, uint32_t, uint32_t, int> runs[] = {
-      {0, 8, 32, 2, 1, 5}, {0, 8, 32, 2, 0, 5}, {0, 2, 8, 1, 1, 64}, {1, 2, 8, 4, 0, 40}, {1, 8, 32, 2, 1, 3},
-      {2, 8, 32, 2, 1, 40}, {2, 3, 5, 3, 1, 7}, {3, 8, 32, 2, 1, 64}, {3, 4, 16, 1, 0, 20}};
+      {0, 8, 32, 2, 1, 5}, {0, 8, 32, 2, 0, 5}, {0, 2, 8, 1, 3, 64}, {1, 2, 8, 4, 0, 40}, {1, 8, 32, 2, 1, 3},
+      {2, 8, 32, 2, 3, 40}, {2, 3, 5, 3, 1, 7}, {3, 8, 32, 2, 3, 64}, {3, 4, 16, 1, 0, 20}, {3, 8, 32, 1, 1, 64}};
   for (const auto& [i, rows, cols, slots, prefetch, T] : runs) {
-    // skip_rows with prefetch: both ways on each case.
+    // skip_rows with prefetch: both ways on each case (prefetch 3: the loads before the staging barrier).
     const vk::ScopedTuning tune(device().ctx().profile(), {{p + "thread_rows", rows}, {p + "thread_cols", cols}, {p + "slots", slots},
                                                            {p + "prefetch", prefetch}, {p + "skip_rows", prefetch}});
     INFO("tile " << rows << " x " << cols << ", slots " << slots << ", prefetch and skip_rows " << prefetch);

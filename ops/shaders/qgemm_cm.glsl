@@ -67,7 +67,8 @@ layout(constant_id = 9) const uint KS = 1;     // splits of K (1: none; MODE 1: 
 layout(constant_id = 7) const uint DIAG = 0;
 // Prefetch into registers (below) of A (bit 0), of the Q4_K weight units (bit 1) and of other K-quant units (bit 2: Q5_K,
 // Q6_K, one unit per step, not gated; their raw words, HlqRaw), where the slots hold a step: each slot is live across
-// the step's products, so it costs residency; 0 loads a step when it is staged.
+// the step's products, so it costs residency; 0 loads a step when it is staged. Bit 3 issues them before the staging
+// barrier instead of after it (EARLY, below).
 layout(constant_id = 10) const uint PREFETCH = 3;
 // GATED 1 (MODE 0, or MODE 1 with split K): 1 writes both products as they are (no SwiGLU): w0's at res[slice + row N +
 // col], w1's KS T N further on (MODE 1: T the packed rows), each split's partial sums in its own slice (the caller's
@@ -315,6 +316,22 @@ void epilogue_block(hl_cm_acc a, hl_cm_acc u, uint s, uint p0, uint p1, uint n, 
 #endif
 #endif  // QG_SCALAR
 
+// The next step's prefetched loads into the slots this step's staging has emptied (A, Q4_K runs, raw K-quant words).
+#define QG_NEXT_LOADS                                                                                    \
+  if (u0 + QG_U < ue) {                                                                                  \
+    if (PFA && (DIAG & 64u) == 0u)                                                                       \
+      [[unroll]] for (uint q = 0u; q < QG_AREG; ++q)                                                     \
+        if (q < ASLOTS) {                                                                                \
+          if (AHF) rah[q] = a_load_h(lid + q * WG, u0 + QG_U);                                           \
+          else ra[q] = a_load(lid + q * WG, u0 + QG_U);                                                  \
+        }                                                                                                \
+    if (PFW && (DIAG & 128u) == 0u)                                                                      \
+      [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)                                                     \
+        if (q < WSLOTS) w_load(lid + q * WG, u0 + QG_U, n0, wrow0, rh[q], rq[q]);                        \
+    if (PFR && (DIAG & 128u) == 0u)                                                                      \
+      [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) r_load(lid + q * WG, u0 + QG_U, n0, wrow0, rr[q]); \
+  }
+
 void main() {
   const uint lid = gl_LocalInvocationID.x;
   uint p0, p1, n0, wrow0;  // tile rows [p0, p1) (positions: A rows in MODE 0, packed entries in MODE 1)
@@ -381,6 +398,9 @@ void main() {
   const uint ASLOTS = (AV + WG - 1u) / WG, WSLOTS = (WR + WG - 1u) / WG;
   bool PFW = (pf & 2u) != 0u && WR <= uint(QG_WREG) * WG && QG_U <= QG_UMAX && TYPE0 == HLQ_Q4_K &&
                   (GATED == 0u || TYPE1 == HLQ_Q4_K);
+  // Bit 3: those loads issued as soon as the step's staging has emptied the slots, before the barrier that ends it
+  // (their round trip then overlaps the wait for the slowest subgroup's staging too), instead of after it.
+  bool EARLY = (pf & 8u) != 0u;
   bool PFR = (pf & 4u) != 0u && WR <= uint(QG_WREG) * WG && QG_U == 1u && GATED == 0u &&
              (TYPE0 == HLQ_Q6_K || TYPE0 == HLQ_Q5_K);
   vec4 ra[QG_AREG];
@@ -426,20 +446,9 @@ void main() {
         }
       }
     }
+    if (EARLY) QG_NEXT_LOADS
     barrier();  // the step is staged
-    if (u0 + QG_U < ue) {
-      if (PFA && (DIAG & 64u) == 0u)
-        [[unroll]] for (uint q = 0u; q < QG_AREG; ++q)
-          if (q < ASLOTS) {
-            if (AHF) rah[q] = a_load_h(lid + q * WG, u0 + QG_U);
-            else ra[q] = a_load(lid + q * WG, u0 + QG_U);
-          }
-      if (PFW && (DIAG & 128u) == 0u)
-        [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)
-          if (q < WSLOTS) w_load(lid + q * WG, u0 + QG_U, n0, wrow0, rh[q], rq[q]);
-      if (PFR && (DIAG & 128u) == 0u)
-        [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) r_load(lid + q * WG, u0 + QG_U, n0, wrow0, rr[q]);
-    }
+    if (!EARLY) QG_NEXT_LOADS
 #ifdef QG_SCALAR
     if ((DIAG & 4u) == 0u) {
 #ifdef QG_F16_WEIGHTS
