@@ -392,7 +392,7 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
   cm.tunables = {{std::string(route_pack::kCmTune) + "warp_rows", 1}, {std::string(route_pack::kCmTune) + "warp_cols", 2},
                  {std::string(route_pack::kCmTune) + "split_k", 1},
                  {std::string(route_pack::kCmTune) + "sub_rows", 32},
-                 {std::string(route_pack::kCmTune) + "k_units", 1}, {std::string(route_pack::kCmTune) + "prefetch", 7},
+                 {std::string(route_pack::kCmTune) + "k_units", 1}, {std::string(route_pack::kCmTune) + "prefetch", 7, {{"nvidia-hopper", 15}}},
                  {std::string(route_pack::kCmTune) + "half_h", 1},
                  {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
   r.add_variant(std::move(cm));

@@ -27,8 +27,7 @@ layout(constant_id = 4) const uint S = 2;      // slots per K step (the host kee
 layout(constant_id = 5) const uint MODE = 0;   // 0: dense rows; 1: route_pack tiles
 // 1: the next step's A runs and Q4_K / Q5_K weight words (raw, HlqSlotRaw) loaded into registers before this step's
 // products and staged after them (their latency behind the products), where they fit QI_AREG / QI_WREG items per
-// invocation; 0: each step loads and stages in turn. 3: as 1, the loads issued as soon as the staging has emptied
-// the slots, before the barrier that ends the step (their round trip also overlaps the wait for the slowest staging).
+// invocation; 0: each step loads and stages in turn.
 layout(constant_id = 6) const uint PREFETCH = 0;
 layout(constant_id = 7) const uint SKIP_ROWS = 0;  // 1: products of rows past the tile's end skipped (0: computed on zeros)
 #ifndef QI_AREG
@@ -171,15 +170,6 @@ void products(uint ss, uint gi, uint tr, uint tc, uint live) {
   }
 }
 
-// The next step's prefetched loads into the slots this step's staging has emptied.
-#define QI_NEXT_LOADS                                                                                    \
-  if (s0 + S < slots) {                                                                                  \
-    if (PFA) [[unroll]] for (uint q = 0u; q < QI_AREG; ++q) a_load(lid + q * WG, s0 + S, ra[q], rd[q]);  \
-    if (PFW)                                                                                             \
-      [[unroll]] for (uint q = 0u; q < QI_WREG; ++q)                                                     \
-        [[unroll]] for (uint b = 0u; b <= GATED; ++b) w_raw(b, lid + q * WG, s0 + S, n0, wrow0, rw[b * QI_WREG + q]); \
-  }
-
 void main() {
   const uint lid = gl_LocalInvocationID.x, slots = hlq_slots(pc.K);
   uint p0, p1, n0, wrow0;  // tile rows [p0, p1) (A rows in MODE 0, packed entries in MODE 1), first column, expert row
@@ -214,7 +204,6 @@ void main() {
   uint pf = PREFETCH;
   bool PFA = pf != 0u && AV <= uint(QI_AREG) * WG;
   bool PFW = pf != 0u && WV <= uint(QI_WREG) * WG && (TYPE == HLQ_Q4_K || TYPE == HLQ_Q5_K);
-  bool EARLY = (pf & 2u) != 0u;
   uvec4 ra[QI_AREG];
   vec2 rd[QI_AREG];
   HlqSlotRaw rw[QI_WREG * (QI_GATED + 1)];
@@ -245,9 +234,13 @@ void main() {
         if (GATED == 1u) w_stage(1u, i, s0, n0, wrow0);
       }
     }
-    if (EARLY) QI_NEXT_LOADS
     barrier();  // the step is staged
-    if (!EARLY) QI_NEXT_LOADS
+    if (s0 + S < slots) {
+      if (PFA) [[unroll]] for (uint q = 0u; q < QI_AREG; ++q) a_load(lid + q * WG, s0 + S, ra[q], rd[q]);
+      if (PFW)
+        [[unroll]] for (uint q = 0u; q < QI_WREG; ++q)
+          [[unroll]] for (uint b = 0u; b <= GATED; ++b) w_raw(b, lid + q * WG, s0 + S, n0, wrow0, rw[b * QI_WREG + q]);
+    }
 
     // Constant live on the full tiles' path: its row checks fold away.
     [[unroll]] for (uint ss = 0u; ss < S; ++ss)
