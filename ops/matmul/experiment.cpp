@@ -27,7 +27,7 @@ std::vector<Part> parts(const Context& cx) {
       // no shape where another grid beat the default by over 1%); swept: units per K step, and how many subgroups to
       // aim for by splitting K (0: none beyond the workgroup target).
       p.sweeps = {{op + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}}, {op + ".qgemm_coopmat.k_units", {1, 2, 4}},
-                  {op + ".qgemm_coopmat.min_subgroups", {0, 1024}}, {op + ".qgemm_coopmat.prefetch", {0, 1, 3, 7}},
+                  {op + ".qgemm_coopmat.min_subgroups", {0, 1024}}, {op + ".qgemm_coopmat.prefetch", {0, 3, 7, 15}},
                   // qgemm (scalar): its grid of invocations (4 x 8 outputs each), units per step.
                   {op + ".qgemm.thread_rows", {16, 32}}, {op + ".qgemm.thread_cols", {8, 16}}, {op + ".qgemm.k_units", {1, 2}},
                   // qgemm_i8: its grid of invocations (4 x 8 outputs each), slots per step.

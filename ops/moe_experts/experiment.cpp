@@ -19,7 +19,7 @@ Experiment moe_experiment() {
                   p.sweeps = {{"moe_experts.route_pack_coopmat.warp_rows", {1, 2}},
                               {"moe_experts.route_pack_coopmat.warp_cols", {2, 4}},
                               {"moe_experts.route_pack_coopmat.k_units", {1, 2, 4}},
-                              {"moe_experts.route_pack_coopmat.prefetch", {0, 2, 3}},
+                              {"moe_experts.route_pack_coopmat.prefetch", {0, 3, 7, 15}},
                               {"moe_experts.route_pack_coopmat.sub_rows", {16, 32}},
                               // The tile-per-subgroup GEMM: subgroups per workgroup, units per step, weights prefetched.
                               {"moe_experts.route_pack_warp.subgroups", {2, 4, 8}},
