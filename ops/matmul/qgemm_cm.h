@@ -11,10 +11,13 @@
 
 namespace hl::gpu {
 
-// A weight as the kernel reads it: raw rows (ggml blocks, or f32/f16 values) on the device, its type and row bytes.
+// A weight as the kernel reads it: raw rows (ggml blocks, or f32/f16 values) on the device, its type and row bytes;
+// columns (routed only, K-quants): t holds the blocks in chunk columns of one expert's rows instead
+// (WeightStore::device_chunk_columns), row_bytes unused.
 struct QgemmWeight {
   Tensor t;
   uint32_t type = 0, row_bytes = 0;
+  bool columns = false;
 };
 QgemmWeight qgemm_weight(VariantCtx& c, const WeightRef& w, const std::string& what);
 
@@ -55,6 +58,7 @@ QgemmPair qgemm_dense_pair(Device& d, const std::string& prefix, const Tensor& x
 // the packed rows. K = the weights' columns. half_h (matrix kernels): h in f16, two values per float of its tensor
 // ([T k, N / 2]): gate/up writes it so, down reads its A so. split_k (gated, at least 1): gate/up's K in that many
 // parts (at most steps / 2, each a workgroup), both products' partial sums added and SwiGLU applied by a second pass.
+// Gate and up are both in chunk columns or neither.
 void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed& p, bool gated, const Tensor& a,
                   const QgemmWeight& w0, const QgemmWeight& w1, Tensor& out, uint32_t K, uint32_t N, bool scalar = false,
                   bool half_h = false, uint32_t split_k = 1);

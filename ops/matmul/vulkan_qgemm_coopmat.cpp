@@ -89,13 +89,15 @@ struct Push {
 };
 
 const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const QgemmTile& t, const Shape& s, uint32_t mode,
-                             uint32_t type0, uint32_t type1, uint32_t ks = 1, uint32_t pair = 0, uint32_t half_h = 0) {
+                             uint32_t type0, uint32_t type1, uint32_t ks = 1, uint32_t pair = 0, uint32_t half_h = 0,
+                             uint32_t cols = 0) {
   const uint32_t diag = d.profile().get(prefix + "diag", 0);
   if ((diag & 32) && shared_bytes(t, s) + 1024ull * (diag >> 16) + 16 > d.info().max_shared_memory)
     fail("qgemm: {}diag {} pads shared memory past the device's {} bytes", prefix, diag, d.info().max_shared_memory);
   return d.pipeline(std::string(s.shader) + (!s.scalar && emulated(d, prefix) ? "_emul" : ""),
                     {{0, t.wg}, {1, t.sr}, {2, t.sc}, {3, s.gated ? 1u : 0u}, {4, mode}, {5, type0}, {6, type1},
-                     {7, diag}, {8, t.units}, {9, ks}, {10, d.tune(prefix + "prefetch")}, {11, pair}, {12, half_h}}, 9,
+                     {7, diag}, {8, t.units}, {9, ks}, {10, d.tune(prefix + "prefetch")}, {11, pair}, {12, half_h},
+                     {13, cols}}, 9,
                     sizeof(Push), !s.scalar && d.info().subgroup_size_control && d.info().compute_full_subgroups);
 }
 
@@ -219,6 +221,10 @@ void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed
   if (gated && !qgemm_same_unit_order(w0.type, w1.type))
     fail("qgemm: gate ({}) and up ({}) order the values of a unit differently; one pass needs one order",
          quant::type_name(quant::Type(w0.type)), quant::type_name(quant::Type(w1.type)));
+  if (w0.columns != (gated ? w1.columns : w0.columns) ||
+      (w0.columns && (unit_order(w0.type) == 0 || (gated && unit_order(w1.type) == 0) || K % 256)))
+    fail("qgemm: chunk columns take K-quant gate and up alike (and down), K a multiple of 256");
+  const uint32_t cols = w0.columns ? 1u : 0u;
   check_loops(d, t, s, K);
   // K parts of gate/up: whole steps, at least 2 each.
   const uint32_t steps = K / (32 * t.units), ks = gated ? std::max(1u, std::min(split_k, steps / 2)) : 1u;
@@ -232,12 +238,12 @@ void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed
     return std::vector<BufferPtr>{a.buffer(d), p.rows.buffer(d), p.offsets.buffer(d), p.tiles.buffer(d), b0, b1, res, b0, b1};
   };
   if (ks == 1) {
-    d.dispatch(pipeline(d, prefix, t, s, 1, w0.type, w1.type, 1, 0, half_h ? 1u : 0u), bind(out.buffer_mut(d)), pc, g.x,
-               g.y);
+    d.dispatch(pipeline(d, prefix, t, s, 1, w0.type, w1.type, 1, 0, half_h ? 1u : 0u, cols), bind(out.buffer_mut(d)), pc,
+               g.x, g.y);
     return;
   }
   Tensor part = Tensor::device(d, 2 * int64_t(ks) * int64_t(rows), N);
-  d.dispatch(pipeline(d, prefix, t, s, 1, w0.type, w1.type, ks, 1), bind(part.buffer_mut(d)), pc, g.x, g.y);
+  d.dispatch(pipeline(d, prefix, t, s, 1, w0.type, w1.type, ks, 1, 0, cols), bind(part.buffer_mut(d)), pc, g.x, g.y);
   const struct { uint32_t n, ks; } sp{u32(int64_t(rows) * N), ks};
   const Grid gs = grid((uint64_t(sp.n) / (half_h ? 2 : 1) + 255) / 256);
   d.dispatch(d.pipeline("route_swiglu", {{0, 256}, {1, half_h ? 1u : 0u}}, 2, sizeof sp), {part.buffer(d), out.buffer_mut(d)},

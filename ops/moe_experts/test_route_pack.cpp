@@ -392,6 +392,27 @@ TEST_CASE("vk route_pack_coopmat: emulated matrices, stage 4 and the whole varia
     const double e = coopmat_gemm_error(device(), g, cases[i], 5);
     CHECK(e <= kCoopmatTol);
   }
+  // Chunk columns (columns: 1 down, 2 gate and up, 3 both): the K-quant stacks read from WeightStore::device_chunk_columns
+  // on every staging path: Q4_K runs prefetched (prefetch 3, 15; one and two units), raw Q6_K / Q5_K words prefetched
+  // (7), each unit loaded when staged (prefetch 0, and Q5_K gate/up); rows of two blocks (K 512), a partial column tile
+  // (gate/up N 320 in tiles of 128 columns), several experts per group offset.
+  cases.push_back({{Type::Q4_K, Type::Q4_K, Type::Q6_K}, {6, 2, 512, 256}});  // 9: gate/up two blocks per row
+  cases.push_back({{Type::Q4_K, Type::Q4_K, Type::F32}, {6, 3, 256, 320}});   // 10: gate/up N 320 (4 x 4 tiles: 2.5), down f32
+  cases.push_back({{Type::Q5_K, Type::Q5_K, Type::Q5_K}, {4, 2, 256, 512}});  // 11: q5_K, down two blocks per row
+  const std::tuple<size_t, bool, uint32_t, uint32_t, uint32_t> col_runs[] = {
+      {3, false, 7, 1, 3}, {9, true, 15, 1, 3}, {7, false, 0, 1, 3}, {10, false, 3, 2, 2},
+      {11, false, 7, 1, 3}, {11, true, 3, 2, 1}, {9, false, 15, 2, 2}, {8, true, 7, 1, 1}};
+  for (const auto& [i, small, prefetch, units, cols] : col_runs) {
+    std::map<std::string, uint32_t> t = small ? kSmallCmTiles : std::map<std::string, uint32_t>{};
+    t["moe_experts.route_pack_coopmat.prefetch"] = prefetch;
+    t["moe_experts.route_pack_coopmat.k_units"] = units;
+    t["moe_experts.route_pack_coopmat.columns"] = cols;
+    if (i == 10) t["moe_experts.route_pack_coopmat.warp_cols"] = 4;
+    const vk::ScopedTuning tune(device().ctx().profile(), t);
+    INFO("columns " << cols << ", " << (small ? "small tiles" : "default tiles") << ", prefetch " << prefetch << ", k_units "
+                    << units << ", case " << i);
+    CHECK(coopmat_gemm_error(device(), g, cases[i], 9) <= kCoopmatTol);
+  }
   // The thin kernels (16 rows per subgroup), 2 x 2 subgroups: the same 32-row tiles; the GGUF mix, q8_0, and f32 with
   // a small tile (16 rows, one subgroup row).
   for (const auto& [i, rows, prefetch] : {std::tuple{size_t(3), 2u, 3u}, {size_t(6), 2u, 3u}, {size_t(1), 1u, 0u}}) {

@@ -105,6 +105,7 @@ struct Operand {
   Tensor t;
   bool quant = false;
   uint32_t type = 0, row_bytes = 0;
+  bool columns = false;  // t holds the blocks in chunk columns of one expert's rows
 };
 
 // The expert stack dequantized on the device into an f32 scratch (dequant_rows.comp, bit-exact), for the f32
@@ -144,12 +145,24 @@ Operand operand(VariantCtx& c, const WeightRef& w, bool raw) {
           u32(int64_t(quant::row_bytes(w.storage_type(), w.cols)))};
 }
 
+// The K-quant stack in chunk columns of one expert's `group` rows (WeightStore::device_chunk_columns: one copy per
+// weight, shared with moe_block's down_columns where both read it).
+Operand columns(VariantCtx& c, const WeightRef& w, int64_t group) {
+  return {vk_quant_chunk_columns(c, w, group, "moe_experts vulkan:route_pack_coopmat"), true, uint32_t(w.storage_type()),
+          u32(int64_t(quant::row_bytes(w.storage_type(), w.cols))), true};
+}
+
+bool k_quant(const WeightRef& w) {
+  const quant::Type t = w.storage_type();
+  return t == quant::Type::Q4_K || t == quant::Type::Q5_K || t == quant::Type::Q6_K;
+}
+
 // One grouped GEMM pass (route_gemm.comp): K-long dots into N outputs per expert row; w1 only when gated.
 void gemm(Device& d, const Packed& p, bool gated, const Tensor& a, const Operand& w0, const Operand& w1, Tensor& res,
           int64_t K, int64_t N, Gemm kind, bool half_h = false) {
   if (kind != Gemm::Tiled) {
     const auto weight = [&](const Operand& o) {
-      return QgemmWeight{o.t, o.quant ? o.type : uint32_t(quant::Type::F32), o.quant ? o.row_bytes : u32(4 * K)};
+      return QgemmWeight{o.t, o.quant ? o.type : uint32_t(quant::Type::F32), o.quant ? o.row_bytes : u32(4 * K), o.columns};
     };
     const bool scalar = kind == Gemm::Qgemm;
     qgemm_routed(d, scalar ? kQgemmTune : kCmTune, p, gated, a, weight(w0), weight(w1), res, u32(K), u32(N), scalar,
@@ -240,8 +253,12 @@ Tensor grouped_swiglu(VariantCtx& c, const Packed& p, const Tensor& x, const Wei
     gemm(d, p, false, hmid, dn, dn, ye, F, H, kind);
     return ye;
   }
-  gemm(d, p, true, x, operand(c, gate, raw_gu), operand(c, up, raw_gu), hmid, H, F, kind, half);
-  const Operand dn = operand(c, down, raw(down));
+  // route_pack_coopmat.columns (bit 0 down, bit 1 gate and up): K-quant stacks read from chunk columns.
+  const uint32_t cols = kind == Gemm::Coopmat ? d.tune(std::string(kCmTune) + "columns") : 0u;
+  const bool cols_gu = (cols & 2u) && raw_gu && k_quant(gate) && k_quant(up), cols_dn = (cols & 1u) && raw(down) && k_quant(down);
+  gemm(d, p, true, x, cols_gu ? columns(c, gate, F) : operand(c, gate, raw_gu), cols_gu ? columns(c, up, F) : operand(c, up, raw_gu),
+       hmid, H, F, kind, half);
+  const Operand dn = cols_dn ? columns(c, down, H) : operand(c, down, raw(down));
   gemm(d, p, false, hmid, dn, dn, ye, F, H, kind, half);
   return ye;
 }
@@ -393,7 +410,7 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
                  {std::string(route_pack::kCmTune) + "split_k", 1},
                  {std::string(route_pack::kCmTune) + "sub_rows", 32},
                  {std::string(route_pack::kCmTune) + "k_units", 1}, {std::string(route_pack::kCmTune) + "prefetch", 7, {{"nvidia-hopper", 15}}},
-                 {std::string(route_pack::kCmTune) + "half_h", 1},
+                 {std::string(route_pack::kCmTune) + "half_h", 1}, {std::string(route_pack::kCmTune) + "columns", 0},
                  {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
   r.add_variant(std::move(cm));
   Variant q = vulkan_variant("moe_experts", "vulkan:route_pack_qgemm",

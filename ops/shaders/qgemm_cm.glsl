@@ -77,6 +77,10 @@ layout(constant_id = 11) const uint PAIR = 0;
 // MODE 1: 1 keeps h (gate/up's output, down's A) in f16: gate/up writes it as f16 pairs, down reads them as its A (the
 // values down's staging rounds to f16 anyway: half the bytes written and read, and no conversion at staging).
 layout(constant_id = 12) const uint HALF_H = 0;
+// 1: w0 and w1 are K-quants in chunk columns of N rows (WeightStore::device_chunk_columns; MODE 1: an expert's rows, one
+// group): each 16-byte chunk of a block, then the same chunk of the next row, so a subgroup's loads of neighbouring
+// weight rows' units and block heads lie in neighbouring 16 bytes instead of one cache line per row. pc.rb0, rb1 unused.
+layout(constant_id = 13) const uint COLS = 0;
 #ifdef QG_SCALAR
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 const uint BR = QG_TM * SR, BN = QG_TN * SC;
@@ -166,7 +170,8 @@ layout(push_constant) uniform Push {
 #define QG_R_DECODE(q)                                                                  \
   {                                                                                     \
     const uint i = lid + (q) * WG, c = i % BN;                                          \
-    if ((q) < WSLOTS && i < WR) stage_raw(rr[q], (wrow0 + n0 + c) * pc.rb0, u0, c * KP); \
+    if ((q) < WSLOTS && i < WR)                                                         \
+      stage_raw(rr[q], COLS == 1u ? 0u : (wrow0 + n0 + c) * pc.rb0, COLS == 1u ? u0 % 8u : u0, c * KP); \
   }
 #if QG_WREG == 1
 #define QG_R_DECODES QG_R_DECODE(0u)
@@ -231,10 +236,20 @@ uvec2 a_load_h(uint i, uint u0) {
 }
 QG_AT a_stage_h(uvec2 w) { return QG_AT(QG_PERM4(f16vec4(unpackFloat2x16(w.x), unpackFloat2x16(w.y)))); }
 
+// COLS: the byte of chunk 0 of block blk of weight row n of the group (an expert: N rows) whose first row is wrow0;
+// the group's chunks are 16 N bytes apart.
+uint col_blk(uint type, uint wrow0, uint n, uint blk) {
+  return (((wrow0 / pc.N) * (pc.K / 256u) + blk) * hlq_chunks_per_block(type) * pc.N + n) * 16u;
+}
+
 // Weight run i of the step at units [u0, u0 + QG_U): weight b = i / BN (GATED: 0 gate, 1 up), tile row c = i % BN
 // (neighbouring invocations, neighbouring rows). Zero heads past N.
 void w_load(uint i, uint u0, uint n0, uint wrow0, out uvec4 head, out uvec4 qs[QG_UMAX]) {
   const uint b = i / BN, n = n0 + i % BN, rb = b == 0u ? pc.rb0 : pc.rb1;
+  if (COLS == 1u) {
+    q4k_run_load_cols(b, col_blk(HLQ_Q4_K, wrow0, n, u0 / 8u), 16u * pc.N, i < WR && n < pc.N, u0, head, qs);
+    return;
+  }
   // DIAG 16: neighbouring runs 16 bytes apart inside the tile's first rows (a subgroup's loads on a few cache lines,
   // not one line per run): what the loads' scatter over weight rows costs.
   const uint row = (DIAG & 16u) != 0u ? (wrow0 + n0) * rb + (i % BN) * 16u : (wrow0 + n) * rb;
@@ -246,7 +261,10 @@ void r_load(uint i, uint u0, uint n0, uint wrow0, out HlqRaw r) {
   const uint n = n0 + i % BN;
   r.a = r.b = r.c = uvec4(0u);
   r.e = uvec2(0u);
-  if (i < WR && n < pc.N) hlq_unit_raw(TYPE0, 0u, (wrow0 + n) * pc.rb0, u0, r);
+  if (i < WR && n < pc.N) {
+    if (COLS == 1u) hlq_unit_raw_columns(TYPE0, 0u, col_blk(TYPE0, wrow0, n, u0 / 8u), 16u * pc.N, u0 % 8u, r);
+    else hlq_unit_raw(TYPE0, 0u, (wrow0 + n) * pc.rb0, u0, r);
+  }
 }
 
 #ifdef QG_SCALAR
@@ -441,6 +459,12 @@ void main() {
         for (uint i = lid; i < WU; i += WG) {
           const uint c = i / QG_U, uu = i % QG_U, n = n0 + c;
           const bool ok = n < pc.N;
+          if (COLS == 1u) {
+            const uint u = u0 + uu;
+            stage_unit_cols(TYPE0, 0u, ok, col_blk(TYPE0, wrow0, n, u / 8u), 16u * pc.N, u % 8u, c * KP + 8u * uu);
+            if (GATED == 1u) stage_unit_cols(TYPE1, 1u, ok, col_blk(TYPE1, wrow0, n, u / 8u), 16u * pc.N, u % 8u, c * KP + 8u * uu);
+            continue;
+          }
           stage_unit(TYPE0, 0u, ok, (wrow0 + n) * pc.rb0, u0 + uu, c * KP + 8u * uu);
           if (GATED == 1u) stage_unit(TYPE1, 1u, ok, (wrow0 + n) * pc.rb1, u0 + uu, c * KP + 8u * uu);
         }

@@ -158,4 +158,33 @@ void q4k_run_load(uint buf, uint row, bool ok, uint u0, out uvec4 head, out uvec
     if (uu < QG_U) qs[uu] = hlq_load16(HLQ_Q4_K, buf, blk + 16u + 16u * ((u0 + uu) % 8u));
 }
 
+// The same from chunk columns (qgemm_cm.glsl COLS): the block's chunk 0 (d, dmin, scales) at byte blk, its chunks cs
+// bytes apart, unit j's 16 bytes in chunk 1 + j.
+void q4k_run_load_cols(uint buf, uint blk, uint cs, bool ok, uint u0, out uvec4 head, out uvec4 qs[QG_UMAX]) {
+  head = uvec4(0u);
+  [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu) qs[uu] = uvec4(0u);
+  if (!ok) return;
+  head = hlq_load16(HLQ_Q4_K, buf, blk);
+  [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu)
+    if (uu < QG_U) qs[uu] = hlq_load16(HLQ_Q4_K, buf, blk + (1u + (u0 + uu) % 8u) * cs);
+}
+
+// Unit j (0..7) of the K-quant block at byte blk of chunk columns (chunks cs bytes apart), decoded into f16vec4s
+// [at, at + 8) of tile buf as stage_unit does; zeros where !ok.
+void stage_unit_cols(uint type, uint buf, bool ok, uint blk, uint cs, uint j, uint at) {
+  HlqRaw r;
+  r.a = r.b = r.c = uvec4(0u);
+  r.e = uvec2(0u);
+  if (ok) hlq_unit_raw_columns(type, buf, blk, cs, j, r);
+  if (type == HLQ_Q4_K) {  // a zero head decodes to zeros
+    q4k_decode(buf, j, r.a, r.b, at);
+    return;
+  }
+  uvec4 lo, hi;
+  vec4 ms;
+  float bias;
+  hlq_unit_unpack(type, 0u, j, r, lo, hi, ms, bias);  // zero words: ms 0, zeros
+  stage_bytes(buf, lo, hi, ms, bias, at);
+}
+
 #endif
