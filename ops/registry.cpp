@@ -133,15 +133,21 @@ Tensor WeightStore::device_chunk_columns(const WeightRef& w, int64_t group) {
   const auto cached = columns_.get(w, words * 4, [&] {
     std::vector<uint32_t> out(words, 0u);
     auto* o = reinterpret_cast<uint8_t*>(out.data());
-    std::vector<uint8_t> raw(size_t(group) * rb);
-    for (int64_t g0 = 0; g0 < w.rows; g0 += group) {  // a group's raw rows at a time
-      w.read_raw_rows(g0, group, raw.data());
-      uint8_t* og = o + size_t(g0 / group) * gb;
-      for (int64_t r = 0; r < group; ++r)
-        for (size_t b = 0; b < nb; ++b)
-          for (size_t c = 0; c < cb; ++c)
-            std::memcpy(og + ((b * cb + c) * size_t(group) + size_t(r)) * 16, raw.data() + size_t(r) * rb + b * bb + c * 16,
-                        std::min<size_t>(16, bb - c * 16));
+    // A group's raw rows at a time, the groups (a stack's experts: GBs in all) on every core.
+    const int64_t groups = w.rows / group;
+#pragma omp parallel
+    {
+      std::vector<uint8_t> raw(size_t(group) * rb);
+#pragma omp for schedule(dynamic)
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        w.read_raw_rows(gi * group, group, raw.data());
+        uint8_t* og = o + size_t(gi) * gb;
+        for (int64_t r = 0; r < group; ++r)
+          for (size_t b = 0; b < nb; ++b)
+            for (size_t c = 0; c < cb; ++c)
+              std::memcpy(og + ((b * cb + c) * size_t(group) + size_t(r)) * 16, raw.data() + size_t(r) * rb + b * bb + c * 16,
+                          std::min<size_t>(16, bb - c * 16));
+      }
     }
     Tensor d = Tensor::resident(*dev_, 1, int64_t(words), Tensor::Type::I32);
     dev_->upload(d.buffer_mut(*dev_), out.data(), d.bytes());
