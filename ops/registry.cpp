@@ -48,7 +48,8 @@ static size_t device_weight_budget(Device* dev) {
 }
 
 WeightStore::WeightStore(Device* dev)
-    : dev_(dev), device_(device_weight_budget(dev)), raw_(device_weight_budget(dev)), planar_(device_weight_budget(dev)) {}
+    : dev_(dev), device_(device_weight_budget(dev)), raw_(device_weight_budget(dev)), planar_(device_weight_budget(dev)),
+      columns_(device_weight_budget(dev)) {}
 
 Tensor WeightStore::host(const WeightRef& w) {
   return *host_.get(w, size_t(w.numel()) * 4, [&] { return Tensor::from(w.to_mat<float>()); });
