@@ -286,6 +286,18 @@ TEST_CASE("vk ops: chunk columns keep their group", "[vk][ops][quant]") {
       for (int r = 0; r < 4; ++r)
         CHECK(std::memcmp(b + size_t(grp) * 4 * 9 * 16 + (size_t(c) * 4 + r) * 16, raw.data() + (grp * 4 + r) * 144 + c * 16, 16) == 0);
   CHECK(ws.device_chunk_columns(w, 4).id() == cols.id());
+  {
+    // Cached under the device's weight budget like the raw rows, not the host cache's: with the host budget at 0 the
+    // columns are still made once (a full-size routed stack's columns outgrow the host default).
+    const char* was = std::getenv("HYBRIDLAB_WEIGHT_CACHE_MB");
+    const std::string keep = was ? was : "";
+    setenv("HYBRIDLAB_WEIGHT_CACHE_MB", "0", 1);
+    gpu::WeightStore small(&device());
+    if (was) setenv("HYBRIDLAB_WEIGHT_CACHE_MB", keep.c_str(), 1);
+    else unsetenv("HYBRIDLAB_WEIGHT_CACHE_MB");
+    const Tensor c0 = small.device_chunk_columns(w, 4);
+    CHECK(small.device_chunk_columns(w, 4).id() == c0.id());
+  }
   REQUIRE_THROWS_WITH(ws.device_chunk_columns(w, 2), Catch::Contains("chunk columns of 4 rows"));
   REQUIRE_THROWS_WITH(ws.device_chunk_columns(w, 3), Catch::Contains("not whole groups of 3"));
 }

@@ -410,7 +410,7 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
                  {std::string(route_pack::kCmTune) + "split_k", 1},
                  {std::string(route_pack::kCmTune) + "sub_rows", 32},
                  {std::string(route_pack::kCmTune) + "k_units", 1}, {std::string(route_pack::kCmTune) + "prefetch", 7, {{"nvidia-hopper", 15}}},
-                 {std::string(route_pack::kCmTune) + "half_h", 1}, {std::string(route_pack::kCmTune) + "columns", 0},
+                 {std::string(route_pack::kCmTune) + "half_h", 1}, {std::string(route_pack::kCmTune) + "columns", 0, {{"nvidia-hopper", 3}}},
                  {std::string(route_pack::kCmTune) + "cm_emulate", 0}};
   r.add_variant(std::move(cm));
   Variant q = vulkan_variant("moe_experts", "vulkan:route_pack_qgemm",
