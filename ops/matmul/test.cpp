@@ -65,8 +65,10 @@ TEST_CASE("vk ops: qgemm_coopmat with emulated matrices, every weight type", "[v
     const std::string p = std::string(op) + ".qgemm_coopmat.";
     // "no prefetch": the defaults with nothing held in registers across a step's products (prefetch 0); "raw prefetch":
     // Q5_K and Q6_K units' raw words held too (prefetch 7, one unit per step); "early prefetch": those loads issued
-    // before the staging barrier (prefetch 15).
-    for (const char* config : {"default", "small", "narrowed", "no prefetch", "raw prefetch", "early prefetch"}) {
+    // before the staging barrier (prefetch 15); "columns": K-quant weights read from chunk columns, Q4_K runs and raw
+    // words prefetched (7, one unit per step) and, narrowed, split K and four units loaded step by step.
+    for (const char* config : {"default", "small", "narrowed", "no prefetch", "raw prefetch", "early prefetch", "columns",
+                               "narrowed columns"}) {
       std::map<std::string, uint32_t> t{{p + "cm_emulate", 1}};
       if (config == std::string("small")) t.insert({{p + "warp_rows", 1}, {p + "warp_cols", 1}});
       const bool raw = config == std::string("raw prefetch"), early = config == std::string("early prefetch");
@@ -75,9 +77,15 @@ TEST_CASE("vk ops: qgemm_coopmat with emulated matrices, every weight type", "[v
         t.insert({p + "prefetch", early ? 15u : raw ? 7u : 0u});
         if (raw || early) t.insert({p + "k_units", 1});  // raw words: one unit per step
       }
-      if (config == std::string("narrowed")) {
+      const bool cols = config == std::string("columns"), ncols = config == std::string("narrowed columns");
+      if (config == std::string("narrowed") || ncols) {
         if (op != std::string("matmul")) continue;  // the same kernel: once is enough for CI's time
         t.insert({{p + "warp_rows", 4}, {p + "warp_cols", 4}, {p + "k_units", 4}, {p + "min_groups", 1u << 20}});
+      }
+      if (cols || ncols) {
+        if (op != std::string("matmul")) continue;
+        t.insert({p + "columns", 1});
+        if (cols) t.insert({{p + "prefetch", 7}, {p + "k_units", 1}});
       }
       const vk::ScopedTuning tune(device().ctx().profile(), t);
       INFO(op << " " << config << " tiles");

@@ -101,6 +101,14 @@ const vk::Pipeline& pipeline(Device& d, const std::string& prefix, const QgemmTi
                     sizeof(Push), !s.scalar && d.info().subgroup_size_control && d.info().compute_full_subgroups);
 }
 
+// COLS for a pass over w0 (and w1 where two): 1 where the weights are in chunk columns, both or neither, K-quants.
+uint32_t columns_of(const QgemmWeight& w0, const QgemmWeight& w1, bool two, uint32_t K) {
+  if ((two && w0.columns != w1.columns) ||
+      (w0.columns && (unit_order(w0.type) == 0 || (two && unit_order(w1.type) == 0) || K % 256)))
+    fail("qgemm: chunk columns take K-quant weights, both of a pass alike, K a multiple of 256");
+  return w0.columns ? 1u : 0u;
+}
+
 }  // namespace
 
 bool qgemm_same_unit_order(uint32_t type0, uint32_t type1) { return unit_order(type0) == unit_order(type1); }
@@ -178,7 +186,7 @@ Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const 
   Tensor y = Tensor::device(d, T, N);
   const Grid g = grid(uint64_t((T + t.rows - 1) / t.rows) * pc.ncol * ks);
   const BufferPtr xb = x.buffer(d), wb = w.t.buffer(d);
-  const auto& gemm = pipeline(d, prefix, t, s, 0, w.type, w.type, ks);
+  const auto& gemm = pipeline(d, prefix, t, s, 0, w.type, w.type, ks, 0, 0, columns_of(w, w, false, K));
   if (ks == 1) {
     d.dispatch(gemm, {xb, xb, xb, xb, wb, wb, y.buffer_mut(d), wb, wb}, pc, g.x, g.y);
   } else {
@@ -203,8 +211,8 @@ QgemmPair qgemm_dense_pair(Device& d, const std::string& prefix, const Tensor& x
   QgemmPair out{Tensor::device(d, 2 * int64_t(ks) * T, N), ks};
   const Grid g = grid(uint64_t((T + t.rows - 1) / t.rows) * pc.ncol * ks);
   const BufferPtr xb = x.buffer(d), b0 = w0.t.buffer(d), b1 = w1.t.buffer(d);
-  d.dispatch(pipeline(d, prefix, t, s, 0, w0.type, w1.type, ks, 1), {xb, xb, xb, xb, b0, b1, out.part.buffer_mut(d), b0, b1},
-             pc, g.x, g.y);
+  d.dispatch(pipeline(d, prefix, t, s, 0, w0.type, w1.type, ks, 1, 0, columns_of(w0, w1, true, K)),
+             {xb, xb, xb, xb, b0, b1, out.part.buffer_mut(d), b0, b1}, pc, g.x, g.y);
   return out;
 }
 
@@ -221,10 +229,7 @@ void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed
   if (gated && !qgemm_same_unit_order(w0.type, w1.type))
     fail("qgemm: gate ({}) and up ({}) order the values of a unit differently; one pass needs one order",
          quant::type_name(quant::Type(w0.type)), quant::type_name(quant::Type(w1.type)));
-  if (w0.columns != (gated ? w1.columns : w0.columns) ||
-      (w0.columns && (unit_order(w0.type) == 0 || (gated && unit_order(w1.type) == 0) || K % 256)))
-    fail("qgemm: chunk columns take K-quant gate and up alike (and down), K a multiple of 256");
-  const uint32_t cols = w0.columns ? 1u : 0u;
+  const uint32_t cols = columns_of(w0, w1, gated, K);
   check_loops(d, t, s, K);
   // K parts of gate/up: whole steps, at least 2 each.
   const uint32_t steps = K / (32 * t.units), ks = gated ? std::max(1u, std::min(split_k, steps / 2)) : 1u;
@@ -264,7 +269,15 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
           const WeightRef& w = a.weight("w");
           const Tensor& x = a.in("x");
           if (x.cols() != w.cols) fail("{}: input has {} columns but the weight expects {}", op, x.cols(), w.cols);
-          a.set("y", qgemm_dense(d, prefix, x, qgemm_weight(c, w, op + " vulkan:qgemm_coopmat"), u32(w.rows)));
+          const std::string what = op + " vulkan:qgemm_coopmat";
+          const quant::Type ty = w.storage_type();
+          const bool kq = ty == quant::Type::Q4_K || ty == quant::Type::Q5_K || ty == quant::Type::Q6_K;
+          // columns: the K-quant weight read from its chunk columns (all its rows one group).
+          const QgemmWeight qw = kq && d.tune(prefix + "columns")
+                                     ? QgemmWeight{vk_quant_chunk_columns(c, w, w.rows, what), uint32_t(ty),
+                                                   u32(int64_t(quant::row_bytes(ty, w.cols))), true}
+                                     : qgemm_weight(c, w, what);
+          a.set("y", qgemm_dense(d, prefix, x, qw, u32(w.rows)));
         },
         false, false, [prefix](const Device& d) { return qgemm_unavailable(d, prefix); });
     // Shapes it does not take (rows of a partial 32-value unit): the scalar kernels, through vulkan:auto.
@@ -285,10 +298,11 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     // subgroups. prefetch: the next step's A (bit 0), Q4_K weight units (bit 1) and other K-quant units' raw words (bit
     // 2) held in registers across this step's products (latency hidden, residency spent). Hopper: 128 x 256 tiles of
     // one unit per step, narrowed to keep 128 workgroups (the matmul experiment's sweep at T = 512 picks those per shape).
+    // columns: K-quant weights read from a copy in chunk columns (neighbouring rows' units in neighbouring bytes).
     v.tunables = {{prefix + "warp_rows", 2, {{"nvidia-hopper", 4}}}, {prefix + "warp_cols", 2, {{"nvidia-hopper", 4}}},
                   {prefix + "k_units", 2, {{"nvidia-hopper", 1}}}, {prefix + "min_groups", 0, {{"nvidia-hopper", 128}}},
                   {prefix + "min_subgroups", 0, {{"nvidia-hopper", 1024}}}, {prefix + "split_k", 8}, {prefix + "prefetch", 7},
-                  {prefix + "cm_emulate", 0}};
+                  {prefix + "columns", 0}, {prefix + "cm_emulate", 0}};
     const auto delegate = v.delegate;
     const auto weight_types = v.weight_types;
     r.add_variant(std::move(v));
