@@ -66,10 +66,9 @@ TEST_CASE("vk ops: qgemm_coopmat with emulated matrices, every weight type", "[v
     // "no prefetch": the defaults with nothing held in registers across a step's products (prefetch 0); "raw prefetch":
     // Q5_K and Q6_K units' raw words held too (prefetch 7, one unit per step); "early prefetch": those loads issued
     // before the staging barrier (prefetch 15); "columns": K-quant weights read from chunk columns, Q4_K runs and raw
-    // words prefetched (7, one unit per step) and, narrowed, split K and four units loaded step by step; "deep
-    // prefetch": Q4_K runs two steps ahead (31, one unit per step) and, narrowed, in split K's parts (19, four units).
+    // words prefetched (7, one unit per step) and, narrowed, split K and four units loaded step by step.
     for (const char* config : {"default", "small", "narrowed", "no prefetch", "raw prefetch", "early prefetch", "columns",
-                               "narrowed columns", "deep prefetch", "narrowed deep prefetch"}) {
+                               "narrowed columns"}) {
       std::map<std::string, uint32_t> t{{p + "cm_emulate", 1}};
       if (config == std::string("small")) t.insert({{p + "warp_rows", 1}, {p + "warp_cols", 1}});
       const bool raw = config == std::string("raw prefetch"), early = config == std::string("early prefetch");
@@ -79,12 +78,7 @@ TEST_CASE("vk ops: qgemm_coopmat with emulated matrices, every weight type", "[v
         if (raw || early) t.insert({p + "k_units", 1});  // raw words: one unit per step
       }
       const bool cols = config == std::string("columns"), ncols = config == std::string("narrowed columns");
-      const bool deep = config == std::string("deep prefetch"), ndeep = config == std::string("narrowed deep prefetch");
-      if (deep || ndeep) {
-        if (op != std::string("matmul")) continue;
-        t.insert({{p + "prefetch", deep ? 31u : 19u}, {p + "k_units", deep ? 1u : 4u}});
-      }
-      if (config == std::string("narrowed") || ncols || ndeep) {
+      if (config == std::string("narrowed") || ncols) {
         if (op != std::string("matmul")) continue;  // the same kernel: once is enough for CI's time
         t.insert({{p + "warp_rows", 4}, {p + "warp_cols", 4}, {p + "k_units", 4}, {p + "min_groups", 1u << 20}});
       }

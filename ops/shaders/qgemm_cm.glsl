@@ -68,7 +68,7 @@ layout(constant_id = 7) const uint DIAG = 0;
 // Prefetch into registers (below) of A (bit 0), of the Q4_K weight units (bit 1) and of other K-quant units (bit 2: Q5_K,
 // Q6_K, one unit per step, not gated; their raw words, HlqRaw), where the slots hold a step: each slot is live across
 // the step's products, so it costs residency; 0 loads a step when it is staged. Bit 3 issues them before the staging
-// barrier instead of after it (EARLY, below); bit 4 loads the Q4_K runs two steps ahead (DEEP, below).
+// barrier instead of after it (EARLY, below).
 layout(constant_id = 10) const uint PREFETCH = 3;
 // GATED 1 (MODE 0, or MODE 1 with split K): 1 writes both products as they are (no SwiGLU): w0's at res[slice + row N +
 // col], w1's KS T N further on (MODE 1: T the packed rows), each split's partial sums in its own slice (the caller's
@@ -139,29 +139,29 @@ layout(push_constant) uniform Push {
 #ifndef QG_WREG
 #define QG_WREG 2
 #endif
-// The weight slots (set H, Q) decoded with literal indices (a loop the SPIR-V optimiser leaves rolled indexes them
+// The weight slots decoded with literal indices (a loop the SPIR-V optimiser leaves rolled indexes them
 // dynamically, which keeps them in memory).
-#define QG_W_DECODE(q, H, Q)                                                            \
+#define QG_W_DECODE(q)                                                                  \
   {                                                                                     \
     const uint i = lid + (q) * WG, b = i / BN, c = i % BN;                              \
     if ((q) < WSLOTS && i < WR)                                                         \
       [[unroll]] for (uint uu = 0u; uu < QG_UMAX; ++uu)                                 \
-        if (uu < QG_U) q4k_decode(b, u0 + uu, H[q], Q[q][uu], c * KP + 8u * uu);        \
+        if (uu < QG_U) q4k_decode(b, u0 + uu, rh[q], rq[q][uu], c * KP + 8u * uu);      \
   }
 #if QG_WREG == 1
-#define QG_W_DECODES(H, Q) QG_W_DECODE(0u, H, Q)
+#define QG_W_DECODES QG_W_DECODE(0u)
 #elif QG_WREG == 2
-#define QG_W_DECODES(H, Q) QG_W_DECODE(0u, H, Q) QG_W_DECODE(1u, H, Q)
+#define QG_W_DECODES QG_W_DECODE(0u) QG_W_DECODE(1u)
 #elif QG_WREG == 4
-#define QG_W_DECODES(H, Q) QG_W_DECODE(0u, H, Q) QG_W_DECODE(1u, H, Q) QG_W_DECODE(2u, H, Q) QG_W_DECODE(3u, H, Q)
+#define QG_W_DECODES QG_W_DECODE(0u) QG_W_DECODE(1u) QG_W_DECODE(2u) QG_W_DECODE(3u)
 #elif QG_WREG == 8
-#define QG_W_DECODES(H, Q) QG_W_DECODE(0u, H, Q) QG_W_DECODE(1u, H, Q) QG_W_DECODE(2u, H, Q) QG_W_DECODE(3u, H, Q) \
-                           QG_W_DECODE(4u, H, Q) QG_W_DECODE(5u, H, Q) QG_W_DECODE(6u, H, Q) QG_W_DECODE(7u, H, Q)
+#define QG_W_DECODES QG_W_DECODE(0u) QG_W_DECODE(1u) QG_W_DECODE(2u) QG_W_DECODE(3u) \
+                     QG_W_DECODE(4u) QG_W_DECODE(5u) QG_W_DECODE(6u) QG_W_DECODE(7u)
 #elif QG_WREG == 16
-#define QG_W_DECODES(H, Q) QG_W_DECODE(0u, H, Q) QG_W_DECODE(1u, H, Q) QG_W_DECODE(2u, H, Q) QG_W_DECODE(3u, H, Q) \
-                           QG_W_DECODE(4u, H, Q) QG_W_DECODE(5u, H, Q) QG_W_DECODE(6u, H, Q) QG_W_DECODE(7u, H, Q) \
-                           QG_W_DECODE(8u, H, Q) QG_W_DECODE(9u, H, Q) QG_W_DECODE(10u, H, Q) QG_W_DECODE(11u, H, Q) \
-                           QG_W_DECODE(12u, H, Q) QG_W_DECODE(13u, H, Q) QG_W_DECODE(14u, H, Q) QG_W_DECODE(15u, H, Q)
+#define QG_W_DECODES QG_W_DECODE(0u) QG_W_DECODE(1u) QG_W_DECODE(2u) QG_W_DECODE(3u) \
+                     QG_W_DECODE(4u) QG_W_DECODE(5u) QG_W_DECODE(6u) QG_W_DECODE(7u) \
+                     QG_W_DECODE(8u) QG_W_DECODE(9u) QG_W_DECODE(10u) QG_W_DECODE(11u) \
+                     QG_W_DECODE(12u) QG_W_DECODE(13u) QG_W_DECODE(14u) QG_W_DECODE(15u)
 #else
 #error QG_WREG must be 1, 2, 4, 8 or 16
 #endif
@@ -334,8 +334,7 @@ void epilogue_block(hl_cm_acc a, hl_cm_acc u, uint s, uint p0, uint p1, uint n, 
 #endif
 #endif  // QG_SCALAR
 
-// The next step's prefetched loads into the slots this step's staging has emptied (A, Q4_K runs, raw K-quant words);
-// with DEEP, the Q4_K runs of the step after next, into the set this step decoded (`odd`: set 2).
+// The next step's prefetched loads into the slots this step's staging has emptied (A, Q4_K runs, raw K-quant words).
 #define QG_NEXT_LOADS                                                                                    \
   if (u0 + QG_U < ue) {                                                                                  \
     if (PFA && (DIAG & 64u) == 0u)                                                                       \
@@ -344,18 +343,9 @@ void epilogue_block(hl_cm_acc a, hl_cm_acc u, uint s, uint p0, uint p1, uint n, 
           if (AHF) rah[q] = a_load_h(lid + q * WG, u0 + QG_U);                                           \
           else ra[q] = a_load(lid + q * WG, u0 + QG_U);                                                  \
         }                                                                                                \
-    if (PFW && !DEEP && (DIAG & 128u) == 0u)                                                             \
+    if (PFW && (DIAG & 128u) == 0u)                                                                      \
       [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)                                                     \
         if (q < WSLOTS) w_load(lid + q * WG, u0 + QG_U, n0, wrow0, rh[q], rq[q]);                        \
-    if (DEEP && u0 + 2u * QG_U < ue && (DIAG & 128u) == 0u) {                                            \
-      if (odd) {                                                                                         \
-        [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)                                                   \
-          if (q < WSLOTS) w_load(lid + q * WG, u0 + 2u * QG_U, n0, wrow0, rh2[q], rq2[q]);               \
-      } else {                                                                                           \
-        [[unroll]] for (uint q = 0u; q < QG_WREG; ++q)                                                   \
-          if (q < WSLOTS) w_load(lid + q * WG, u0 + 2u * QG_U, n0, wrow0, rh[q], rq[q]);                 \
-      }                                                                                                  \
-    }                                                                                                    \
     if (PFR && (DIAG & 128u) == 0u)                                                                      \
       [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) r_load(lid + q * WG, u0 + QG_U, n0, wrow0, rr[q]); \
   }
@@ -429,16 +419,12 @@ void main() {
   // Bit 3: those loads issued as soon as the step's staging has emptied the slots, before the barrier that ends it
   // (their round trip then overlaps the wait for the slowest subgroup's staging too), instead of after it.
   bool EARLY = (pf & 8u) != 0u;
-  // Bit 4 (with bit 1's Q4_K runs): those runs two steps ahead, in two sets of slots that steps take in turn (each step
-  // decodes one set and refills it for the step after next): a second step of DRAM latency hidden, for one more set of
-  // weight slots per invocation.
-  bool DEEP = PFW && (pf & 16u) != 0u;
   bool PFR = (pf & 4u) != 0u && WR <= uint(QG_WREG) * WG && QG_U == 1u && GATED == 0u &&
              (TYPE0 == HLQ_Q6_K || TYPE0 == HLQ_Q5_K);
   vec4 ra[QG_AREG];
   uvec2 rah[QG_AREG];  // HALF_H down: A's raw f16 bits
   bool AHF = HALF_H == 1u && MODE == 1u && GATED == 0u;
-  uvec4 rh[QG_WREG], rq[QG_WREG][QG_UMAX], rh2[QG_WREG], rq2[QG_WREG][QG_UMAX];
+  uvec4 rh[QG_WREG], rq[QG_WREG][QG_UMAX];
   HlqRaw rr[QG_WREG];
   if ((DIAG & 32u) != 0u && lid == 0u) diag_pad[64u * (DIAG >> 16u)] = uvec4(lid);
   barrier();  // arow written
@@ -451,11 +437,8 @@ void main() {
       }
   if (PFW)
     [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) w_load(lid + q * WG, ub, n0, wrow0, rh[q], rq[q]);
-  if (DEEP && ub + QG_U < ue)
-    [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) w_load(lid + q * WG, ub + QG_U, n0, wrow0, rh2[q], rq2[q]);
   if (PFR) [[unroll]] for (uint q = 0u; q < QG_WREG; ++q) if (q < WSLOTS) r_load(lid + q * WG, ub, n0, wrow0, rr[q]);
   for (uint u0 = ub; u0 < ue; u0 += QG_U) {
-    const bool odd = DEEP && ((u0 - ub) / QG_U) % 2u == 1u;  // DEEP: this step's runs are in set 2
     barrier();  // the previous step consumed
     if ((DIAG & 2u) == 0u || u0 == ub) {
       // A: BR rows x the step's units, each its two runs of 16 values (at the weight unit's K offsets), f32 -> f16.
@@ -468,10 +451,8 @@ void main() {
     }
     if ((DIAG & 1u) == 0u || u0 == ub) {
       // Weights: BN rows x the step's units, decoded.
-      if (odd) {
-        QG_W_DECODES(rh2, rq2)
-      } else if (PFW) {
-        QG_W_DECODES(rh, rq)
+      if (PFW) {
+        QG_W_DECODES
       } else if (PFR) {
         QG_R_DECODES
       } else {
