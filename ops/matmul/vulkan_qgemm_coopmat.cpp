@@ -298,11 +298,15 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     // subgroups. prefetch: the next step's A (bit 0), Q4_K weight units (bit 1) and other K-quant units' raw words (bit
     // 2) held in registers across this step's products (latency hidden, residency spent). Hopper: 128 x 256 tiles of
     // one unit per step, narrowed to keep 128 workgroups (the matmul experiment's sweep at T = 512 picks those per shape).
-    // columns: K-quant weights read from a copy in chunk columns (neighbouring rows' units in neighbouring bytes).
+    // columns: K-quant weights read from a copy in chunk columns (neighbouring rows' units in neighbouring bytes): the
+    // projections on Hopper (a second copy of each, resident beside the rows that decode reads); lm_head's prompt rows
+    // are one per chunk, which never reach this GEMM in the forward pass.
+    const std::map<std::string, uint32_t> cols = op == "matmul" ? std::map<std::string, uint32_t>{{"nvidia-hopper", 1}}
+                                                                 : std::map<std::string, uint32_t>{};
     v.tunables = {{prefix + "warp_rows", 2, {{"nvidia-hopper", 4}}}, {prefix + "warp_cols", 2, {{"nvidia-hopper", 4}}},
                   {prefix + "k_units", 2, {{"nvidia-hopper", 1}}}, {prefix + "min_groups", 0, {{"nvidia-hopper", 128}}},
                   {prefix + "min_subgroups", 0, {{"nvidia-hopper", 1024}}}, {prefix + "split_k", 8}, {prefix + "prefetch", 7},
-                  {prefix + "columns", 0}, {prefix + "cm_emulate", 0}};
+                  {prefix + "columns", 0, cols}, {prefix + "cm_emulate", 0}};
     const auto delegate = v.delegate;
     const auto weight_types = v.weight_types;
     r.add_variant(std::move(v));
