@@ -20,6 +20,9 @@ struct QgemmWeight {
   bool columns = false;
 };
 QgemmWeight qgemm_weight(VariantCtx& c, const WeightRef& w, const std::string& what);
+// The same for a dense pass on cooperative matrices: a K-quant weight from its chunk columns (all its rows one group)
+// where <prefix>columns asks.
+QgemmWeight qgemm_dense_weight(VariantCtx& c, const WeightRef& w, const std::string& prefix, const std::string& what);
 
 // Which kernel: dense rows, route_pack's gate/up with SwiGLU, its down pass, or two weights of dense rows (the gated
 // kernel's tiles, both products written as they are).

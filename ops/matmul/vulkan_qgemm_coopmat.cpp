@@ -117,6 +117,13 @@ QgemmWeight qgemm_weight(VariantCtx& c, const WeightRef& w, const std::string& w
   return {vk_quant_rows(c, w, what), uint32_t(w.storage_type()), u32(int64_t(quant::row_bytes(w.storage_type(), w.cols)))};
 }
 
+QgemmWeight qgemm_dense_weight(VariantCtx& c, const WeightRef& w, const std::string& prefix, const std::string& what) {
+  const quant::Type ty = w.storage_type();
+  const bool kq = ty == quant::Type::Q4_K || ty == quant::Type::Q5_K || ty == quant::Type::Q6_K;
+  if (!kq || !c.device().tune(prefix + "columns")) return qgemm_weight(c, w, what);
+  return {vk_quant_chunk_columns(c, w, w.rows, what), uint32_t(ty), u32(int64_t(quant::row_bytes(ty, w.cols))), true};
+}
+
 std::string qgemm_unavailable(const Device& d, const std::string& prefix, bool scalar) {
   if (scalar) return d.info().shader_float16 ? "" : "no shaderFloat16 (the weight tiles are f16)";
   return coopmat_unavailable(d, emulated(d, prefix));
@@ -269,15 +276,7 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
           const WeightRef& w = a.weight("w");
           const Tensor& x = a.in("x");
           if (x.cols() != w.cols) fail("{}: input has {} columns but the weight expects {}", op, x.cols(), w.cols);
-          const std::string what = op + " vulkan:qgemm_coopmat";
-          const quant::Type ty = w.storage_type();
-          const bool kq = ty == quant::Type::Q4_K || ty == quant::Type::Q5_K || ty == quant::Type::Q6_K;
-          // columns: the K-quant weight read from its chunk columns (all its rows one group).
-          const QgemmWeight qw = kq && d.tune(prefix + "columns")
-                                     ? QgemmWeight{vk_quant_chunk_columns(c, w, w.rows, what), uint32_t(ty),
-                                                   u32(int64_t(quant::row_bytes(ty, w.cols))), true}
-                                     : qgemm_weight(c, w, what);
-          a.set("y", qgemm_dense(d, prefix, x, qw, u32(w.rows)));
+          a.set("y", qgemm_dense(d, prefix, x, qgemm_dense_weight(c, w, prefix, op + " vulkan:qgemm_coopmat"), u32(w.rows)));
         },
         false, false, [prefix](const Device& d) { return qgemm_unavailable(d, prefix); });
     // Shapes it does not take (rows of a partial 32-value unit): the scalar kernels, through vulkan:auto.

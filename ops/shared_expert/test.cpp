@@ -87,7 +87,8 @@ TEST_CASE("vk ops: shared_expert prompt chunks as dense coopmat GEMMs, emulated"
 
 // shared_expert.dense.pair: gate and up as one two-weight pass (qgemm_dense_pair: the gated tiles writing both products,
 // their splits of K summed in the SwiGLU pass), on f32 and q4_K weights, unsplit and split in K; on emulated matrices
-// and on the scalar kernels. Each against the reference, and in fewer dispatches than two GEMMs (so the pass ran).
+// (the quantized weights also from chunk columns, matmul.qgemm_coopmat.columns: q4_K gate/up, q6_K down) and on the
+// scalar kernels. Each against the reference, and in fewer dispatches than two GEMMs (so the pass ran).
 TEST_CASE("vk ops: shared_expert prompt chunks with gate and up in one pass", "[vk][ops]") {
   if (!device().info().shader_float16) {
     WARN("SKIPPED: no shaderFloat16 on " << device().info().name);
@@ -98,10 +99,13 @@ TEST_CASE("vk ops: shared_expert prompt chunks with gate and up in one pass", "[
   for (const char* variant : {"vulkan:dense_coopmat", "vulkan:dense_qgemm"})
     for (bool q : {false, true})
       for (bool split : {false, true})
-        for (int T : {37}) {  // a partial row tile
-          if (std::string(variant) == "vulkan:dense_qgemm" && (!q || !split)) continue;  // the scalar tiles: one shape
-          const std::string p = std::string(variant) == "vulkan:dense_coopmat" ? "matmul.qgemm_coopmat." : "matmul.qgemm.";
-          std::map<std::string, uint32_t> t{{"matmul.qgemm_coopmat.cm_emulate", 1}};
+        for (uint32_t cols : {0u, 1u}) {  // a partial row tile (T 37)
+          const int T = 37;
+          const bool coopmat = std::string(variant) == "vulkan:dense_coopmat";
+          if (!coopmat && (!q || !split || cols)) continue;  // the scalar tiles: one shape
+          if (cols && !q) continue;                          // chunk columns: K-quants only
+          const std::string p = coopmat ? "matmul.qgemm_coopmat." : "matmul.qgemm.";
+          std::map<std::string, uint32_t> t{{"matmul.qgemm_coopmat.cm_emulate", 1}, {"matmul.qgemm_coopmat.columns", cols}};
           if (split) t.insert({{p + "k_units", 1}, {p + "min_groups", 1u << 20}, {p + "split_k", 4}});
           const auto w = [&](const char* name, int rows, int cols, quant::Type type) {
             return q ? gpu::random_quantized(g, name, rows, cols, type, 1.0 / std::sqrt(cols))
@@ -113,7 +117,7 @@ TEST_CASE("vk ops: shared_expert prompt chunks with gate and up in one pass", "[
                          {"down", w("down", H, F, quant::Type::Q6_K)},
                          {"gate_w", weight("gate_w", randn(g, 1, H, 1.0 / std::sqrt(H)))}},
                         {}};
-          INFO(variant << (q ? ", q4_K" : ", f32") << (split ? ", K split" : "") << ", T " << T);
+          INFO(variant << (q ? ", q4_K" : ", f32") << (split ? ", K split" : "") << (cols ? ", chunk columns" : "") << ", T " << T);
           uint64_t dispatches[2] = {0, 0};
           for (uint32_t pair : {0u, 1u}) {
             auto tp = t;

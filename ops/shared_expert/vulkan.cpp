@@ -90,7 +90,9 @@ void dense(VariantCtx& c, OpArgs& a, bool scalar) {
   check_dense(a);
   const auto [expert, sigma] = gate_route(c, a);
   const uint32_t T = u32(x.rows()), F = u32(gw.rows), H = u32(x.cols());
-  const QgemmWeight gq = qgemm_weight(c, gw, what), uq = qgemm_weight(c, uw, what);
+  // On cooperative matrices the weights as the projections read theirs (chunk columns where matmul's tunable asks).
+  const auto weight = [&](const WeightRef& w) { return scalar ? qgemm_weight(c, w, what) : qgemm_dense_weight(c, w, prefix, what); };
+  const QgemmWeight gq = weight(gw), uq = weight(uw);
   // pair: gate and up in one GEMM pass (A staged once for both), their K splits added up by the SwiGLU pass.
   Tensor g, u;
   uint32_t ks = 1, uoff = 0;
@@ -109,7 +111,7 @@ void dense(VariantCtx& c, OpArgs& a, bool scalar) {
   const Grid gr = grid((uint64_t(T) * F + 255) / 256);
   d.dispatch(d.pipeline("shared_expert_swiglu", {{0, 256}}, 4, sizeof pc),
              {g.buffer(d), u.buffer(d), sigma.buffer(d), h.buffer_mut(d)}, pc, gr.x, gr.y);
-  a.set("y", qgemm_dense(d, prefix, h, qgemm_weight(c, dw, what), H, scalar));
+  a.set("y", qgemm_dense(d, prefix, h, weight(dw), H, scalar));
 }
 
 // Whether vulkan:dense_i8 runs this call: a prompt chunk of weights the integer-dot-product GEMM reads.
