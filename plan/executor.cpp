@@ -25,9 +25,11 @@ PlanExecutor::LayerState PlanExecutor::init_state(const ModelConfig& c, LayerKin
     s.k_cache = planned ? Tensor::device(*dev_, context_, kv) : Tensor::host(0, kv);
     s.v_cache = planned ? Tensor::device(*dev_, context_, kv) : Tensor::host(0, kv);
   } else {
-    s.conv = Tensor::host(c.conv_kernel - 1, c.conv_dim());
-    s.ssm = Tensor::host(c.lin_v_heads, int64_t(c.lin_k_dim) * c.lin_v_dim);
-    if (dev_ && context_ > 0) s.conv.buffer(*dev_), s.ssm.buffer(*dev_);  // zeros, on the device now
+    const int64_t conv_rows = c.conv_kernel - 1, ssm_cols = int64_t(c.lin_k_dim) * c.lin_v_dim;
+    // Planned: zeroed on the device (a fill), not uploaded (the states of 30 layers are tens of MB over the bus).
+    const bool planned = dev_ && context_ > 0;
+    s.conv = planned ? Tensor::device_zeros(*dev_, conv_rows, c.conv_dim()) : Tensor::host(conv_rows, c.conv_dim());
+    s.ssm = planned ? Tensor::device_zeros(*dev_, c.lin_v_heads, ssm_cols) : Tensor::host(c.lin_v_heads, ssm_cols);
   }
   return s;
 }

@@ -248,6 +248,18 @@ void Device::upload(const BufferPtr& dst, const void* data, size_t bytes, size_t
   ++stats_.uploads;
 }
 
+void Device::zero(const BufferPtr& dst, size_t bytes) {
+  if (bytes == 0) return;
+  if (bytes % 4) fail("Device::zero: {} bytes, not a multiple of 4", bytes);
+  hold(dst);
+  emit_window();
+  auto& s = stream();
+  s.transfer_barrier();  // earlier dispatches' reads and writes of dst come first
+  s.fill(*dst, 0u, 0, bytes);
+  s.transfer_barrier();
+  ++stats_.fills;
+}
+
 void Device::copy(const BufferPtr& src, const BufferPtr& dst, size_t bytes, size_t src_offset, size_t dst_offset) {
   if (bytes == 0) return;
   ++stats_.copies;

@@ -35,7 +35,7 @@ struct DeviceStats {
   uint64_t replayed_barriers = 0;  // those in captured segments submitted again
   uint64_t resident_buffers = 0, resident_blocks = 0, resident_bytes = 0;  // alloc_resident's placements
   uint64_t replayed_dispatches = 0;  // dispatches run again by submitting captured segments (not in `dispatches`)
-  uint64_t upload_bytes = 0, download_bytes = 0, uploads = 0, downloads = 0;
+  uint64_t upload_bytes = 0, download_bytes = 0, uploads = 0, downloads = 0, fills = 0;
   uint64_t copies = 0;  // buffer-to-buffer copies recorded (each between two transfer barriers)
   uint64_t late_moves = 0;  // dispatches recorded at a later level than their earliest (device.stream.late)
 };
@@ -78,6 +78,9 @@ class Device {
   }
 
   void upload(const BufferPtr& dst, const void* data, size_t bytes, size_t dst_offset = 0);  // recorded
+  // Recorded: dst's first `bytes` (a multiple of 4) set to zero on the device (vkCmdFillBuffer), no host copy and no
+  // transfer over the bus (a zero state uploaded from the host is a copy of its size before the first kernel).
+  void zero(const BufferPtr& dst, size_t bytes);
   void copy(const BufferPtr& src, const BufferPtr& dst, size_t bytes, size_t src_offset = 0, size_t dst_offset = 0);
   void download(const BufferPtr& src, void* data, size_t bytes, size_t src_offset = 0);  // syncs first
   // Several downloads with one copy each into one staging buffer, one submission and one wait (download() is a

@@ -33,6 +33,12 @@ Tensor Tensor::device(gpu::Device& d, int64_t rows, int64_t cols, Type type) {
   return t;
 }
 
+Tensor Tensor::device_zeros(gpu::Device& d, int64_t rows, int64_t cols, Type type) {
+  Tensor t = device(d, rows, cols, type);
+  d.zero(t.s_->buf, t.bytes());
+  return t;
+}
+
 Tensor Tensor::resident(gpu::Device& d, int64_t rows, int64_t cols, Type type) {
   Tensor t;
   t.s_ = std::make_shared<Storage>();

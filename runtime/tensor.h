@@ -18,6 +18,7 @@ class Tensor {
   static Tensor from_i32(IMat m);
   static Tensor host(int64_t rows, int64_t cols, Type t = Type::F32);  // zeros
   static Tensor device(gpu::Device& d, int64_t rows, int64_t cols, Type t = Type::F32);  // undefined contents
+  static Tensor device_zeros(gpu::Device& d, int64_t rows, int64_t cols, Type t = Type::F32);  // zeroed on the device
   // On the device in a resident placement (Device::alloc_resident, for weights), undefined contents.
   static Tensor resident(gpu::Device& d, int64_t rows, int64_t cols, Type t = Type::F32);
 

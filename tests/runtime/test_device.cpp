@@ -60,6 +60,32 @@ TEST_CASE("vk device: several downloads in one submission", "[vk][device]") {
   for (size_t i = 0; i < want.size(); ++i) REQUIRE(got[i] == want[i]);
 }
 
+// Device::zero is recorded in stream order: it clears exactly the bytes it is given after the dispatch that wrote them
+// (the rest of the buffer keeps that dispatch's values), and the next dispatch reads the zeros; no bytes cross the bus.
+// Tensor::device_zeros is such a tensor from the start (the plan's zero recurrent states).
+TEST_CASE("vk device: zeroing on the device, in stream order", "[vk][device]") {
+  std::mt19937_64 g(19);
+  gpu::Device& d = device();
+  const gpu::Variant& add = gpu::Registry::get().variant("add", "vulkan:elementwise");
+  gpu::VariantCtx ctx;
+  ctx.dev = &d;
+  const Mat<float> a = randn(g, 3, 257), b = randn(g, 3, 257);
+  gpu::OpArgs first{{{"a", Tensor::from(a)}, {"b", Tensor::from(b)}}, {}, {}};
+  add.run(ctx, first);  // recorded, not submitted
+  Tensor y = first.t.at("y");
+  const uint64_t uploaded = d.stats().upload_bytes;
+  d.zero(y.buffer_mut(d), size_t(257) * 4);  // row 0 only
+  gpu::OpArgs second{{{"a", y}, {"b", Tensor::from(b)}}, {}, {}};
+  add.run(ctx, second);
+  Mat<float> want = a + b + b;
+  want.row(0) = b.row(0);
+  REQUIRE(second.t.at("y").f32() == want);
+  const Tensor z = Tensor::device_zeros(d, 2, 1000);
+  CHECK(d.stats().upload_bytes - uploaded == 3 * 257 * 4);  // the second b, none for the zeros
+  CHECK(z.f32() == Mat<float>::Zero(2, 1000));
+  CHECK_THROWS_WITH(d.zero(y.buffer_mut(d), 6), Catch::Contains("not a multiple of 4"));
+}
+
 // A large buffer the pool lacks drains the stream first (so buffers only recorded work held come back): the
 // recorded work is submitted, the allocation succeeds, and the results are unchanged.
 TEST_CASE("vk device: a large pool miss drains the recorded work first", "[vk][device]") {
