@@ -16,6 +16,7 @@ struct Device::Pool {
 
 Device::Device(const vk::ContextOptions& options) : ctx_(vk::Context::create(options)), pool_(std::make_shared<Pool>()) {
   flush_every_ = tune("device.stream.flush_dispatches");
+  flush_idle_ = tune("device.stream.flush_idle_dispatches");
   elide_barriers_ = tune("device.stream.elide_barriers") != 0;
   reorder_ = tune("device.stream.reorder") != 0;
   late_ = tune("device.stream.late") != 0;
@@ -175,7 +176,9 @@ void Device::dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffe
   window_.push_back(q);
   ++stats_.dispatches;
   if (begin != ~0u) dispatch_stamps_.push_back({p.name(), begin, timestamp()});
-  if (flush_every_ && !capturing_ && ++since_flush_ >= flush_every_) flush();
+  if (flush_every_ && !capturing_ &&
+      (++since_flush_ >= flush_every_ || (flush_idle_ && !reorder_ && in_flight_.empty() && since_flush_ >= flush_idle_)))
+    flush();
 }
 
 std::vector<std::pair<std::string, double>> Device::take_dispatch_times() {

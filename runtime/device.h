@@ -1,6 +1,7 @@
 // hl::gpu::Device: one Vulkan device used as a compute stream. Ops record dispatches, uploads and copies
 // into a command list, submitted without waiting every `device.stream.flush_dispatches` dispatches if set (so the
-// GPU runs while the host records the rest) and at a download or sync(), which wait for all of them.
+// GPU runs while the host records the rest; after `device.stream.flush_idle_dispatches` where nothing submitted is
+// held and the stream is not reordered, as at a prefill step's start) and at a download or sync(), which wait for all of them.
 // Buffers come from a size-class pool and stay alive until the commands that use them have run.
 // Barriers and order: dispatches are queued in a window and recorded when something needs them (a flush, a
 // segment cut, a transfer, a timestamp). Each gets a level, one past the deepest queued dispatch it conflicts
@@ -144,6 +145,7 @@ class Device {
   std::vector<std::pair<std::string, double>> take_dispatch_times();
   // Level scheduling on (the default: device.stream.reorder) or off (issue order), for the dispatches queued next.
   void set_reorder(bool on) { reorder_ = on; }
+  bool reorder() const { return reorder_; }
   const DeviceStats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }
 
@@ -162,7 +164,7 @@ class Device {
   };
   std::vector<InFlight> in_flight_;                     // in submission order
   std::vector<std::unique_ptr<vk::CommandList>> spare_;  // finished lists, reset, for reuse
-  uint32_t since_flush_ = 0, flush_every_ = 0;
+  uint32_t since_flush_ = 0, flush_every_ = 0, flush_idle_ = 0;
   bool capturing_ = false;
   uint64_t cut_dispatches_ = 0, cut_barriers_ = 0;  // stats_.dispatches and .barriers at the last capture cut
   std::vector<std::shared_ptr<Segment>> submitted_;  // segments submitted since the last sync (kept alive until it)

@@ -35,6 +35,10 @@ const Table& common() {
       // the GPU starts on them while the host records the rest of the step, and the buffers of finished lists
       // return to the pool.
       {"device.stream.flush_dispatches", 64},
+      // With nothing submitted still held (the GPU idle, as at a step's start after a sync) and no reordering (prefill; a
+      // reordered stream keeps its window whole), the stream goes out after this many dispatches instead (0:
+      // flush_dispatches alone), so the GPU does not wait for the first batch's recording.
+      {"device.stream.flush_idle_dispatches", 8},
       // 1: a barrier only between dependent dispatches (runtime/device.h); 0: after every dispatch.
       {"device.stream.elide_barriers", 1},
       // 1: dispatches recorded level by level, independent ones side by side however they were issued

@@ -30,6 +30,43 @@ TEST_CASE("vk device: a dependent chain across flushed, unwaited submissions", "
   REQUIRE(x.f32() == want);  // same f32 additions in the same order: exact
 }
 
+// With nothing submitted still held (after a sync) and no reordering (a prefill step) the stream goes out after
+// device.stream.flush_idle_dispatches dispatches, so the GPU starts early; once a list is in flight the rest waits for
+// flush_dispatches. A reordered stream (decode) keeps its window whole: flush_dispatches alone.
+TEST_CASE("vk device: an idle stream is submitted after its first few dispatches", "[vk][device]") {
+  std::mt19937_64 g(23);
+  gpu::Device& d = device();
+  const uint32_t idle = d.tune("device.stream.flush_idle_dispatches"), every = d.tune("device.stream.flush_dispatches");
+  REQUIRE(idle > 1);
+  REQUIRE(every > 3 * idle);
+  const Mat<float> inc = randn(g, 2, 300);
+  Mat<float> want = inc;
+  Tensor x = Tensor::from(inc);
+  const Tensor b = Tensor::from(inc);
+  x.buffer(d), b.buffer(d);
+  const gpu::Variant& add = gpu::Registry::get().variant("add", "vulkan:elementwise");
+  gpu::VariantCtx ctx;
+  ctx.dev = &d;
+  const bool reorder = d.reorder();
+  for (bool reordered : {false, true}) {
+    INFO("reordered " << reordered);
+    d.set_reorder(reordered);
+    d.sync();
+    const uint64_t s0 = d.stats().submits;
+    for (uint32_t i = 0; i < 3 * idle; ++i) {
+      gpu::OpArgs a{{{"a", x}, {"b", b}}, {}, {}};
+      add.run(ctx, a);
+      x = a.t.at("y");
+      want += inc;
+      INFO("dispatch " << i + 1);
+      // Not reordered: once, at the idle count, then in flight; reordered: not yet.
+      CHECK(d.stats().submits - s0 == (!reordered && i + 1 >= idle ? 1u : 0u));
+    }
+  }
+  d.set_reorder(reorder);
+  REQUIRE(x.f32() == want);  // the same f32 additions in the same order
+}
+
 // Several downloads in one submission: each tensor's bytes land in its own destination, in order, after the work
 // that made them (recorded, not yet submitted); sizes that differ, one of them empty.
 TEST_CASE("vk device: several downloads in one submission", "[vk][device]") {
