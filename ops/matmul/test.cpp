@@ -117,7 +117,8 @@ TEST_CASE("vk ops: qgemm on scalar FMAs, every weight type", "[vk][ops]") {
 }
 
 // vulkan:qnarrow at the gates' real shape (q4_K 2048 -> 32) and the router's (f32 2048 -> 256), in other tilings: fewer
-// rows per workgroup than the weight has, more (idle invocations), a token count that leaves a partial workgroup.
+// rows per workgroup than the weight has, more (idle invocations), a token count that leaves a partial workgroup, units
+// per row that the invocations sharing a row do not divide (65 f32 units; 16 q6_K units over 32 shares: half idle).
 TEST_CASE("vk ops: qnarrow at the gates' and router's shapes, other tilings", "[vk][ops]") {
   std::mt19937_64 g(29);
   const std::string p = "matmul.qnarrow.";
@@ -125,13 +126,15 @@ TEST_CASE("vk ops: qnarrow at the gates' and router's shapes, other tilings", "[
     int64_t T, K, N;
     quant::Type type;
   };
-  for (const Shape s : {Shape{37, 2048, 32, quant::Type::Q4_K}, Shape{9, 2048, 256, quant::Type::F32}, Shape{5, 512, 40, quant::Type::Q6_K}}) {
+  for (const Shape s : {Shape{37, 2048, 32, quant::Type::Q4_K}, Shape{9, 2048, 256, quant::Type::F32}, Shape{5, 512, 40, quant::Type::Q6_K},
+                        Shape{6, 2080, 24, quant::Type::F32}}) {
     gpu::OpArgs a{{{"x", Tensor::from(randn(g, s.T, s.K))}},
                   {{"w", s.type == quant::Type::F32 ? weight("w", randn(g, s.N, s.K, 1.0 / std::sqrt(s.K)))
                                                     : gpu::random_quantized(g, "w", s.N, s.K, s.type, 1.0 / std::sqrt(s.K))}},
                   {}};
     for (const auto& t : std::vector<std::map<std::string, uint32_t>>{
-             {}, {{p + "wg", 64}, {p + "rows", 16}, {p + "tokens", 3}}, {{p + "wg", 128}, {p + "rows", 64}, {p + "tokens", 4}}}) {
+             {}, {{p + "wg", 64}, {p + "rows", 16}, {p + "tokens", 3}}, {{p + "wg", 128}, {p + "rows", 64}, {p + "tokens", 4}},
+             {{p + "wg", 256}, {p + "rows", 8}, {p + "tokens", 2}}}) {
       const vk::ScopedTuning tune(device().ctx().profile(), t);
       INFO("T " << s.T << ", K " << s.K << ", N " << s.N << ", " << t.size() << " tunables set");
       require_close("matmul", "vulkan:qnarrow", a, 1e-5);
