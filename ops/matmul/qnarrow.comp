@@ -3,15 +3,12 @@
 // splits K over its invocations: invocation (r, g) decodes row r's units g, g + G, ... once each (bit-exact values, in
 // registers) and dots them with every token's x; the G partial sums of each output meet in shared memory.
 // x is read straight from memory: the ROWS invocations sharing a unit read the same values.
-// The unit loop's trip count is a constant (UNITS, K / 32, a specialization constant): the compiler unrolls it and issues
-// every share's weight loads together instead of one dependent round trip per unit.
 #version 450
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256;
 layout(constant_id = 1) const uint TYPE = 12;   // ggml type id (0: f32 rows)
 layout(constant_id = 2) const uint ROWS = 32;   // rows per workgroup (WG % ROWS == 0)
 layout(constant_id = 3) const uint TOKENS = 8;  // tokens per workgroup
-layout(constant_id = 4) const uint UNITS = 64;  // 32-value units per row: K / 32
 #include "common.glsl"
 
 const uint G = WG / ROWS;  // invocations sharing a row, each a 1/G share of its units
@@ -31,21 +28,25 @@ void main() {
   const uint grp = hl_group_index();
   if (grp >= pc.row_tiles * ((pc.T + TOKENS - 1u) / TOKENS)) return;  // uniform per workgroup
   const uint row0 = (grp % pc.row_tiles) * ROWS, t0 = (grp / pc.row_tiles) * TOKENS;
-  const uint lid = gl_LocalInvocationID.x, r = lid % ROWS, g = lid / ROWS;
-  const uint row = min(row0 + r, pc.N - 1u);  // past the last row: a repeat, never stored
+  const uint lid = gl_LocalInvocationID.x, r = lid % ROWS, g = lid / ROWS, units = pc.K / 32u;
+  const bool live = row0 + r < pc.N;
   float acc[TOKENS];
   for (uint t = 0u; t < TOKENS; ++t) acc[t] = 0.0;
-  for (uint i = 0u; i < (UNITS + G - 1u) / G; ++i) {
-    const uint u = g + i * G, uu = min(u, UNITS - 1u);  // past the row's units: a repeat of the last, weighted 0
-    vec4 q[8], ms, v[8];
-    hlq_unit(TYPE, 0u, row * pc.row_bytes, uu, q, ms);
-    hlq_dequant(q, ms, v);
-    const uvec2 runs = hlq_unit_runs(TYPE, uu) / 4u;  // each run 16 consecutive values: 4 aligned vec4
+  for (uint u = g; u < units; u += G) {
+    vec4 v[8];
+    if (live) {
+      vec4 q[8], ms;
+      hlq_unit(TYPE, 0u, (row0 + r) * pc.row_bytes, u, q, ms);
+      hlq_dequant(q, ms, v);
+    } else {
+      for (uint k = 0u; k < 8u; ++k) v[k] = vec4(0.0);
+    }
+    const uvec2 runs = hlq_unit_runs(TYPE, u) / 4u;  // each run 16 consecutive values: 4 aligned vec4
     for (uint t = 0u; t < TOKENS; ++t) {
-      const uint b = min(t0 + t, pc.T - 1u) * (UNITS * 8u);  // rows past T read the last one, never stored
+      const uint b = min(t0 + t, pc.T - 1u) * (pc.K / 4u);  // rows past T read the last one, never stored
       float s = 0.0;
       for (uint k = 0u; k < 4u; ++k) s += dot(v[k], x4[b + runs.x + k]) + dot(v[4u + k], x4[b + runs.y + k]);
-      acc[t] += u < UNITS ? s : 0.0;
+      acc[t] += s;
     }
   }
   for (uint t = 0u; t < TOKENS; ++t) part[g][t][r] = acc[t];

@@ -358,8 +358,7 @@ void qnarrow(VariantCtx& c, OpArgs& a, const std::string& op) {
     uint32_t T, K, N, row_bytes, row_tiles;
   } pc{o.T, o.K, o.N, o.row_bytes, (o.N + rows - 1) / rows};
   Tensor y = Tensor::device(d, o.T, o.N);
-  if (o.K % 32) fail("{} vulkan:qnarrow: {} input columns, not whole 32-value units", op, o.K);
-  const auto& p = d.pipeline("qnarrow", {{0, wg}, {1, o.type}, {2, rows}, {3, tokens}, {4, o.K / 32}}, 3, sizeof pc);
+  const auto& p = d.pipeline("qnarrow", {{0, wg}, {1, o.type}, {2, rows}, {3, tokens}}, 3, sizeof pc);
   const Grid g = grid(uint64_t(pc.row_tiles) * ((o.T + tokens - 1) / tokens));
   d.dispatch(p, {o.x.buffer(d), o.w.buffer(d), y.buffer_mut(d)}, pc, g.x, g.y);
   a.set("y", y);
