@@ -149,6 +149,13 @@ def main():
           f"{t['ms_per_token']:.3f} | {t.get('host_record_ms_per_token', float('nan')):.3f} | {t['dispatches_per_token']:.2f} | "
           f"{t['submits']} | {roof} |")
     w("")
+    for t in b["tests"]:
+        dev = t.get("device_tok_per_s", {}).get("median")
+        if t["phase"] == "prefill" and dev:
+            wall_ms, dev_ms = t["tokens"] / t["tok_per_s"]["median"] * 1e3, t["tokens"] / dev * 1e3
+            w(f"On the GPU a {t['label']} run takes {dev_ms:.2f} ms from its first command to its last ({dev:.1f} tok/s; Vulkan "
+              f"timestamps at the run's first and last command, median); the other {wall_ms - dev_ms:.2f} ms of the wall clock's "
+              f"median ({wall_ms:.2f} ms) are the host's, before the first command reaches the GPU and after the last has finished.")
     floor = b.get("dispatch_floor_us")
     if floor is not None:
         w(f"Dispatch floor on this device: **{floor:.2f} us** of GPU time per dependent dispatch ({b['dispatch_floor_method']}).")

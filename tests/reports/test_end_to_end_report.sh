@@ -19,6 +19,9 @@ grep -qF "| hybridlab (this plan) | **1704.8** | **147.9** |" "$tmp/e2e.md" || f
 # 5.89 GFLOP per token x 1704.8 tok/s against 638.5 TFLOP/s.
 grep -qF "1.57% of the f16 matrix roofline" "$tmp/e2e.md" || fail "f16 roofline: $(grep '^| pp512' "$tmp/e2e.md")"
 grep -qF "relative L2 1.598e-01" "$tmp/e2e.md" || fail "oracle lines"
+# The prefill run's GPU time (device_tok_per_s 1745.2: 293.37 ms) against its wall clock (1704.8 tok/s: 300.33 ms).
+grep -qF "On the GPU a pp512 run takes 293.37 ms from its first command to its last (1745.2 tok/s;" "$tmp/e2e.md" || fail "prefill GPU time"
+grep -qF "the other 6.96 ms of the wall clock's median (300.33 ms) are the host's" "$tmp/e2e.md" || fail "prefill host time"
 # A KHR-only peer calibrates the RDNA4 projection: its section, with the calibration rows and hybridlab's projected rows.
 grep -qF "## RDNA4 projection (a projection, not a measurement)" "$tmp/e2e.md" || fail "no RDNA4 projection section"
 grep -qE "^\| tg128 \| 143\.1 \| [0-9.]+ \| 153\.4 \| [-+][0-9.]+% \|$" "$tmp/e2e.md" || fail "calibration row: $(grep '^| tg128' "$tmp/e2e.md")"
