@@ -7,7 +7,8 @@
 #   peers      llama.cpp's llama-bench on it (its Vulkan backend: NV coopmat2 default, KHR coopmat only, no matrix
 #              units), pp512 and tg128, JSON; PERF=1: also its per-op times inside the pp512 graph (GGML_VK_PERF_LOGGER);
 #   bench      hybridlab bench with PLAN (pp512, tg128 and the per-op breakdown; TAG: bench-TAG.log, --tag TAG; RUNS,
-#              WARMUP: its timed and untimed runs);
+#              WARMUP: its timed and untimed runs; BENCH_P, BENCH_N: its -p and -n, 0 leaving that test out; BENCH_FLAGS:
+#              more flags, e.g. --no-breakdown for an A/B's benches);
 #   peer-ops   llama.cpp's per-op times (scripts/llama_ops.py): inside its pp512 (NV coopmat2 and KHR-only), pp4096 and
 #              decode (ctx 512, 4096) graphs (GGML_VK_PERF_LOGGER), and test-backend-ops at the experiments' shapes;
 #              writes logs/peers.json, which the exps step after it passes to the experiments (--peers); PP4096=1 adds
@@ -90,7 +91,7 @@ llama() {  # llama NAME LIMIT ENV... -- ARGS...: llama-bench from the peers' bui
         fi ;;
       bench)
         LD_LIBRARY_PATH=$libs step "bench${TAG:+-$TAG}" 240 $bin bench --model "$model" --ops "$plan" -p ${BENCH_P:-512} -n ${BENCH_N:-128} \
-          --runs "${RUNS:-3}" --warmup "${WARMUP:-2}" ${TAG:+--tag "$TAG"} ;;
+          --runs "${RUNS:-3}" --warmup "${WARMUP:-2}" ${TAG:+--tag "$TAG"} ${BENCH_FLAGS:-} ;;
       exps)
         # A flag given twice stops the experiment before it runs: the spec's runs field owns --runs.
         case " ${EXP_FLAGS:-} " in *" --runs "*) echo "== exps: EXP_FLAGS must not hold --runs (each spec's runs field sets it)"; continue ;; esac

@@ -132,14 +132,16 @@ struct RunResult {
   std::vector<int32_t> generated;    // tg: the greedy tokens
 };
 
+// "0" alone: no prompt test (a decode-only bench, as llama-bench's -p 0).
 std::vector<int64_t> parse_lengths(const std::string& s) {
   std::vector<int64_t> v;
+  if (s == "0") return v;
   for (size_t at = 0; at <= s.size();) {
     const size_t end = std::min(s.find(',', at), s.size());
     int64_t n = 0;
     const auto [ptr, ec] = std::from_chars(s.data() + at, s.data() + end, n);
     if (ec != std::errc() || ptr != s.data() + end || n <= 0 || n > (1 << 24))
-      fail("-p: prompt lengths must be positive integers separated by commas, got '{}'", s);
+      fail("-p: prompt lengths must be positive integers separated by commas (or 0 alone: no prompt test), got '{}'", s);
     v.push_back(n);
     at = end + 1;
   }
@@ -374,6 +376,7 @@ void cmd_bench(const BenchArgs& a) {
   const std::vector<int64_t> lengths = parse_lengths(a.prompts);
   if (a.gen < 0 || a.gen > (1 << 24))
     fail("-n: the number of generated tokens must be >= 0 and <= 16777216 (0: no decode test), got {}", a.gen);
+  if (lengths.empty() && a.gen == 0) fail("-p 0 and -n 0: no test to run");
   if (a.chunk < 0) fail("--prefill-chunk must be >= 0 (0: the whole prompt in one chunk)");
   if (a.tag_given && a.tag.empty()) fail("--tag '': give a name or leave the option out");
   if (a.runs < 1) fail("--runs must be >= 1");
@@ -545,7 +548,7 @@ void add_bench_command(CLI::App& app) {
   auto a = std::make_shared<BenchArgs>();
   a->model.add(b);
   a->plan.add(b, false);
-  b->add_option("-p,--prompt", a->prompts, "prompt lengths, comma-separated (default 512)");
+  b->add_option("-p,--prompt", a->prompts, "prompt lengths, comma-separated (default 512; 0: no prompt test)");
   b->add_option("-n,--gen", a->gen, "greedy decode steps (default 128; 0: no decode test)")->check(kWhole);
   b->add_option("--prefill-chunk", a->chunk, "tokens per prefill step (default 512; 0: the whole prompt)")->check(kWhole);
   b->add_option("--runs", a->runs, "timed runs per test, after the warm-ups (default 3; the median is reported)")->check(kWhole);
