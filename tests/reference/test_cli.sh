@@ -82,7 +82,8 @@ bad unknown-experiment "unknown experiment 'nope'" "$bin" experiment nope
 bad bench-no-model "exactly one of --model PATH or --preset NAME" "$bin" bench -p 8 -n 2
 bad bench-unknown-op "unknown op 'nope'" "$bin" bench --model "$tiny" -p 8 -n 2 --ops 'nope=vulkan'
 bad bench-unknown-variant "unknown variant 'vulkan:nope'" "$bin" bench --model "$tiny" -p 8 -n 2 --ops 'matmul=vulkan:nope'
-bad bench-p0 "prompt lengths must be positive integers" "$bin" bench --model "$tiny" -p 0 -n 2
+bad bench-p0 "no test to run" "$bin" bench --model "$tiny" -p 0 -n 0
+bad bench-p0-list "or 0 alone" "$bin" bench --model "$tiny" -p 0,8 -n 2
 bad bench-p-list "prompt lengths must be positive integers" "$bin" bench --model "$tiny" -p 8,x -n 2
 bad bench-n "must be >= 0" "$bin" bench --model "$tiny" -p 8 -n -1
 bad bench-runs "--runs must be >= 1" "$bin" bench --model "$tiny" -p 8 --runs 0
