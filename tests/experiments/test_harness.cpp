@@ -171,7 +171,9 @@ TEST_CASE("experiments: --chain times GPU variants as chains of dependent calls 
         if (res["variant"].get<std::string>().starts_with("vulkan:")) {
           const double chain_ms = 4 * t["max"].get<double>() * 1e-3;
           CHECK(t["warmup_ms"].get<double>() >= 300);
-          CHECK(t["warmup_ms"].get<double>() <= std::min(1000.0, 300 + 4 * chain_ms));
+          // Past 0.3 s by one warm-up chain, which may be slower than any timed one (the first run cold, a busy CPU
+          // device): 150 ms of slack, still far below the 1.2 s (capped at 1 s) a per-call count would run.
+          CHECK(t["warmup_ms"].get<double>() <= std::min(1000.0, 450 + 4 * chain_ms));
           // Its runs at the timed chains' median: about 0.3 s of work too (1.2 s if it counted per-call times).
           CHECK(t["warmup_runs"].get<int>() * 4 * t["median"].get<double>() * 1e-3 <= 1000);
         }
