@@ -200,12 +200,48 @@ TEST_CASE("vk route_pack: stages 2-3, block counts, offsets, tile list, packed r
           }
           const Tensor counts = gpu::route_pack::block_counts(device(), ex, s.E);
           CHECK(counts.i32() == want_counts);
-          const auto p = gpu::route_pack::pack(device(), ex, s.E);
-          CHECK(row(p.offsets) == want_off);
-          CHECK(row(p.tiles) == want_tiles);
-          CHECK(row(p.rows) == want_rows);
+          for (uint32_t plan : {0u, 1u}) {  // three dispatches, or route_plan.comp's one workgroup
+            const vk::ScopedTuning form(device().ctx().profile(), {{"moe_experts.route_pack.plan", plan}});
+            INFO("plan " << plan);
+            const auto p = gpu::route_pack::pack(device(), ex, s.E);
+            CHECK(row(p.offsets) == want_off);
+            CHECK(row(p.tiles) == want_tiles);
+            CHECK(row(p.rows) == want_rows);
+          }
           require_no_validation_messages();
         }
+}
+
+TEST_CASE("vk route_pack: one-workgroup packing at the model's routes, small chunks and workgroups", "[vk][ops]") {
+  // route_plan.comp against the host's grouping: 256 experts, top-8, T = 512 (4096 entries, several placement passes),
+  // and skewed routes (a few experts take most entries: long runs inside one pass's masks).
+  std::mt19937_64 g(23);
+  for (const bool skewed : {false, true})
+    for (const auto& [wg, chunk] : std::vector<std::pair<uint32_t, uint32_t>>{{1024, 1024}, {64, 96}, {33, 32}}) {
+      const vk::ScopedTuning tune(device().ctx().profile(), {{"moe_experts.route_pack.plan", 1},
+                                                              {"moe_experts.route_pack.plan_wg", wg},
+                                                              {"moe_experts.route_pack.plan_chunk", chunk},
+                                                              {"moe_experts.route_pack.rows", 32}});
+      INFO("wg " << wg << ", chunk " << chunk << ", skewed " << skewed);
+      const int E = 256, k = 8, T = 512;
+      IMat r = make_routes(g, T, E, k);
+      if (skewed)
+        for (int t = 0; t < T; ++t)
+          for (int j = 0; j < 4; ++j) r(t, j) = (r(t, j) % 4) * 64 + j;  // slots 0-3 on 16 experts
+      std::vector<std::vector<int32_t>> by_expert(E);
+      for (int64_t i = 0; i < r.size(); ++i) by_expert[size_t(r.data()[i])].push_back(int32_t(i));
+      std::vector<int32_t> want_off{0}, want_tiles{0}, want_rows;
+      for (auto& v : by_expert) {
+        want_rows.insert(want_rows.end(), v.begin(), v.end());
+        want_off.push_back(int32_t(want_rows.size()));
+        want_tiles.push_back(want_tiles.back() + int32_t((v.size() + 31) / 32));
+      }
+      const auto p = gpu::route_pack::pack(device(), Tensor::from_i32(r), E);
+      CHECK(row(p.offsets) == want_off);
+      CHECK(row(p.tiles) == want_tiles);
+      CHECK(row(p.rows) == want_rows);
+      require_no_validation_messages();
+    }
 }
 
 TEST_CASE("vk route_pack: stages 4-5, grouped GEMM per entry and the weighted scatter", "[vk][ops]") {
@@ -246,6 +282,10 @@ TEST_CASE("vk route_pack: stages 4-5, grouped GEMM per entry and the weighted sc
           for (int j = 0; j < s.k; ++j) want_y.row(t) += w(t, j) * want.row(t * s.k + j);
         const Tensor y = gpu::route_pack::scatter(device(), Tensor::from(want), Tensor::from(w));
         CHECK(rel_l2(y.f32(), want_y) <= 1e-6);
+        {  // four outputs per invocation (H a multiple of 4) or one: the same sums, bit for bit
+          const vk::ScopedTuning one(device().ctx().profile(), {{"moe_experts.route_pack.scatter_vec4", 0}});
+          CHECK(gpu::route_pack::scatter(device(), Tensor::from(want), Tensor::from(w)).f32() == y.f32());
+        }
         require_no_validation_messages();
       }
 }

@@ -4,6 +4,7 @@
 //   2. route_count.comp (PLACE 0): entries per expert per block of entries (integer atomics on bit masks);
 //   3. route_offsets.comp: prefix sums over experts -> row offsets, a compact row-tile list, block offsets;
 //      route_count.comp (PLACE 1): the packed row list, (token, slot) order within an expert;
+//   (2-3 with moe_experts.route_pack.plan 1: route_plan.comp, the same in one workgroup and one dispatch;)
 //   4. route_gemm.comp: gate/up + SwiGLU, then down, over the packed tiles only (idle experts cost nothing);
 //      f32 weights, or GGUF blocks decoded into the shared tiles (quant_blocks.glsl);
 //   5. route_scatter.comp: weighted sum of each token's k slot outputs in slot order (no float atomics).
@@ -200,13 +201,42 @@ Tensor block_counts(Device& d, const Tensor& expert, int64_t E) {
   return bcount;
 }
 
+namespace {
+
+// route_plan.comp: stages 2 and 3 in one workgroup of `wg` invocations, `chunk` entries per placement pass (a multiple
+// of 32, halved until its expert masks fit the shared memory beside the counters and the scan).
+void plan(Device& d, const Tensor& expert, Packed& p) {
+  const uint32_t E = u32(p.E), N = u32(expert.numel());
+  const uint32_t wg = std::min(tune(d, "plan_wg"), d.info().max_workgroup_invocations);
+  uint32_t chunk = tune(d, "plan_chunk");
+  if (wg == 0 || chunk == 0 || chunk % 32) fail("moe_experts: route_pack.plan_wg {} / plan_chunk {}: need a workgroup and a multiple of 32", wg, chunk);
+  const auto shared = [&] { return 4ull * (uint64_t(E) * (chunk / 32) + E + 2ull * wg); };
+  while (shared() > d.info().max_shared_memory && chunk > 32) chunk /= 2;
+  check_shared(d, shared(), "the expert masks of one placement pass");
+  const uint64_t chunks = (uint64_t(N) + chunk - 1) / chunk, per_e = (uint64_t(E) + wg - 1) / wg;
+  check_loops(d, 2 * per_e + (uint64_t(N) + wg - 1) / wg + 64 +
+                     chunks * (per_e * (chunk / 32) * 2 + (uint64_t(chunk) + wg - 1) / wg * (2 + chunk / 32) + per_e),
+              "the one-workgroup packing");
+  struct {
+    uint32_t N, tile_rows;
+  } pc{N, u32(p.tile_rows)};
+  d.dispatch(d.pipeline("route_plan", {{0, wg}, {1, E}, {2, chunk}}, 4, sizeof pc),
+             {expert.buffer(d), p.offsets.buffer_mut(d), p.tiles.buffer_mut(d), p.rows.buffer_mut(d)}, pc, 1);
+}
+
+}  // namespace
+
 Packed pack(Device& d, const Tensor& expert, int64_t E, uint32_t tile_rows) {
   const Bins s = bins_shape(d, expert, E);
-  const Tensor bcount = block_counts(d, expert, E);
-  Tensor boff = Tensor::device(d, s.blocks, E, Tensor::Type::I32);
   Packed p{Tensor::device(d, 1, E + 1, Tensor::Type::I32), Tensor::device(d, 1, E + 1, Tensor::Type::I32),
            Tensor::device(d, 1, s.N, Tensor::Type::I32), E, expert.cols(), tile_rows ? tile_rows : tune(d, "rows")};
   if (p.tile_rows == 0) fail("moe_experts: route_pack.rows = 0");
+  if (tune(d, "plan")) {
+    plan(d, expert, p);
+    return p;
+  }
+  const Tensor bcount = block_counts(d, expert, E);
+  Tensor boff = Tensor::device(d, s.blocks, E, Tensor::Type::I32);
   struct {
     uint32_t E, blocks, tile_rows;
   } pc{s.E, s.blocks, u32(p.tile_rows)};
@@ -270,10 +300,10 @@ Tensor scatter(Device& d, const Tensor& ye, const Tensor& weight) {
     uint32_t T, H, k;
   } pc{u32(T), u32(H), u32(k)};
   Tensor y = Tensor::device(d, T, H);
-  const uint32_t wg = tune(d, "wg");
-  const Grid g = grid((uint64_t(T) * H + wg - 1) / wg);
-  d.dispatch(d.pipeline("route_scatter", {{0, wg}}, 3, sizeof pc), {ye.buffer(d), weight.buffer(d), y.buffer_mut(d)}, pc,
-             g.x, g.y);
+  const uint32_t wg = tune(d, "wg"), v = H % 4 == 0 && tune(d, "scatter_vec4") ? 4 : 1;
+  const Grid g = grid((uint64_t(T) * H / v + wg - 1) / wg);
+  d.dispatch(d.pipeline("route_scatter", {{0, wg}, {1, v}}, 3, sizeof pc), {ye.buffer(d), weight.buffer(d), y.buffer_mut(d)},
+             pc, g.x, g.y);
   return y;
 }
 
@@ -391,7 +421,9 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
                  {"moe_experts.route_pack.q_cols", 32},        {"moe_experts.route_pack.q_thread_cols", 2},
                  {"moe_experts.route_pack.dequant_tokens", 64}, {"moe_experts.route_pack.dequant_wg", 256},
                  {"moe_experts.route_pack.coopmat", 1},        {"moe_experts.route_pack.qgemm", 1, {{"lavapipe", 0}}},
-                 {"moe_experts.route_pack.i8", 1, {{"lavapipe", 0}}}};
+                 {"moe_experts.route_pack.i8", 1, {{"lavapipe", 0}}},
+                 {"moe_experts.route_pack.plan", 1},         {"moe_experts.route_pack.plan_wg", 1024},
+                 {"moe_experts.route_pack.plan_chunk", 1024}, {"moe_experts.route_pack.scatter_vec4", 1}};
   r.add_variant(std::move(rp));
   Variant cm = vulkan_variant("moe_experts", "vulkan:route_pack_coopmat",
                               "vulkan:route_pack with the grouped GEMM on cooperative matrices (16x16x16 f16 x f16 + "
