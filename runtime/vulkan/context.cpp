@@ -238,6 +238,7 @@ static void pin_subgroup_size(DeviceInfo& d, const DeviceProfile& profile) {
                             d.subgroup_size_control && d.compute_required_subgroup_size ? "" : " and cannot require a size"));
   }
   d.pipeline_subgroup_size = d.subgroup_size = d.min_subgroup_size = d.max_subgroup_size = p;
+  if (d.max_workgroup_subgroups) d.max_workgroup_invocations = std::min(d.max_workgroup_invocations, p * d.max_workgroup_subgroups);
 }
 
 std::unique_ptr<Context> Context::create(const ContextOptions& options) {

@@ -127,6 +127,7 @@ DeviceInfo query_device_info(const Functions& f, VkPhysicalDevice pd, uint32_t i
     d.min_subgroup_size = size_control.minSubgroupSize;
     d.max_subgroup_size = size_control.maxSubgroupSize;
     d.compute_required_subgroup_size = (size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+    d.max_workgroup_subgroups = size_control.maxComputeWorkgroupSubgroups;
   }
   d.max_allocation_size = maint3.maxMemoryAllocationSize;
   const VkPhysicalDeviceLimits& l = p.limits;

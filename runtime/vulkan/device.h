@@ -43,7 +43,10 @@ struct DeviceInfo {
   VkShaderStageFlags subgroup_stages = 0;
 
   uint32_t max_shared_memory = 0;  // maxComputeSharedMemorySize, bytes
+  // maxComputeWorkGroupInvocations; in a context that requires a subgroup size, at most that size times
+  // maxComputeWorkgroupSubgroups (a larger workgroup cannot require it).
   uint32_t max_workgroup_invocations = 0;
+  uint32_t max_workgroup_subgroups = 0;  // maxComputeWorkgroupSubgroups (0: unknown, no size control)
   std::array<uint32_t, 3> max_workgroup_size{}, max_workgroup_count{};
   uint32_t max_push_constants = 0;
   uint32_t max_storage_buffer_range = 0;
