@@ -37,10 +37,13 @@ PlanExecutor::LayerState PlanExecutor::init_state(const ModelConfig& c, LayerKin
 void PlanExecutor::begin_step(Phase phase) {
   phase_ = phase;
   layer_ = -1;
-  // Level scheduling (runtime/device.h) pays where the kernels are short and latency-bound (decode); a prefill
-  // chunk's kernels fill the GPU alone.
-  if (dev_) dev_->set_reorder(dev_->tune("device.stream.reorder") != 0 &&
-                              (phase == Phase::Decode || dev_->tune("device.stream.reorder_prefill") != 0));
+  // Level scheduling (runtime/device.h) in decode, and in prefill where device.stream.reorder_prefill says; a
+  // prefill step's stream goes out early while the GPU idles (decode's first segment is submitted at once anyway).
+  if (dev_) {
+    dev_->set_reorder(dev_->tune("device.stream.reorder") != 0 &&
+                      (phase == Phase::Decode || dev_->tune("device.stream.reorder_prefill") != 0));
+    dev_->set_idle_submit(phase != Phase::Decode);
+  }
 }
 
 void PlanExecutor::begin_layer(int layer, LayerKind kind) {

@@ -19,6 +19,7 @@ Device::Device(const vk::ContextOptions& options) : ctx_(vk::Context::create(opt
   flush_idle_ = tune("device.stream.flush_idle_dispatches");
   elide_barriers_ = tune("device.stream.elide_barriers") != 0;
   reorder_ = tune("device.stream.reorder") != 0;
+  idle_submit_ = !reorder_;
   late_ = tune("device.stream.late") != 0;
 }
 
@@ -177,7 +178,7 @@ void Device::dispatch(const vk::Pipeline& p, const std::vector<BufferPtr>& buffe
   ++stats_.dispatches;
   if (begin != ~0u) dispatch_stamps_.push_back({p.name(), begin, timestamp()});
   if (flush_every_ && !capturing_ &&
-      (++since_flush_ >= flush_every_ || (flush_idle_ && !reorder_ && in_flight_.empty() && since_flush_ >= flush_idle_)))
+      (++since_flush_ >= flush_every_ || (flush_idle_ && idle_submit_ && in_flight_.empty() && since_flush_ >= flush_idle_)))
     flush();
 }
 

@@ -1,7 +1,7 @@
 // hl::gpu::Device: one Vulkan device used as a compute stream. Ops record dispatches, uploads and copies
 // into a command list, submitted without waiting every `device.stream.flush_dispatches` dispatches if set (so the
 // GPU runs while the host records the rest; after `device.stream.flush_idle_dispatches` where nothing submitted is
-// held and the stream is not reordered, as at a prefill step's start) and at a download or sync(), which wait for all of them.
+// held, at a prefill step's start: set_idle_submit) and at a download or sync(), which wait for all of them.
 // Buffers come from a size-class pool and stay alive until the commands that use them have run.
 // Barriers and order: dispatches are queued in a window and recorded when something needs them (a flush, a
 // segment cut, a transfer, a timestamp). Each gets a level, one past the deepest queued dispatch it conflicts
@@ -146,6 +146,10 @@ class Device {
   // Level scheduling on (the default: device.stream.reorder) or off (issue order), for the dispatches queued next.
   void set_reorder(bool on) { reorder_ = on; }
   bool reorder() const { return reorder_; }
+  // Whether an idle stream goes out after device.stream.flush_idle_dispatches dispatches (a step's start: the GPU
+  // need not wait for a whole batch's recording); off cuts no window short (decode's level packing stays whole).
+  // Initially on where the stream is not reordered.
+  void set_idle_submit(bool on) { idle_submit_ = on; }
   const DeviceStats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }
 
@@ -208,7 +212,7 @@ class Device {
   std::vector<Access> accesses_;
   std::vector<std::pair<uint32_t, uint32_t>> window_edges_;  // (earlier, later) queued dispatches that conflict
   uint32_t levels_ = 0;  // the deepest level queued
-  bool elide_barriers_ = true, reorder_ = true, late_ = false;
+  bool elide_barriers_ = true, reorder_ = true, late_ = false, idle_submit_ = false;
   void emit_window();         // records the window (levels in order, barriers between) and empties it
   void place_late();          // device.stream.late: each queued dispatch at the latest level its dependents allow
   void barrier_if_pending();  // emit_window(), then a barrier, if anything was queued

@@ -35,17 +35,18 @@ const Table& common() {
       // the GPU starts on them while the host records the rest of the step, and the buffers of finished lists
       // return to the pool.
       {"device.stream.flush_dispatches", 64},
-      // With nothing submitted still held (the GPU idle, as at a step's start after a sync) and no reordering (prefill; a
-      // reordered stream keeps its window whole), the stream goes out after this many dispatches instead (0:
-      // flush_dispatches alone), so the GPU does not wait for the first batch's recording.
+      // With nothing submitted still held (the GPU idle, as at a step's start after a sync), in a prefill step (the
+      // plan executor's Device::set_idle_submit; decode keeps its window whole), the stream goes out after this many
+      // dispatches instead (0: flush_dispatches alone), so the GPU does not wait for the first batch's recording.
       {"device.stream.flush_idle_dispatches", 8},
       // 1: a barrier only between dependent dispatches (runtime/device.h); 0: after every dispatch.
       {"device.stream.elide_barriers", 1},
       // 1: dispatches recorded level by level, independent ones side by side however they were issued
       // (runtime/device.h); 0: in issue order.
       {"device.stream.reorder", 1},
-      // ... in prefill steps too (the plan executor sets it per step): off, as prefill ran slower with it.
-      {"device.stream.reorder_prefill", 0},
+      // ... in prefill steps too (the plan executor sets it per step): on, the shared expert's and the projections'
+      // short kernels beside the routing ones (H100, pp512 +1.7%: docs/bench.md).
+      {"device.stream.reorder_prefill", 1},
       // 1: with reorder, each dispatch at the latest level its dependents allow instead of the earliest (the same
       // barriers; independent work beside the long levels rather than the first ones).
       {"device.stream.late", 0},

@@ -19,20 +19,21 @@ grep -q "2 runs after 3 warm-ups" "$t/ref.out"
 "$bin" bench --model "$tiny" -p 0 -n 3 --runs 1 --warmup 1 --warmup-ms 0 --no-breakdown --out "$t/r" --tag tg-only >"$t/tg.out"
 grep -q "^tg3 " "$t/tg.out" && ! grep -q "^pp" "$t/tg.out"
 python3 -c "import json, sys; assert [x['label'] for x in json.load(open(sys.argv[1]))['tests']] == ['tg3']" "$t/r/host-cpu/bench-tg-only.json"
-# Level scheduling in prefill too (default: decode only; runtime/device.h): fewer prefill barriers, the same decode.
-HYBRIDLAB_TUNE=device.stream.reorder_prefill=1 "$bin" bench "${common[@]}" --ops '*=vulkan' --out "$t/r" --tag vk-reorder \
+# Prefill in issue order (default: level scheduling in prefill too; runtime/device.h): more prefill barriers, the same
+# decode.
+HYBRIDLAB_TUNE=device.stream.reorder_prefill=0 "$bin" bench "${common[@]}" --ops '*=vulkan' --out "$t/r" --tag vk-issue \
   --no-breakdown >/dev/null
 # Greedy decode fed on the device (each replayed step embeds the step before's argmax without a download, the
 # default: the vk run) against the host downloading each id before the next step: the same tokens.
 HYBRIDLAB_TUNE=decode.device_token=0 "$bin" bench "${common[@]}" --ops '*=vulkan' --out "$t/r" --tag vk-hostid --no-breakdown \
   >/dev/null
 cat "$t/vk.out"
-vk=$(ls "$t"/r/*/bench-vk.json) ref=$t/r/host-cpu/bench-ref.json vkr=$(ls "$t"/r/*/bench-vk-reorder.json)
+vk=$(ls "$t"/r/*/bench-vk.json) ref=$t/r/host-cpu/bench-ref.json vki=$(ls "$t"/r/*/bench-vk-issue.json)
 vkd=$(ls "$t"/r/*/bench-vk-hostid.json)
 grep -q "^pp13 " "$t/vk.out" && grep -q "^tg6 " "$t/vk.out" && grep -q "per-op breakdown" "$t/vk.out"
-python3 - "$vk" "$ref" "$vkr" "$vkd" >"$t/tokens.txt" <<'PY'
+python3 - "$vk" "$ref" "$vki" "$vkd" >"$t/tokens.txt" <<'PY'
 import json, sys
-vk, ref, vkr, vkd = (json.load(open(p)) for p in sys.argv[1:5])
+vk, ref, vki, vkd = (json.load(open(p)) for p in sys.argv[1:5])
 for k in ["schema", "device", "commit", "date", "plan", "model", "prefill_chunk", "runs", "tokens", "tests"]:
     assert k in vk, k
 assert vk["schema"] == "hybridlab.bench/1"
@@ -67,10 +68,10 @@ assert vk["dispatch_floor_us"] > 0 and vk["model"]["per_token"]["decode_bytes_pe
 assert "argmax (bench)" in {o["op"] for o in vk["tests"][2]["breakdown"]["ops"]}
 g_vk, g_ref = vk["tests"][2]["greedy_tokens"], ref["tests"][2]["greedy_tokens"]
 assert len(g_vk) == 7 and g_vk == g_ref, (g_vk, g_ref)
-for a, b in zip(vk["tests"], vkr["tests"]):  # prefill reordered only in vkr; decode reordered in both
-    assert (a["barriers_per_token"] > b["barriers_per_token"]) if a["phase"] == "prefill" else \
+for a, b in zip(vk["tests"], vki["tests"]):  # prefill in issue order only in vki; decode reordered in both
+    assert (a["barriers_per_token"] < b["barriers_per_token"]) if a["phase"] == "prefill" else \
         (a["barriers_per_token"] == b["barriers_per_token"]), (a["label"], a["barriers_per_token"], b["barriers_per_token"])
-assert vkr["tests"][2]["greedy_tokens"] == g_vk
+assert vki["tests"][2]["greedy_tokens"] == g_vk
 assert vkd["tests"][2]["greedy_tokens"] == g_vk, (vkd["tests"][2]["greedy_tokens"], g_vk)
 print(" ".join(map(str, g_vk)))
 PY

@@ -48,22 +48,26 @@ TEST_CASE("vk device: an idle stream is submitted after its first few dispatches
   gpu::VariantCtx ctx;
   ctx.dev = &d;
   const bool reorder = d.reorder();
-  for (bool reordered : {false, true}) {
-    INFO("reordered " << reordered);
-    d.set_reorder(reordered);
-    d.sync();
-    const uint64_t s0 = d.stats().submits;
-    for (uint32_t i = 0; i < 3 * idle; ++i) {
-      gpu::OpArgs a{{{"a", x}, {"b", b}}, {}, {}};
-      add.run(ctx, a);
-      x = a.t.at("y");
-      want += inc;
-      INFO("dispatch " << i + 1);
-      // Not reordered: once, at the idle count, then in flight; reordered: not yet.
-      CHECK(d.stats().submits - s0 == (!reordered && i + 1 >= idle ? 1u : 0u));
+  for (bool reordered : {false, true})
+    for (bool early : {false, true}) {
+      INFO("reordered " << reordered << ", idle submit " << early);
+      d.set_reorder(reordered);
+      d.set_idle_submit(early);
+      d.sync();
+      const uint64_t s0 = d.stats().submits;
+      for (uint32_t i = 0; i < 3 * idle; ++i) {
+        gpu::OpArgs a{{{"a", x}, {"b", b}}, {}, {}};
+        add.run(ctx, a);
+        x = a.t.at("y");
+        want += inc;
+        INFO("dispatch " << i + 1);
+        // Idle submit on (a prefill step's start, reordered or not): once, at the idle count, then in flight; off
+        // (decode): not yet.
+        CHECK(d.stats().submits - s0 == (early && i + 1 >= idle ? 1u : 0u));
+      }
     }
-  }
   d.set_reorder(reorder);
+  d.set_idle_submit(!reorder);
   REQUIRE(x.f32() == want);  // the same f32 additions in the same order
 }
 
