@@ -282,8 +282,8 @@ TEST_CASE("vk route_pack: stages 4-5, grouped GEMM per entry and the weighted sc
           for (int j = 0; j < s.k; ++j) want_y.row(t) += w(t, j) * want.row(t * s.k + j);
         const Tensor y = gpu::route_pack::scatter(device(), Tensor::from(want), Tensor::from(w));
         CHECK(rel_l2(y.f32(), want_y) <= 1e-6);
-        {  // four outputs per invocation (H a multiple of 4) or one: the same sums, bit for bit
-          const vk::ScopedTuning one(device().ctx().profile(), {{"moe_experts.route_pack.scatter_vec4", 0}});
+        for (uint32_t v : {0u, 1u}) {  // four outputs per invocation (H a multiple of 4) or one: the same sums, bit for bit
+          const vk::ScopedTuning form(device().ctx().profile(), {{"moe_experts.route_pack.scatter_vec4", v}});
           CHECK(gpu::route_pack::scatter(device(), Tensor::from(want), Tensor::from(w)).f32() == y.f32());
         }
         require_no_validation_messages();

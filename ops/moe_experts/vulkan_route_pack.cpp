@@ -422,8 +422,8 @@ void register_moe_experts_vulkan_route_pack(Registry& r) {
                  {"moe_experts.route_pack.dequant_tokens", 64}, {"moe_experts.route_pack.dequant_wg", 256},
                  {"moe_experts.route_pack.coopmat", 1},        {"moe_experts.route_pack.qgemm", 1, {{"lavapipe", 0}}},
                  {"moe_experts.route_pack.i8", 1, {{"lavapipe", 0}}},
-                 {"moe_experts.route_pack.plan", 1},         {"moe_experts.route_pack.plan_wg", 1024},
-                 {"moe_experts.route_pack.plan_chunk", 1024}, {"moe_experts.route_pack.scatter_vec4", 1}};
+                 {"moe_experts.route_pack.plan", 0},         {"moe_experts.route_pack.plan_wg", 1024},
+                 {"moe_experts.route_pack.plan_chunk", 1024}, {"moe_experts.route_pack.scatter_vec4", 0}};
   r.add_variant(std::move(rp));
   Variant cm = vulkan_variant("moe_experts", "vulkan:route_pack_coopmat",
                               "vulkan:route_pack with the grouped GEMM on cooperative matrices (16x16x16 f16 x f16 + "
