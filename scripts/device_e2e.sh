@@ -23,7 +23,7 @@
 #              (scripts/compare_logits.py: logs/compare-logits.log, end_to_end_report.py --deviation; after peers).
 # Expects .devrun/ (hybridlab and its libraries), .gl/ (Debian's Vulkan loader .debs), .peers/ (llama.cpp's Vulkan
 # build tarball, add_vocab.py, the logits tool (xz), the CUDA source and build script) carried. Writes $OUT/log.txt
-# and $OUT/e2e.tar.gz (reports/ and every step's log under logs/).
+# (logs/log-LOGTAG.txt with LOGTAG) and $OUT/e2e.tar.gz (reports/ and every step's log under logs/).
 #   usage: [STEPS="synth peers bench exps oracle"] [PLAN='*=vulkan'] [EXPS=...] [DEADLINE=s] scripts/device_e2e.sh
 # DEADLINE: every step's limit is cut to what is left of that many seconds from the start, later steps skipped.
 # Then, here: scripts/end_to_end_report.py --bench <bench JSON> --oracle logs/oracle.log --bandwidth <bandwidth.json>
@@ -40,9 +40,12 @@ bin=${BIN:-$PWD/.devrun/hybridlab}  # BIN: another build beside it (an A/B in on
 libs=$PWD/.devrun/lib
 model=/tmp/hl/qwen36-35b-a3b-seed1-q4_k_m-random.gguf
 plan=${PLAN:-*=vulkan}
-log=$OUT/log${LOGTAG:+-$LOGTAG}.txt  # LOGTAG: several invocations in one call keep their logs apart
+# LOGTAG: one of several invocations in a call, its log kept apart under logs/ (inside every e2e.tar.gz: a call
+# returns at most 8 files, so one per invocation under $OUT would crowd out the rest)
 mkdir -p /tmp/hl /tmp/llama
 mkdir -p logs
+log=$OUT/log.txt
+[ -n "${LOGTAG:-}" ] && log=logs/log-$LOGTAG.txt
 t0=$(date +%s)
 step() {  # step NAME LIMIT_S CMD...: runs CMD under a time limit (cut to what DEADLINE, seconds from the start, leaves),
           # output to logs/NAME.log, its tail to the log
