@@ -242,6 +242,15 @@ TEST_CASE("vk route_pack: one-workgroup packing at the model's routes, small chu
       CHECK(row(p.rows) == want_rows);
       require_no_validation_messages();
     }
+  // Tunings it cannot take: a one-line error, no dispatch.
+  const Tensor ex = Tensor::from_i32(make_routes(g, 4, 8, 2));
+  for (const auto& [key, value] : std::vector<std::pair<std::string, uint32_t>>{{"moe_experts.route_pack.plan_chunk", 48},
+                                                                                {"moe_experts.route_pack.plan_chunk", 0},
+                                                                                {"moe_experts.route_pack.plan_wg", 0}}) {
+    const vk::ScopedTuning bad(device().ctx().profile(), {{"moe_experts.route_pack.plan", 1}, {key, value}});
+    INFO(key << " = " << value);
+    CHECK_THROWS_WITH(gpu::route_pack::pack(device(), ex, 8), Catch::Contains("plan_wg") && Catch::Contains("multiple of 32"));
+  }
 }
 
 TEST_CASE("vk route_pack: stages 4-5, grouped GEMM per entry and the weighted scatter", "[vk][ops]") {
