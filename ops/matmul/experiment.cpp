@@ -24,10 +24,11 @@ std::vector<Part> parts(const Context& cx) {
         p.variants = {"reference", "vulkan:auto", "vulkan:qcols", "vulkan:qgemm", "vulkan:qgemm_i8", "vulkan:qgemm_coopmat", "vulkan:qnarrow"};
       }
       // qgemm_coopmat: the tile grid comes from min_groups' narrowing (the 2 x 2 / 4 x 4 sweep at 71ccbc1 found
-      // no shape where another grid beat the default by over 1%); swept: units per K step, and how many subgroups to
-      // aim for by splitting K (0: none beyond the workgroup target).
+      // no shape where another grid beat the default by over 1%); swept: units per K step, how many subgroups to
+      // aim for by splitting K (0: none beyond the workgroup target), and whether K is split before the tiles narrow.
       p.sweeps = {{op + ".qcols.max_cols", {1, 8, 16, 32, 40, 64}}, {op + ".qgemm_coopmat.k_units", {1, 2, 4}},
-                  {op + ".qgemm_coopmat.min_subgroups", {0, 1024}}, {op + ".qgemm_coopmat.prefetch", {0, 3, 7, 15}},
+                  {op + ".qgemm_coopmat.min_subgroups", {0, 1024, 2048}}, {op + ".qgemm_coopmat.split_first", {0, 1}},
+                  {op + ".qgemm_coopmat.prefetch", {0, 3, 7, 15}},
                   // qgemm (scalar): its grid of invocations (4 x 8 outputs each), units per step.
                   {op + ".qgemm.thread_rows", {16, 32}}, {op + ".qgemm.thread_cols", {8, 16}}, {op + ".qgemm.k_units", {1, 2}},
                   // qgemm_i8: its grid of invocations (4 x 8 outputs each), slots per step.

@@ -54,6 +54,31 @@ TEST_CASE("vk ops: qgemm_coopmat splits K where the tiles are few", "[vk][ops][c
   }
 }
 
+// split_first: a 128 x 128 tile (4 x 2 subgroups) over a 128 x 128 output, one workgroup, 2 wanted. Narrowing first
+// halves the rows (2 x 2 subgroups, 64 x 128: two workgroups, K whole, one dispatch); asking the split first keeps the
+// tile and splits K in 2 (a partial pass and the sum: two dispatches). The same result either way.
+TEST_CASE("vk ops: qgemm_coopmat splits K before narrowing with split_first", "[vk][ops][coopmat]") {
+  if (!device().info().shader_float16) {
+    WARN("SKIPPED: no shaderFloat16 on " << device().info().name);
+    return;
+  }
+  std::mt19937_64 g(12);
+  const int64_t T = 128, K = 1024, N = 128;
+  gpu::OpArgs a{{{"x", Tensor::from(randn(g, T, K))}}, {{"w", weight("w", randn(g, N, K, 1.0 / std::sqrt(K)))}}, {}};
+  const std::string p = "matmul.qgemm_coopmat.";
+  for (const uint32_t first : {0u, 1u}) {
+    const vk::ScopedTuning tune(device().ctx().profile(),
+                                {{p + "cm_emulate", 1}, {p + "warp_rows", 4}, {p + "warp_cols", 2}, {p + "k_units", 1},
+                                 {p + "min_groups", 2}, {p + "min_subgroups", 0}, {p + "split_k", 8},
+                                 {p + "split_first", first}});
+    INFO("split_first " << first);
+    const uint64_t before = device().stats().dispatches;
+    require_close("matmul", "vulkan:qgemm_coopmat", a, 1e-5);
+    device().flush();
+    CHECK(device().stats().dispatches - before == (first ? 2u : 1u));
+  }
+}
+
 TEST_CASE("vk ops: qgemm_coopmat with emulated matrices, every weight type", "[vk][ops][coopmat]") {
   if (!device().info().shader_float16) {
     WARN("SKIPPED: no shaderFloat16 on " << device().info().name);

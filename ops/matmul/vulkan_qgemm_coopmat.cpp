@@ -160,6 +160,9 @@ namespace {
 // then K split where the call is still short of min_groups workgroups (few output columns: the linear-attention gates
 // 2048->32 at T = 512), or of min_subgroups subgroups in all (narrowing keeps that count: a 4096->2048 projection at
 // T = 512 is 512 subgroups at any tile shape): up to <prefix>split_k parts of at least 4 steps each.
+// <prefix>split_first 1 asks the split first: the tile is narrowed only while even the largest split leaves the call
+// short of min_groups workgroups or min_subgroups subgroups, so a projection whose K can be split keeps its full tiles
+// (each weight unit decoded for more tokens) and gets its workgroups from K instead.
 struct DensePlan {
   QgemmTile t;
   uint32_t ks;
@@ -169,17 +172,23 @@ DensePlan dense_plan(const Device& d, const std::string& prefix, const Shape& s,
   if (K % 64) fail("qgemm: {} input columns, not a multiple of 64", K);  // whole units (K-quants: the host's)
   QgemmTile t = fit_units(qgemm_tile(d, prefix, k, scalar), K);
   const auto groups = [&] { return uint64_t((T + t.rows - 1) / t.rows) * ((N + t.cols - 1) / t.cols); };
+  const uint64_t min_groups = d.tune(prefix + "min_groups"), min_subgroups = d.tune(prefix + "min_subgroups");
+  const uint64_t steps = K / (32 * t.units);  // narrowing keeps the units per step
+  const uint64_t cap = std::max<uint64_t>(1, std::min<uint64_t>(d.tune(prefix + "split_k"), steps / 4));
+  const auto sub = [&] { return std::max<uint64_t>(1, t.wg / d.info().max_subgroup_size); };
   const auto narrower = [&] { return scalar ? t.sr * t.sc > 64 : t.sc > 2 || t.sr > 2; };
-  for (bool cols = true; groups() < d.tune(prefix + "min_groups") && narrower(); cols = !cols) {
+  const auto short_of_work = [&] {
+    if (!d.tune(prefix + "split_first")) return groups() < min_groups;
+    return groups() * cap < min_groups || groups() * sub() * cap < min_subgroups;
+  };
+  for (bool cols = true; short_of_work() && narrower(); cols = !cols) {
     if (cols ? t.sc > 2 : t.sr <= 2) t.sc /= 2;
     else t.sr /= 2;
     t.rows = s.mr * t.sr, t.cols = s.mc * t.sc, t.wg = invocations(d, s, t.sr, t.sc);
   }
   check_loops(d, t, s, K);
-  const uint64_t steps = K / (32 * t.units), sub = std::max<uint64_t>(1, t.wg / d.info().max_subgroup_size);
-  const uint64_t cap = std::max<uint64_t>(1, std::min<uint64_t>(d.tune(prefix + "split_k"), steps / 4));
-  const uint64_t need = std::max<uint64_t>({1, (d.tune(prefix + "min_groups") + groups() - 1) / groups(),
-                                            (d.tune(prefix + "min_subgroups") + groups() * sub - 1) / (groups() * sub)});
+  const uint64_t need = std::max<uint64_t>({1, (min_groups + groups() - 1) / groups(),
+                                            (min_subgroups + groups() * sub() - 1) / (groups() * sub())});
   return {t, u32(std::min(need, cap))};
 }
 
@@ -294,9 +303,10 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     // (128 x 128 tiles, 45 KB). The matmul experiment sweeps both.
     // k_units: 32-value units of K per step (1, 2, 4; fewer where K needs). min_groups: narrower tiles below that many
     // workgroups, then K split in up to split_k parts (1: never) below min_groups workgroups or min_subgroups
-    // subgroups. prefetch: the next step's A (bit 0), Q4_K weight units (bit 1) and other K-quant units' raw words (bit
-    // 2) held in registers across this step's products (latency hidden, residency spent). Hopper: 128 x 256 tiles of
-    // one unit per step, narrowed to keep 128 workgroups (the matmul experiment's sweep at T = 512 picks those per shape).
+    // subgroups; split_first: the split asked before narrowing (dense_plan). prefetch: the next step's A (bit 0), Q4_K
+    // weight units (bit 1) and other K-quant units' raw words (bit 2) held in registers across this step's products
+    // (latency hidden, residency spent). Hopper: 128 x 256 tiles of one unit per step, K split first towards 128
+    // workgroups of 2048 subgroups in all, narrowed only where the split cannot reach that.
     // columns: K-quant weights read from a copy in chunk columns (neighbouring rows' units in neighbouring bytes): the
     // projections on Hopper (a second copy of each, resident beside the rows that decode reads); lm_head's prompt rows
     // are one per chunk, which never reach this GEMM in the forward pass.
@@ -304,7 +314,8 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
                                                                  : std::map<std::string, uint32_t>{};
     v.tunables = {{prefix + "warp_rows", 2, {{"nvidia-hopper", 4}}}, {prefix + "warp_cols", 2, {{"nvidia-hopper", 4}}},
                   {prefix + "k_units", 2, {{"nvidia-hopper", 1}}}, {prefix + "min_groups", 0, {{"nvidia-hopper", 128}}},
-                  {prefix + "min_subgroups", 0, {{"nvidia-hopper", 1024}}}, {prefix + "split_k", 8}, {prefix + "prefetch", 7},
+                  {prefix + "min_subgroups", 0, {{"nvidia-hopper", 2048}}}, {prefix + "split_first", 0, {{"nvidia-hopper", 1}}},
+                  {prefix + "split_k", 8}, {prefix + "prefetch", 7},
                   {prefix + "columns", 0, cols}, {prefix + "cm_emulate", 0}};
     const auto delegate = v.delegate;
     const auto weight_types = v.weight_types;
@@ -334,7 +345,7 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     // subgroups of invocations.
     sc.tunables = {{sp + "thread_rows", 32}, {sp + "thread_cols", 16}, {sp + "k_units", 1},
                    {sp + "min_groups", 0, {{"nvidia-hopper", 128}}}, {sp + "min_subgroups", 0, {{"nvidia-hopper", 1024}}},
-                   {sp + "split_k", 8}, {sp + "prefetch", 3}};
+                   {sp + "split_first", 0}, {sp + "split_k", 8}, {sp + "prefetch", 3}};
     r.add_variant(std::move(sc));
   }
 }
