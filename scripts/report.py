@@ -10,13 +10,18 @@ import os
 import re
 import sys
 
-import matplotlib
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from verdict import NOISE_BOUND, noisy, peer_cell, spread, verdict, verdict_line  # noqa: E402
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+# The plots need matplotlib; the tables do not. Where it is missing (the GPU machine's bare Python) the markdown is
+# written without plots and a line says so.
+try:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    plt = None
 
 
 def fmt(v, spec="{:.3g}"):
@@ -360,7 +365,11 @@ def write_report(path):
     # The tables first: a run cut by its time limit while the plots are drawn still leaves its markdown report.
     with open(base + ".md", "w") as f:
         f.write(markdown(report, []))
-    images = forward_plots(report, base) if kind == "forward" else (plots(report, base) if kind != "bandwidth" else [])
+    if plt is None and kind != "bandwidth":
+        print(f"report.py: no matplotlib here: {base}.md written without its plots", file=sys.stderr)
+        images = []
+    else:
+        images = forward_plots(report, base) if kind == "forward" else (plots(report, base) if kind != "bandwidth" else [])
     if images:
         with open(base + ".md", "w") as f:
             f.write(markdown(report, images))
