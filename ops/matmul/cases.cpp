@@ -59,6 +59,7 @@ std::vector<Case> cases_of(const std::string& op, Scale s) {
                                   {"z", 2048, 4096, "matmul", quant::Type::Q4_K},
                                   {"out", 4096, 2048, "matmul", quant::Type::Q4_K},
                                   {"expert", 2048, 512, "matmul", quant::Type::Q4_K},
+                                  {"down", 512, 2048, "matmul", quant::Type::Q4_K},  // the shared expert's down
                                   {"gates", 2048, 32, "matmul", quant::Type::Q4_K, false},  // linear attention's b, a
                                   {"router", 2048, 256, "matmul", quant::Type::F32},  // f32 in the GGUF: no quantized case
                                   {"lm_head", 2048, 248320, "lm_head", quant::Type::Q6_K}};
@@ -66,7 +67,8 @@ std::vector<Case> cases_of(const std::string& op, Scale s) {
   const std::vector<int64_t> ns = quick ? std::vector<int64_t>{1, 8, 40} : std::vector<int64_t>{1, 8, 40, 128, 512};
   for (auto& sh : shapes) {
     if (sh.op != op) continue;
-    const int64_t in = quick ? sh.in / 8 : sh.in, o = quick ? std::min<int64_t>(sh.out / 8, 8192) : sh.out;
+    const int64_t in = quick ? std::max<int64_t>(sh.in / 8, 256) : sh.in,  // a q4_K row is 256 values
+                   o = quick ? std::min<int64_t>(sh.out / 8, 8192) : sh.out;
     for (int64_t n : ns) {
       if (sh.f32) v.push_back(projection(sh, in, o, n, false));
       if (sh.quant != quant::Type::F32) v.push_back(projection(sh, in, o, n, true));
