@@ -208,9 +208,10 @@ Tensor qgemm_dense(Device& d, const std::string& prefix, const Tensor& x, const 
   } else {
     Tensor part = Tensor::device(d, int64_t(ks) * T, N);
     d.dispatch(gemm, {xb, xb, xb, xb, wb, wb, part.buffer_mut(d), wb, wb}, pc, g.x, g.y);
-    const struct { uint32_t n, ks; } sp{T * N, ks};
-    const Grid gs = grid((uint64_t(T) * N + 255) / 256);
-    d.dispatch(d.pipeline("matmul_ksum", {{0, 256}}, 2, sizeof sp), {part.buffer(d), y.buffer_mut(d)}, sp, gs.x, gs.y);
+    const uint32_t n = T * N, wg = 256, per = 4;
+    const Grid gs = grid((uint64_t(n) + wg * per - 1) / (wg * per));
+    d.dispatch(d.pipeline("matmul_ksum", {{0, wg}, {1, ks}, {2, per}}, 2, sizeof n), {part.buffer(d), y.buffer_mut(d)}, n,
+               gs.x, gs.y);
   }
   return y;
 }
