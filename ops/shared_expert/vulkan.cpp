@@ -78,6 +78,20 @@ void check_dense(const OpArgs& a) {
          uw.cols, dw.rows, dw.cols, x.rows(), x.cols());
 }
 
+// h [T, F] = silu(g) * u * sigma_t, g and u each the sum of ks slices (the gate/up GEMMs' splits of K), u's from uoff.
+Tensor swiglu(Device& d, const Tensor& g, const Tensor& u, const Tensor& sigma, uint32_t T, uint32_t F, uint32_t ks,
+              uint32_t uoff) {
+  Tensor h = Tensor::device(d, T, F);
+  const struct {
+    uint32_t n, F, uoff;
+  } pc{T * F, F, uoff};
+  const uint32_t wg = 256, per = 4;
+  const Grid gr = grid((uint64_t(T) * F + wg * per - 1) / (wg * per));
+  d.dispatch(d.pipeline("shared_expert_swiglu", {{0, wg}, {1, ks}, {2, per}}, 4, sizeof pc),
+             {g.buffer(d), u.buffer(d), sigma.buffer(d), h.buffer_mut(d)}, pc, gr.x, gr.y);
+  return h;
+}
+
 // y = down(silu(x gate^T) * (x up^T) * sigma): gate and up as two dense GEMMs, the SwiGLU with the token's gate folded
 // in, down as a third; on cooperative matrices, or (scalar) on vulkan:qgemm's scalar FMAs.
 void dense(VariantCtx& c, OpArgs& a, bool scalar) {
@@ -104,13 +118,7 @@ void dense(VariantCtx& c, OpArgs& a, bool scalar) {
     g = qgemm_dense(d, prefix, x, gq, F, scalar);
     u = qgemm_dense(d, prefix, x, uq, F, scalar);
   }
-  Tensor h = Tensor::device(d, T, F);
-  const struct {
-    uint32_t n, F, ks, uoff;
-  } pc{T * F, F, ks, uoff};
-  const Grid gr = grid((uint64_t(T) * F + 255) / 256);
-  d.dispatch(d.pipeline("shared_expert_swiglu", {{0, 256}}, 4, sizeof pc),
-             {g.buffer(d), u.buffer(d), sigma.buffer(d), h.buffer_mut(d)}, pc, gr.x, gr.y);
+  const Tensor h = swiglu(d, g, u, sigma, T, F, ks, uoff);
   a.set("y", qgemm_dense(d, prefix, h, weight(dw), H, scalar));
 }
 
@@ -134,13 +142,7 @@ void dense_i8(VariantCtx& c, OpArgs& a) {
   const X8 x8 = quantize_x8(d, x);
   const Tensor g = qgemm_i8_dense(d, prefix, x8, qgemm_weight(c, gw, what), F, H);
   const Tensor u = qgemm_i8_dense(d, prefix, x8, qgemm_weight(c, uw, what), F, H);
-  Tensor h = Tensor::device(d, T, F);
-  const struct {
-    uint32_t n, F, ks, uoff;
-  } pc{T * F, F, 1, 0};
-  const Grid gr = grid((uint64_t(T) * F + 255) / 256);
-  d.dispatch(d.pipeline("shared_expert_swiglu", {{0, 256}}, 4, sizeof pc),
-             {g.buffer(d), u.buffer(d), sigma.buffer(d), h.buffer_mut(d)}, pc, gr.x, gr.y);
+  const Tensor h = swiglu(d, g, u, sigma, T, F, 1, 0);
   a.set("y", qgemm_i8_dense(d, prefix, quantize_x8(d, h), qgemm_weight(c, dw, what), H, F));
 }
 
