@@ -266,10 +266,10 @@ void qgemm_routed(Device& d, const std::string& prefix, const route_pack::Packed
   }
   Tensor part = Tensor::device(d, 2 * int64_t(ks) * int64_t(rows), N);
   d.dispatch(pipeline(d, prefix, t, s, 1, w0.type, w1.type, ks, 1, 0, cols), bind(part.buffer_mut(d)), pc, g.x, g.y);
-  const struct { uint32_t n, ks; } sp{u32(int64_t(rows) * N), ks};
-  const Grid gs = grid((uint64_t(sp.n) / (half_h ? 2 : 1) + 255) / 256);
-  d.dispatch(d.pipeline("route_swiglu", {{0, 256}, {1, half_h ? 1u : 0u}}, 2, sizeof sp), {part.buffer(d), out.buffer_mut(d)},
-             sp, gs.x, gs.y);
+  const uint32_t n = u32(int64_t(rows) * N);
+  const Grid gs = grid((uint64_t(n) / (half_h ? 2 : 1) + 255) / 256);
+  d.dispatch(d.pipeline("route_swiglu", {{0, 256}, {1, half_h ? 1u : 0u}, {2, ks}}, 2, sizeof n), {part.buffer(d), out.buffer_mut(d)},
+             n, gs.x, gs.y);
 }
 
 void register_matmul_vulkan_qgemm_coopmat(Registry& r) {

@@ -1,19 +1,21 @@
 // route_pack_coopmat with split K (moe_experts.route_pack_coopmat.split_k): h = silu(g) * u between the routed
-// gate/up and down, g and u each the sum of ks slices of n values (gate/up's K parts, added in slice order), u's
-// slices ks n values after g's; h in packed order as f16 pairs (HALF 1, what down reads with half_h) or f32.
+// gate/up and down, g and u each the sum of KS slices of n values (gate/up's K parts, added in slice order), u's
+// slices KS n values after g's; h in packed order as f16 pairs (HALF 1, what down reads with half_h) or f32. KS a
+// specialization constant: the loops unroll, every slice's loads in flight together.
 #version 450
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256;
 layout(constant_id = 1) const uint HALF = 1;
+layout(constant_id = 2) const uint KS = 2;
 #include "common.glsl"
 
-layout(std430, binding = 0) readonly buffer P { float part[]; };  // [2, ks, rows, F]: g's slices, then u's
+layout(std430, binding = 0) readonly buffer P { float part[]; };  // [2, KS, rows, F]: g's slices, then u's
 layout(std430, binding = 1) writeonly buffer H { uint h[]; };     // [rows, F] f32 bits, or [rows, F / 2] f16 pairs
-layout(push_constant) uniform Push { uint n, ks; } pc;             // n = rows F (even with HALF)
+layout(push_constant) uniform Push { uint n; } pc;                 // n = rows F (even with HALF)
 
 float swiglu(uint i) {
-  float g = part[i], u = part[pc.ks * pc.n + i];
-  for (uint k = 1u; k < pc.ks; ++k) g += part[k * pc.n + i], u += part[(pc.ks + k) * pc.n + i];
+  float g = part[i], u = part[KS * pc.n + i];
+  for (uint k = 1u; k < KS; ++k) g += part[k * pc.n + i], u += part[(KS + k) * pc.n + i];
   return g / (1.0 + exp(-g)) * u;  // as the unsplit kernel's epilogue
 }
 
