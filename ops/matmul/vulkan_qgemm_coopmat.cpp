@@ -306,8 +306,8 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
     // workgroups, then K split in up to split_k parts (1: never) below min_groups workgroups or min_subgroups
     // subgroups; split_first: the split asked before narrowing (dense_plan). prefetch: the next step's A (bit 0), Q4_K
     // weight units (bit 1) and other K-quant units' raw words (bit 2) held in registers across this step's products
-    // (latency hidden, residency spent). Hopper: 128 x 256 tiles of one unit per step, narrowed to keep 128 workgroups,
-    // K split towards 1024 subgroups (split_first with 2048: off until timed end to end, ops/matmul/README.md).
+    // (latency hidden, residency spent). Hopper: 128 x 256 tiles of one unit per step, K split first towards 128
+    // workgroups and 2048 subgroups, narrowed only where the split cannot reach them (ops/matmul/README.md).
     // columns: K-quant weights read from a copy in chunk columns (neighbouring rows' units in neighbouring bytes): the
     // projections on Hopper (a second copy of each, resident beside the rows that decode reads); lm_head's prompt rows
     // are one per chunk, which never reach this GEMM in the forward pass.
@@ -315,7 +315,7 @@ void register_matmul_vulkan_qgemm_coopmat(Registry& r) {
                                                                  : std::map<std::string, uint32_t>{};
     v.tunables = {{prefix + "warp_rows", 2, {{"nvidia-hopper", 4}}}, {prefix + "warp_cols", 2, {{"nvidia-hopper", 4}}},
                   {prefix + "k_units", 2, {{"nvidia-hopper", 1}}}, {prefix + "min_groups", 0, {{"nvidia-hopper", 128}}},
-                  {prefix + "min_subgroups", 0, {{"nvidia-hopper", 1024}}}, {prefix + "split_first", 0},
+                  {prefix + "min_subgroups", 0, {{"nvidia-hopper", 2048}}}, {prefix + "split_first", 0, {{"nvidia-hopper", 1}}},
                   {prefix + "split_k", 8}, {prefix + "prefetch", 7},
                   {prefix + "columns", 0, cols}, {prefix + "cm_emulate", 0}};
     const auto delegate = v.delegate;
