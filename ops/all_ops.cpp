@@ -15,6 +15,7 @@ void register_slice(Registry& r);
 void register_rope(Registry& r);
 void register_attention(Registry& r);
 void register_attention_decode(Registry& r);  // composite: slices, q/k norms, rope and attention of one decode token
+void register_attention_prep(Registry& r);  // composite: a prompt chunk's slices, q/k norms and ropes
 void register_ssm_conv(Registry& r);
 void register_l2norm(Registry& r);
 void register_ssm_gates(Registry& r);
@@ -35,7 +36,7 @@ const Registry& Registry::get() {
   static const Registry r = [] {
     Registry r;
     for (auto* reg : {register_embed, register_rmsnorm, register_add_rmsnorm, register_matmul, register_matmul_group, register_add_rmsnorm_matmul_group, register_add, register_slice,
-                      register_rope, register_attention, register_attention_decode, register_ssm_conv, register_l2norm, register_ssm_gates,
+                      register_rope, register_attention, register_attention_prep, register_attention_decode, register_ssm_conv, register_l2norm, register_ssm_gates,
                       register_gdn_prep, register_ssm_scan, register_gated_rmsnorm, register_gdn_output, register_gdn_decode, register_rms_scaled_matmul,
                       register_moe_router,
                       register_moe_experts, register_shared_expert, register_moe_block, register_add_rmsnorm_moe_block})

@@ -264,6 +264,16 @@ Tensor PlanExecutor::attention(const Tensor& q, const Tensor& k, const Tensor& v
   return a.t.at("o");
 }
 
+PlanExecutor::AttentionPrep PlanExecutor::attention_prep(const Tensor& qg, const Tensor& k, const WeightRef& q_norm,
+                                                         const WeightRef& k_norm, int nq, int rot_dims, double theta,
+                                                         int64_t pos0, double eps) {
+  OpArgs a{{{"qg", qg}, {"k", k}},
+           {{"q_norm", q_norm}, {"k_norm", k_norm}},
+           {{"n_q_heads", nq}, {"rot_dims", rot_dims}, {"theta", theta}, {"pos0", double(pos0)}, {"eps", eps}}};
+  run("attention_prep", a);
+  return {a.t.at("q"), a.t.at("gate"), a.t.at("k")};
+}
+
 Tensor PlanExecutor::attention_decode(const Tensor& qg, const Tensor& k, const Tensor& v, const WeightRef& q_norm,
                                       const WeightRef& k_norm, LayerState& st, int nq, int nkv, int rot_dims, double theta,
                                       int64_t pos0, double eps) {

@@ -119,6 +119,14 @@ class PlanExecutor {
   bool fuses_attention_decode(Phase phase) const { return phase == Phase::Decode && fuses("attention_decode"); }
   Tensor attention_decode(const Tensor& qg, const Tensor& k, const Tensor& v, const WeightRef& q_norm, const WeightRef& k_norm,
                           LayerState& st, int nq, int nkv, int rot_dims, double theta, int64_t pos0, double eps);
+  // attention_prep (the slices, q/k norms and ropes of a full-attention layer) as one op: in prompt chunks only (a decode
+  // token's are attention_decode's, or the parts: its three outputs could not be rerun by a replayed step).
+  bool fuses_attention_prep(Phase phase) const { return phase == Phase::Prefill && fuses("attention_prep"); }
+  struct AttentionPrep {
+    Tensor q, gate, k;
+  };
+  AttentionPrep attention_prep(const Tensor& qg, const Tensor& k, const WeightRef& q_norm, const WeightRef& k_norm, int nq,
+                               int rot_dims, double theta, int64_t pos0, double eps);
   // gdn_decode (gdn_prep, then gdn_output) as one op: in decode, on top of fused gdn_prep and gdn_output.
   bool fuses_gdn_decode(Phase phase) const { return fuses_gdn_output(phase) && fuses_gdn_prep() && fuses("gdn_decode"); }
   // parts > 0: the norm's 1 / rms left out (gdn_norm_parts), `sumsq` the heads' sums of squares over that many blocks.

@@ -63,7 +63,7 @@ GROUPS = [
     ("projections", {"matmul", "lm_head", "matmul_group", "matmul_add_rmsnorm", "add_rmsnorm_matmul_group"}),
     ("MoE", {"moe_router", "moe_experts", "shared_expert", "moe_block", "moe_block_add_rmsnorm", "add_rmsnorm_moe_block"}),
     ("Gated DeltaNet", {"gdn_prep", "ssm_conv", "l2norm", "ssm_gates", "ssm_scan", "gated_rmsnorm", "gdn_output", "gdn_decode"}),
-    ("attention", {"attention", "rope", "slice", "attention_decode"}),
+    ("attention", {"attention", "rope", "slice", "attention_prep", "attention_decode"}),
     ("norms, residual", {"rmsnorm", "add", "add_rmsnorm"}),
     ("embed, argmax", {"embed", "argmax (bench)"}),
 ]

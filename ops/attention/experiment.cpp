@@ -5,7 +5,7 @@
 namespace hl::exp {
 
 Experiment attention_experiment() {
-  return {"attention", "gated GQA attention, head dim 256, 16 q / 2 kv heads: prefill T = 64..4096, decode at context 512, 4096; the fused decode step (attention_decode) at context 64..4096",
+  return {"attention", "gated GQA attention, head dim 256, 16 q / 2 kv heads: prefill T = 64..4096, decode at context 512, 4096; the fused prompt-chunk inputs (attention_prep) at T = 512, 4096; the fused decode step (attention_decode) at context 64..4096",
           [](const Context& cx) {
             std::vector<Part> parts = op_parts("attention", cx);
             // vulkan:flash_coopmat at its tiles (query rows x keys: 48 KB of shared memory takes 32 x 32 at head dim
@@ -22,6 +22,9 @@ Experiment attention_experiment() {
                               {"attention.flash_rows.subgroups", {4, 8}},
                               {"attention.flash_rows.split_min_keys", {160, 256}},
                               {"attention.flash_rows.min_groups", {256, 512}}};
+            // A prompt chunk's inputs to the attention from the projections (attention_prep: the q/gate split, q/k norms
+            // and ropes), fused against the parts' kernels in turn.
+            for (Part& p : op_parts("attention_prep", cx)) parts.push_back(std::move(p));
             // The decode step fused from the projections on (attention_decode: q/k norms, rope, append, attention).
             for (Part& p : op_parts("attention_decode", cx)) {
               p.sweeps = {{"attention_decode.fused_decode.pv_full", {0, 1}}, {"attention_decode.fused_decode.block", {16, 32, 64}}};

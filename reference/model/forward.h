@@ -157,6 +157,13 @@ template <class Ex> class Forward {
         return {ex_.attention_decode(qg, k0, v, w.q_norm, w.k_norm, st, c_.n_q_heads, c_.n_kv_heads, c_.rope_dims, c_.rope_theta,
                                      pos_, c_.rms_eps),
                 &w.o};
+    // An executor that runs a prompt chunk's slices, norms and ropes as one op (the plan executor, when its plan picks an
+    // attention_prep variant) does.
+    if constexpr (requires { ex_.fuses_attention_prep(phase); })
+      if (ex_.fuses_attention_prep(phase)) {
+        const auto p = ex_.attention_prep(qg, k0, w.q_norm, w.k_norm, c_.n_q_heads, c_.rope_dims, c_.rope_theta, pos_, c_.rms_eps);
+        return {ex_.attention(p.q, p.k, v, p.gate, st, c_.n_q_heads, c_.n_kv_heads), &w.o};
+      }
     Tensor q = ex_.slice(qg, 2 * D, 0, D);
     const Tensor gate = ex_.slice(qg, 2 * D, D, D);
     Tensor k = k0;
