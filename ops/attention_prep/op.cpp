@@ -1,7 +1,7 @@
 // attention_prep: a full-attention layer's inputs to `attention` for a prompt chunk, from its projections: the query and
 // gate halves of each head sliced from the q projection, q and k rmsnorm'd per head and rotated (NeoX) at positions
 // pos0 + t. A composite op (parts: slice, rmsnorm, rope): with its reference variant the forward pass runs the parts,
-// each as the plan picks it; its Vulkan variant runs them in one dispatch (README.md). Decode has attention_decode,
+// each as the plan picks it; its Vulkan variant vulkan:fused runs them in one dispatch (README.md). Decode has attention_decode,
 // which takes these steps and the attention itself.
 #include "ops/attention_prep/parts.h"
 

@@ -59,7 +59,9 @@ void register_attention_prep_vulkan(Registry& r) {
   Variant v = vulkan_variant("attention_prep", "vulkan:fused",
                              "one dispatch: a group of invocations per head (query heads, then key heads) loads the head "
                              "(and the query's gate), normalises it and rotates its pairs in registers, writes q, gate, k",
-                             fused, true);
+                             fused);
+  // Experimental until timed on a GPU (*=vulkan keeps the parts; attention_prep=vulkan:fused selects it).
+  v.status = "experimental";
   // Invocations per workgroup; per head (0: 8 values each, halved until the group divides the rotated half).
   v.tunables = {{"attention_prep.fused.wg", 256}, {"attention_prep.fused.group", 0}};
   r.add_variant(std::move(v));

@@ -41,12 +41,14 @@ TEST_CASE("vk model: '*=vulkan' matches transformers in chunked prefill and deco
   // ops (ssm_conv, slice, l2norm, ssm_gates), each on its Vulkan variant. Likewise the residual adds with the
   // norms after them (add_rmsnorm=vulkan:fused; 'add_rmsnorm=reference': add, then rmsnorm; in decode the ops that
   // read the norm fold the add and norm in front of them where they take the weights: add_rmsnorm_matmul_group,
-  // add_rmsnorm_moe_block).
+  // add_rmsnorm_moe_block). attention_prep=vulkan:fused (experimental, not in '*=vulkan') runs a prompt chunk's q | gate
+  // split, q/k norms and ropes as one op instead of the slices, norms and ropes.
   // Whether the usage report has a row for an op (rows start with the op's name and a space).
   const auto ran_op = [](const std::string& report, const std::string& op) { return report.find("\n" + op + " ") != std::string::npos; };
   for (auto [spec, ran, skipped] : {std::tuple{"*=vulkan", "gdn_prep", "ssm_conv"},
                                     {"*=vulkan,gdn_prep=reference", "ssm_conv", "gdn_prep"},
-                                    {"*=vulkan,add_rmsnorm=reference,add_rmsnorm_matmul_group=reference", "add", "add_rmsnorm"}}) {
+                                    {"*=vulkan,add_rmsnorm=reference,add_rmsnorm_matmul_group=reference", "add", "add_rmsnorm"},
+                                    {"*=vulkan,attention_prep=vulkan:fused", "attention_prep", "slice"}}) {
     const gpu::Plan plan = gpu::Plan::parse(spec, &device());
     RunOptions o;
     o.prefill_chunk = 100;
